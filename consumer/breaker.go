@@ -1,0 +1,75 @@
+package consumer
+
+import (
+	"context"
+	"sync"
+)
+
+// breaker pauses intake after threshold consecutive outage failures and
+// resumes it on the next success. Held deliveries keep probing meanwhile.
+type breaker struct {
+	mu          sync.Mutex
+	threshold   int
+	consecutive int
+	open        bool
+	changed     chan struct{}
+	obs         Observer
+}
+
+func (b *breaker) init(threshold int, obs Observer) {
+	b.threshold = threshold
+	b.changed = make(chan struct{})
+	b.obs = obs
+}
+
+func (b *breaker) failure() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.consecutive++
+	if !b.open && b.consecutive >= b.threshold {
+		b.set(true)
+	}
+}
+
+func (b *breaker) success() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.consecutive = 0
+	if b.open {
+		b.set(false)
+	}
+}
+
+// set must be called with mu held.
+func (b *breaker) set(open bool) {
+	b.open = open
+	close(b.changed)
+	b.changed = make(chan struct{})
+	if b.obs != nil {
+		b.obs.BreakerChanged(open)
+	}
+}
+
+// isOpen reports whether intake is paused.
+func (b *breaker) isOpen() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.open
+}
+
+// wait blocks while the breaker is open.
+func (b *breaker) wait(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		open, ch := b.open, b.changed
+		b.mu.Unlock()
+		if !open {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/oncely/oncely/retry"
+)
+
+// Defaults applied to zero fields of Config.
+const (
+	ConcurrencyDefault      = 16
+	MaxIDLengthDefault      = 256
+	SoftStopTimeoutDefault  = 30 * time.Second
+	HardStopTimeoutDefault  = 10 * time.Second
+	SettleTimeoutDefault    = 30 * time.Second
+	BreakerThresholdDefault = 5
+)
+
+// Ordering chooses which deliveries must be handled one after another.
+type Ordering int
+
+const (
+	// OrderByKey (the default) runs deliveries with the same Message.Key one at
+	// a time in arrival order; different keys run in parallel. Messages with an
+	// empty key are ordered per partition (or per source when unpartitioned).
+	OrderByKey Ordering = iota
+	// OrderByPartition keeps one lane per partition (strict partition order).
+	OrderByPartition
+	// Unordered runs every delivery independently.
+	Unordered
+)
+
+// String names the ordering.
+func (o Ordering) String() string {
+	switch o {
+	case OrderByKey:
+		return "key"
+	case OrderByPartition:
+		return "partition"
+	case Unordered:
+		return "unordered"
+	}
+	return fmt.Sprintf("Ordering(%d)", int(o))
+}
+
+// Config configures a Consumer. The zero value of every field but Name is
+// valid and means the documented default.
+type Config struct {
+	// Name identifies the consumer (the "ledger" in "ledger consumes
+	// payments"). Required. Idempotency claims, retry and dead-letter
+	// destinations are keyed by it, so two consumers of one source keep
+	// separate claims.
+	Name string
+
+	// Concurrency is the number of handler goroutines. Defaults to
+	// ConcurrencyDefault (16).
+	Concurrency int
+
+	// MaxInFlight bounds the deliveries received but not yet settled,
+	// including those queued behind their key's lane. When it is reached the
+	// runtime stops calling Source.Receive (backpressure). Defaults to
+	// 8 × Concurrency.
+	MaxInFlight int
+
+	// ReceiveBatch is the most deliveries asked of one Source.Receive call.
+	// Defaults to MaxInFlight.
+	ReceiveBatch int
+
+	// Ordering chooses the lanes. Defaults to OrderByKey.
+	Ordering Ordering
+
+	// Retry is the broker-side retry policy: attempts and backoff between
+	// them. The zero value uses retry's defaults (5 attempts, 1s doubling to
+	// 5m, ±20 % jitter).
+	Retry retry.Policy
+
+	// Classify decides how a failure is settled. Defaults to the package's
+	// Classify (Permanent → dead-letter, Unavailable → outage, else retry).
+	// A custom func can delegate to Classify for errors it does not know.
+	Classify func(error) Class
+
+	// MaxIDLength is the longest accepted message ID in bytes; longer IDs are
+	// dead-lettered with reason invalid-id. Defaults to MaxIDLengthDefault
+	// (256), the limit of the Postgres store's claim column.
+	MaxIDLength int
+
+	// SoftStopTimeout is how long a stop waits for in-flight handlers before
+	// cancelling their contexts (the hard stop). Defaults to
+	// SoftStopTimeoutDefault (30s).
+	SoftStopTimeout time.Duration
+
+	// HardStopTimeout is how long, after cancelling handler contexts, a stop
+	// waits for handlers to return before closing the source anyway. Defaults
+	// to HardStopTimeoutDefault (10s).
+	HardStopTimeout time.Duration
+
+	// SettleTimeout bounds one settlement call (ack, retry or dead-letter
+	// publish). A failed settlement is tried again with backoff. Defaults to
+	// SettleTimeoutDefault (30s).
+	SettleTimeout time.Duration
+
+	// BreakerThreshold is the number of consecutive outage failures
+	// (Unavailable errors or failed settlements) that pause intake until an
+	// attempt succeeds again. Defaults to BreakerThresholdDefault (5).
+	BreakerThreshold int
+
+	// OutageBackoff spaces the attempts at a delivery held by an outage. The
+	// zero value backs off from 100ms to 30s with jitter; MaxAttempts is
+	// ignored (held deliveries are tried until they succeed or the consumer
+	// stops).
+	OutageBackoff retry.Policy
+
+	// Logger receives the runtime's logs. Defaults to slog.Default().
+	Logger *slog.Logger
+
+	// Observer receives settlement events. Defaults to none.
+	Observer Observer
+}
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency == 0 {
+		c.Concurrency = ConcurrencyDefault
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = 8 * c.Concurrency
+	}
+	if c.ReceiveBatch == 0 {
+		c.ReceiveBatch = c.MaxInFlight
+	}
+	if c.Classify == nil {
+		c.Classify = Classify
+	}
+	if c.MaxIDLength == 0 {
+		c.MaxIDLength = MaxIDLengthDefault
+	}
+	if c.SoftStopTimeout == 0 {
+		c.SoftStopTimeout = SoftStopTimeoutDefault
+	}
+	if c.HardStopTimeout == 0 {
+		c.HardStopTimeout = HardStopTimeoutDefault
+	}
+	if c.SettleTimeout == 0 {
+		c.SettleTimeout = SettleTimeoutDefault
+	}
+	if c.BreakerThreshold == 0 {
+		c.BreakerThreshold = BreakerThresholdDefault
+	}
+	if c.OutageBackoff.InitialInterval == 0 {
+		c.OutageBackoff.InitialInterval = 100 * time.Millisecond
+	}
+	if c.OutageBackoff.MaxInterval == 0 {
+		c.OutageBackoff.MaxInterval = 30 * time.Second
+	}
+	c.OutageBackoff.MaxAttempts = 1 << 30
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.Retry = c.Retry.WithDefaults()
+	return c
+}
+
+// validate reports every invalid field, after defaults.
+func (c Config) validate(caps Capabilities) error {
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, errors.New("Name is required (it keys idempotency claims and retry/DLQ destinations)"))
+	}
+	positive := func(name string, v int) {
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("%s must be >= 1, got %d", name, v))
+		}
+	}
+	positive("Concurrency", c.Concurrency)
+	positive("MaxInFlight", c.MaxInFlight)
+	positive("ReceiveBatch", c.ReceiveBatch)
+	positive("MaxIDLength", c.MaxIDLength)
+	positive("BreakerThreshold", c.BreakerThreshold)
+	if c.MaxInFlight > 0 && c.MaxInFlight < c.Concurrency {
+		errs = append(errs, fmt.Errorf("MaxInFlight (%d) must be >= Concurrency (%d), or workers sit idle", c.MaxInFlight, c.Concurrency))
+	}
+	if c.ReceiveBatch > c.MaxInFlight && c.MaxInFlight > 0 {
+		errs = append(errs, fmt.Errorf("ReceiveBatch (%d) must be <= MaxInFlight (%d)", c.ReceiveBatch, c.MaxInFlight))
+	}
+	if c.Ordering < OrderByKey || c.Ordering > Unordered {
+		errs = append(errs, fmt.Errorf("unknown Ordering %d", int(c.Ordering)))
+	}
+	if c.Ordering == OrderByPartition && !caps.Partitioned {
+		errs = append(errs, fmt.Errorf("OrderByPartition needs a partitioned broker; %s has no partitions (use OrderByKey)", caps.Broker))
+	}
+	for name, d := range map[string]time.Duration{"SoftStopTimeout": c.SoftStopTimeout, "HardStopTimeout": c.HardStopTimeout, "SettleTimeout": c.SettleTimeout} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s must be > 0, got %s", name, d))
+		}
+	}
+	if err := c.Retry.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.OutageBackoff.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("OutageBackoff: %w", err))
+	}
+	if caps.MaxDelay > 0 && c.Retry.LongestDelay() > caps.MaxDelay {
+		errs = append(errs, fmt.Errorf("Retry can delay up to %s but %s supports at most %s; lower Retry.MaxInterval", c.Retry.LongestDelay(), caps.Broker, caps.MaxDelay))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("oncely: invalid consumer config: %w", errors.Join(errs...))
+}

@@ -1,0 +1,52 @@
+package consumer
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+type ctxKey int
+
+const (
+	nameKey ctxKey = iota
+	stateKey
+)
+
+// deliveryState is per-attempt state that middleware reports to the runtime.
+type deliveryState struct {
+	duplicate atomic.Bool
+}
+
+// NameFromContext returns the consumer name the runtime put in a handler's
+// context, or "" outside a Consumer. Idempotency stores key claims by it.
+func NameFromContext(ctx context.Context) string {
+	s, _ := ctx.Value(nameKey).(string)
+	return s
+}
+
+// WithName returns ctx carrying consumer name, as the runtime does for every
+// handler call. Use it to call a handler chain directly in tests.
+func WithName(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, nameKey, name)
+}
+
+// MarkDuplicate records that the current attempt found the message already
+// processed and skipped the handler; the runtime then acks the delivery and
+// reports outcome OutcomeDuplicate. Idempotency middleware calls it.
+func MarkDuplicate(ctx context.Context) {
+	if s, ok := ctx.Value(stateKey).(*deliveryState); ok {
+		s.duplicate.Store(true)
+	}
+}
+
+// IsDuplicate reports whether MarkDuplicate was called on ctx's attempt.
+func IsDuplicate(ctx context.Context) bool {
+	s, ok := ctx.Value(stateKey).(*deliveryState)
+	return ok && s.duplicate.Load()
+}
+
+// WithAttemptState returns ctx able to record MarkDuplicate, as the runtime
+// gives each attempt. Use it to call a handler chain directly in tests.
+func WithAttemptState(ctx context.Context) context.Context {
+	return context.WithValue(ctx, stateKey, &deliveryState{})
+}

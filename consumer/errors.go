@@ -1,0 +1,139 @@
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrSourceClosed is returned by Source.Receive after Source.Close.
+var ErrSourceClosed = errors.New("oncely: source closed")
+
+// ErrAlreadySettled is returned by a Delivery settled a second time.
+var ErrAlreadySettled = errors.New("oncely: delivery already settled")
+
+// PermanentError marks a failure that no retry can fix: the message goes to the
+// dead-letter destination at once with reason "permanent".
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return "permanent: " + errString(e.Err) }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent wraps err so the runtime dead-letters the message without retrying.
+// Decode and validation failures should be returned this way. Permanent(nil)
+// returns nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// RetryAfterError asks for a retry no sooner than After. It still counts as an
+// attempt; when attempts are exhausted the message is dead-lettered.
+type RetryAfterError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RetryAfterError) Error() string {
+	return fmt.Sprintf("retry after %s: %s", e.After, errString(e.Err))
+}
+func (e *RetryAfterError) Unwrap() error { return e.Err }
+
+// RetryAfter wraps err so the next attempt happens no sooner than d (the policy's
+// backoff is used when it is longer).
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		err = errors.New("retry requested")
+	}
+	return &RetryAfterError{Err: err, After: d}
+}
+
+// UnavailableError marks an infrastructure failure (a database or a downstream
+// service that does not answer): the message is not at fault. The runtime holds
+// the delivery unsettled, counts the failure towards the breaker and tries the
+// same message again after a backoff, instead of retrying it on the broker or
+// dead-lettering it.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return "unavailable: " + errString(e.Err) }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Unavailable wraps err to mark it as an infrastructure outage. Unavailable(nil)
+// returns nil.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UnavailableError{Err: err}
+}
+
+// PanicError is a recovered panic. Its message dead-letters with reason "panic"
+// once attempts are exhausted; until then it is retried like any failure.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+
+// Class is how a failure is settled.
+type Class int
+
+const (
+	// Retryable failures are retried with the policy's backoff until attempts
+	// run out, then dead-lettered with reason "exhausted". The default.
+	Retryable Class = iota
+	// Fatal failures are dead-lettered at once with reason "permanent".
+	Fatal
+	// Outage failures hold the delivery and count towards the breaker.
+	Outage
+)
+
+// String returns the class name.
+func (c Class) String() string {
+	switch c {
+	case Fatal:
+		return "permanent"
+	case Outage:
+		return "outage"
+	default:
+		return "retryable"
+	}
+}
+
+// Classify reports how err is settled, looking through wrapping with errors.As.
+// PermanentError is Fatal, UnavailableError is Outage, anything else Retryable.
+// When an error wraps both, the outermost marker wins.
+func Classify(err error) Class {
+	for e := err; e != nil; {
+		switch e.(type) {
+		case *PermanentError:
+			return Fatal
+		case *UnavailableError:
+			return Outage
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			e = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, inner := range u.Unwrap() {
+				if c := Classify(inner); c != Retryable {
+					return c
+				}
+			}
+			return Retryable
+		default:
+			return Retryable
+		}
+	}
+	return Retryable
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}

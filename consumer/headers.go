@@ -1,0 +1,172 @@
+package consumer
+
+import (
+	"errors"
+	"maps"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Header names set on retried and dead-lettered copies. Values are strings.
+// The "original" headers are kept from the first hop; the error headers are
+// replaced on every hop.
+const (
+	HeaderMessageID         = "message-id"
+	HeaderPrefix            = "oncely-"
+	HeaderAttempt           = "oncely-attempt"
+	HeaderOriginalSource    = "oncely-original-source"
+	HeaderOriginalPartition = "oncely-original-partition"
+	HeaderOriginalOffset    = "oncely-original-offset"
+	HeaderOriginalTimestamp = "oncely-original-timestamp"
+	HeaderConsumer          = "oncely-consumer"
+	HeaderError             = "oncely-error"
+	HeaderErrorType         = "oncely-error-type"
+	HeaderStack             = "oncely-stack"
+	HeaderFirstFailedAt     = "oncely-first-failed-at"
+	HeaderFailedAt          = "oncely-failed-at"
+	HeaderRetryNotBefore    = "oncely-retry-not-before"
+	HeaderDeadLetterReason  = "oncely-dead-letter-reason"
+	HeaderTraceParent       = "traceparent"
+	HeaderTraceState        = "tracestate"
+	maxStackBytes           = 8 << 10
+	maxErrorBytes           = 4 << 10
+	timeLayout              = time.RFC3339Nano
+)
+
+// Dead-letter reasons, the value of HeaderDeadLetterReason.
+const (
+	ReasonExhausted = "exhausted"
+	ReasonPermanent = "permanent"
+	ReasonMissingID = "missing-id"
+	ReasonInvalidID = "invalid-id"
+	ReasonPanic     = "panic"
+)
+
+// Failure is the context of one failed attempt, turned into headers by
+// FailureHeaders.
+type Failure struct {
+	Consumer string
+	Err      error
+	// Reason is set for dead-lettering and empty for a retry.
+	Reason string
+	// NextAttempt is the attempt number the copy carries.
+	NextAttempt int
+	// NotBefore is when a retried copy is due; zero for dead-lettering.
+	NotBefore time.Time
+	// At is when the attempt failed.
+	At time.Time
+}
+
+// FailureHeaders returns the headers for a retried or dead-lettered copy of msg:
+// msg's own headers, the "original" headers kept from the first hop (or set from
+// msg on the first hop), and the error headers of f replacing any earlier ones.
+func FailureHeaders(msg *Message, f Failure) map[string]string {
+	h := maps.Clone(msg.Headers)
+	if h == nil {
+		h = make(map[string]string, 16)
+	}
+	setOnce := func(k, v string) {
+		if _, ok := h[k]; !ok && v != "" {
+			h[k] = v
+		}
+	}
+	setOnce(HeaderOriginalSource, msg.Source)
+	if msg.Partition >= 0 {
+		setOnce(HeaderOriginalPartition, strconv.FormatInt(int64(msg.Partition), 10))
+	}
+	if msg.Offset >= 0 {
+		setOnce(HeaderOriginalOffset, strconv.FormatInt(msg.Offset, 10))
+	}
+	if !msg.Timestamp.IsZero() {
+		setOnce(HeaderOriginalTimestamp, msg.Timestamp.UTC().Format(timeLayout))
+	}
+	at := f.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	setOnce(HeaderFirstFailedAt, at.UTC().Format(timeLayout))
+	h[HeaderMessageID] = msg.ID
+	if msg.ID == "" {
+		delete(h, HeaderMessageID)
+	}
+	h[HeaderConsumer] = f.Consumer
+	h[HeaderAttempt] = strconv.Itoa(f.NextAttempt)
+	h[HeaderFailedAt] = at.UTC().Format(timeLayout)
+	delete(h, HeaderStack)
+	delete(h, HeaderRetryNotBefore)
+	delete(h, HeaderDeadLetterReason)
+	if f.Err != nil {
+		h[HeaderError] = truncate(f.Err.Error(), maxErrorBytes)
+		h[HeaderErrorType] = errorType(f.Err)
+		var pe *PanicError
+		if errors.As(f.Err, &pe) && len(pe.Stack) > 0 {
+			h[HeaderStack] = truncate(string(pe.Stack), maxStackBytes)
+		}
+	}
+	if !f.NotBefore.IsZero() {
+		h[HeaderRetryNotBefore] = f.NotBefore.UTC().Format(timeLayout)
+	}
+	if f.Reason != "" {
+		h[HeaderDeadLetterReason] = f.Reason
+	}
+	return h
+}
+
+// AttemptFromHeaders returns the attempt number carried in HeaderAttempt, or 0
+// when absent or malformed (a malformed header must not crash a consumer; the
+// broker's own counter, if any, still applies).
+func AttemptFromHeaders(h map[string]string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(h[HeaderAttempt]))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// NotBeforeFromHeaders returns HeaderRetryNotBefore, or zero when absent or
+// malformed.
+func NotBeforeFromHeaders(h map[string]string) time.Time {
+	t, err := time.Parse(timeLayout, h[HeaderRetryNotBefore])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// errorType names the innermost meaningful type of err, for HeaderErrorType.
+func errorType(err error) string {
+	for {
+		switch err.(type) {
+		case *PermanentError, *RetryAfterError, *UnavailableError:
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner
+				continue
+			}
+		}
+		break
+	}
+	if _, ok := err.(*PanicError); ok {
+		return "panic"
+	}
+	t := reflect.TypeOf(err)
+	if t == nil {
+		return ""
+	}
+	return t.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const marker = "…[truncated]"
+	cut := n - len(marker)
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + marker
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,91 @@
+package consumer
+
+import (
+	"context"
+	"time"
+)
+
+// Source is what a broker adapter implements: it yields deliveries and owns the
+// broker's lease on them (Kafka offsets, AMQP delivery tags, SQS receipt
+// handles and visibility).
+type Source interface {
+	// Receive blocks until at least one delivery is available and returns at
+	// most max of them (max >= 1). The runtime calls it only when it has room
+	// for max more in-flight deliveries, so an adapter that fetches only inside
+	// Receive gets backpressure for free; an adapter with a background fetcher
+	// must stop fetching while Receive is not being called.
+	//
+	// Receive returns ctx.Err() when ctx is done and ErrSourceClosed once
+	// Close has been called. Other errors are reported by the runtime and
+	// Receive is retried with backoff.
+	Receive(ctx context.Context, max int) ([]Delivery, error)
+
+	// Close stops intake and releases the broker lease on every unsettled
+	// delivery so the broker redelivers it (to this or another consumer).
+	// The runtime calls Close only after in-flight handlers have returned and
+	// their settlements were written. Close is idempotent.
+	Close(ctx context.Context) error
+
+	// Capabilities describes what the broker can do; the runtime checks its
+	// Config against it at construction.
+	Capabilities() Capabilities
+}
+
+// Delivery is one message plus the means to settle it. The runtime settles
+// each delivery at most once; adapters may treat a second settlement as a bug
+// and return ErrAlreadySettled.
+type Delivery interface {
+	// Message returns the message. The runtime and middleware may read it
+	// concurrently with nothing else; it must not change after Receive.
+	Message() *Message
+
+	// Ack records that the message was processed. For Kafka this marks the
+	// offset done (commits are contiguous and may be deferred); for AMQP it is
+	// basic.ack; for SQS a (batched) delete.
+	Ack(ctx context.Context) error
+
+	// Retry publishes a copy of the message (same ID, Key and Body; headers
+	// replaced by headers) to be delivered again no sooner than after, waits
+	// for the broker to confirm it, then acknowledges the original. If the
+	// publish fails, Retry returns an error and the original stays unsettled.
+	Retry(ctx context.Context, after time.Duration, headers map[string]string) error
+
+	// DeadLetter publishes a copy (same ID, Key and Body; headers replaced by
+	// headers, which include HeaderDeadLetterReason) to the dead-letter
+	// destination, waits for the broker's confirmation, then acknowledges the
+	// original. If the publish fails, the original stays unsettled.
+	DeadLetter(ctx context.Context, headers map[string]string) error
+}
+
+// Leased is implemented by deliveries whose broker lease can be lost while the
+// handler runs (a revoked Kafka partition, an SQS visibility extension that
+// failed, a closed AMQP channel). When Lost is closed the runtime cancels the
+// handler's context and does not settle the delivery.
+type Leased interface {
+	Lost() <-chan struct{}
+}
+
+// Capabilities is an adapter's capability table. The runtime and the adapters
+// reject configurations a broker cannot honour, at start-up.
+type Capabilities struct {
+	// Broker names the broker, e.g. "kafka", "rabbitmq", "sqs", "memory".
+	Broker string
+
+	// Partitioned reports whether messages carry a meaningful Partition, so
+	// OrderByPartition can keep one lane per partition.
+	Partitioned bool
+
+	// NativeDelay reports whether Retry honours its delay on the broker.
+	NativeDelay bool
+
+	// MaxDelay is the longest delay Retry supports; zero means no limit.
+	MaxDelay time.Duration
+
+	// DeliveryCount reports whether the broker counts deliveries itself
+	// (Message.Attempt then survives a lost header).
+	DeliveryCount bool
+
+	// LeaseRenewal reports whether the adapter renews the broker lease while
+	// a handler runs (SQS visibility).
+	LeaseRenewal bool
+}
