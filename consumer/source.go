@@ -89,3 +89,24 @@ type Capabilities struct {
 	// a handler runs (SQS visibility).
 	LeaseRenewal bool
 }
+
+// BacklogReporter is implemented by sources that can say how far behind the
+// consumer is: Kafka lag per partition, queue depth for RabbitMQ and SQS. The
+// metrics poller and the CLI's lag command use it.
+type BacklogReporter interface {
+	Backlog(ctx context.Context) ([]Backlog, error)
+}
+
+// Backlog is one line of a BacklogReporter's answer.
+type Backlog struct {
+	// Source is the topic or queue.
+	Source string
+	// Partition is the Kafka partition, or -1.
+	Partition int32
+	// Lag is Kafka's end offset minus the committed offset, or the number
+	// of messages waiting in (and leased from) a queue.
+	Lag int64
+	// DeadLetters is the depth of the dead-letter destination, or -1 when
+	// unknown or not applicable (Kafka partitions report it on partition -1).
+	DeadLetters int64
+}
