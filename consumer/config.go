@@ -166,7 +166,7 @@ func (c Config) withDefaults() Config {
 func (c Config) validate(caps Capabilities) error {
 	var errs []error
 	if c.Name == "" {
-		errs = append(errs, errors.New("Name is required (it keys idempotency claims and retry/DLQ destinations)"))
+		errs = append(errs, errors.New("config.Name is required (it keys idempotency claims and retry/DLQ destinations)"))
 	}
 	positive := func(name string, v int) {
 		if v < 1 {
@@ -202,7 +202,7 @@ func (c Config) validate(caps Capabilities) error {
 		errs = append(errs, fmt.Errorf("OutageBackoff: %w", err))
 	}
 	if caps.MaxDelay > 0 && c.Retry.LongestDelay() > caps.MaxDelay {
-		errs = append(errs, fmt.Errorf("Retry can delay up to %s but %s supports at most %s; lower Retry.MaxInterval", c.Retry.LongestDelay(), caps.Broker, caps.MaxDelay))
+		errs = append(errs, fmt.Errorf("the Retry policy can delay up to %s but %s supports at most %s; lower Retry.MaxInterval", c.Retry.LongestDelay(), caps.Broker, caps.MaxDelay))
 	}
 	if len(errs) == 0 {
 		return nil

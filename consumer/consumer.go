@@ -40,7 +40,9 @@ type Consumer struct {
 	hardCancel context.CancelFunc
 	stopOnce   sync.Once
 	stopCh     chan struct{}
-	closed     atomic.Bool // source closed: no settlement may follow
+	hardOnce   sync.Once
+	hardCh     chan struct{} // closed by hardStop; cancels hardCtx
+	closed     atomic.Bool   // source closed: no settlement may follow
 	running    atomic.Bool
 	done       chan struct{}
 	runErr     error
@@ -77,6 +79,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		ready:   make(chan *lane, cfg.MaxInFlight),
 		lanes:   make(map[string]*lane),
 		stopCh:  make(chan struct{}),
+		hardCh:  make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 	c.breaker.init(cfg.BreakerThreshold, cfg.Observer)
@@ -94,9 +97,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 		return errors.New("oncely: Consumer.Run called twice")
 	}
 	defer close(c.done)
-	c.baseCtx = context.WithValue(context.WithoutCancel(ctx), nameKey, c.cfg.Name)
+	c.baseCtx = WithBroker(WithName(context.WithoutCancel(ctx), c.cfg.Name), c.caps.Broker)
 	c.hardCtx, c.hardCancel = context.WithCancel(c.baseCtx)
 	defer c.hardCancel()
+	go func() {
+		select {
+		case <-c.hardCh:
+			c.hardCancel()
+		case <-c.done:
+		}
+	}()
 
 	var workers sync.WaitGroup
 	for range c.cfg.Concurrency {
@@ -159,9 +169,7 @@ func (c *Consumer) Stop(ctx context.Context) error {
 func (c *Consumer) Paused() bool { return c.breaker.isOpen() }
 
 func (c *Consumer) hardStop() {
-	if c.hardCancel != nil {
-		c.hardCancel()
-	}
+	c.hardOnce.Do(func() { close(c.hardCh) })
 }
 
 // drain waits for in-flight deliveries: SoftStopTimeout, then the hard stop
@@ -215,6 +223,14 @@ func (c *Consumer) receiveLoop(ctx context.Context) error {
 		for i := len(ds); i < n; i++ {
 			<-c.slots
 		}
+		for i, d := range ds {
+			if i >= n {
+				// The source returned more than asked: take slots for them too.
+				c.slots <- struct{}{}
+			}
+			c.inflight.Add(1)
+			c.dispatch(d)
+		}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrSourceClosed) {
 				return err
@@ -228,19 +244,6 @@ func (c *Consumer) receiveLoop(ctx context.Context) error {
 			continue
 		}
 		failures = 0
-		for i, d := range ds {
-			if i >= n {
-				// The source returned more than asked: take slots for them too.
-				select {
-				case c.slots <- struct{}{}:
-				case <-ctx.Done():
-					// Unsettled; the source redelivers them after Close.
-					return ctx.Err()
-				}
-			}
-			c.inflight.Add(1)
-			c.dispatch(d)
-		}
 	}
 }
 

@@ -10,6 +10,7 @@ type ctxKey int
 const (
 	nameKey ctxKey = iota
 	stateKey
+	brokerKey
 )
 
 // deliveryState is per-attempt state that middleware reports to the runtime.
@@ -28,6 +29,20 @@ func NameFromContext(ctx context.Context) string {
 // handler call. Use it to call a handler chain directly in tests.
 func WithName(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, nameKey, name)
+}
+
+// BrokerFromContext returns the broker name (Capabilities.Broker, such as
+// "kafka") the runtime put in a handler's context, or "" outside a Consumer.
+// Tracing middleware reports it as messaging.system.
+func BrokerFromContext(ctx context.Context) string {
+	s, _ := ctx.Value(brokerKey).(string)
+	return s
+}
+
+// WithBroker returns ctx carrying broker name, as the runtime does for every
+// handler call. Use it to call a handler chain directly in tests.
+func WithBroker(ctx context.Context, broker string) context.Context {
+	return context.WithValue(ctx, brokerKey, broker)
 }
 
 // MarkDuplicate records that the current attempt found the message already

@@ -1,0 +1,209 @@
+// Package memory is an in-process broker with queue semantics, for tests,
+// examples and the "mem://" URL. It needs no services.
+//
+// Each source name is one queue. Every Source opened on it, whatever its
+// consumer name, competes for the queue's messages (as consumers of one
+// RabbitMQ or SQS queue do). A delivery stays in flight until it is settled;
+// closing its Source puts it back at the front of the queue in publish order.
+// The broker counts deliveries per message, delays retried copies natively and
+// keeps a dead-letter queue per (source, consumer name). Nothing is persisted:
+// a Broker's messages live as long as the Broker.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// ErrInjected is the error returned by an operation made to fail with
+// (*Broker).InjectFaults.
+var ErrInjected = errors.New("memory: injected fault")
+
+// Op names a broker operation that InjectFaults can make fail.
+type Op int
+
+const (
+	// OpReceive is Source.Receive.
+	OpReceive Op = iota
+	// OpAck is Delivery.Ack.
+	OpAck
+	// OpRetry is Delivery.Retry (the publish of the retried copy).
+	OpRetry
+	// OpDeadLetter is Delivery.DeadLetter (the publish of the dead-letter copy).
+	OpDeadLetter
+	opCount
+)
+
+// String names the operation.
+func (o Op) String() string {
+	switch o {
+	case OpReceive:
+		return "receive"
+	case OpAck:
+		return "ack"
+	case OpRetry:
+		return "retry"
+	case OpDeadLetter:
+		return "dead-letter"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Broker is an in-process message broker. The zero value is not usable; call
+// NewBroker. A Broker is safe for concurrent use.
+type Broker struct {
+	mu     sync.Mutex
+	queues map[string]*queue
+	dlq    map[dlqKey][]*consumer.Message
+	faults [opCount]atomic.Int64
+	seq    uint64
+}
+
+type dlqKey struct{ source, consumer string }
+
+// NewBroker returns an empty Broker.
+func NewBroker() *Broker {
+	return &Broker{
+		queues: make(map[string]*queue),
+		dlq:    make(map[dlqKey][]*consumer.Message),
+	}
+}
+
+// queue returns the queue named source, creating it when absent.
+func (b *Broker) queue(source string) *queue {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queues[source]
+	if q == nil {
+		q = newQueue(b, source)
+		b.queues[source] = q
+	}
+	return q
+}
+
+// nextSeq returns a broker-wide increasing sequence number (the publish order).
+func (b *Broker) nextSeq(n int) uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.seq + 1
+	b.seq += uint64(n)
+	return s
+}
+
+// Publish appends copies of msgs to the queue named source, in order, and
+// wakes waiting receivers. The copies get Source = source, Partition and
+// Offset -1 and, when zero, Timestamp = now; Attempt is set on delivery. A nil
+// message is an error and nothing is published. ctx is not used: publishing
+// to memory cannot block.
+func (b *Broker) Publish(_ context.Context, source string, msgs ...*consumer.Message) error {
+	if source == "" {
+		return errors.New("memory: Publish: empty source name")
+	}
+	for i, m := range msgs {
+		if m == nil {
+			return fmt.Errorf("memory: Publish: message %d is nil", i)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	now := time.Now()
+	es := make([]*entry, len(msgs))
+	seq := b.nextSeq(len(msgs))
+	for i, m := range msgs {
+		c := m.Clone()
+		c.Source, c.Partition, c.Offset, c.Attempt = source, -1, -1, 0
+		if c.Timestamp.IsZero() {
+			c.Timestamp = now
+		}
+		es[i] = &entry{msg: c, seq: seq + uint64(i)}
+	}
+	b.queue(source).push(es, time.Time{})
+	return nil
+}
+
+// NewSource opens a Source reading the queue named source as consumer
+// consumerName (which names its dead-letter queue). Sources on the same
+// source name compete for its messages.
+func (b *Broker) NewSource(source, consumerName string) consumer.Source {
+	return &Source{q: b.queue(source), consumer: consumerName, closed: make(chan struct{}), inflight: make(map[*delivery]struct{})}
+}
+
+// DeadLetters returns copies of the messages dead-lettered from source by
+// consumerName, oldest first.
+func (b *Broker) DeadLetters(source, consumerName string) []*consumer.Message {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	dl := b.dlq[dlqKey{source, consumerName}]
+	out := make([]*consumer.Message, len(dl))
+	for i, m := range dl {
+		out[i] = m.Clone()
+	}
+	return out
+}
+
+// Depth returns the number of messages in the queue named source that are not
+// settled yet: ready, waiting out a retry delay, or in flight.
+func (b *Broker) Depth(source string) int {
+	b.mu.Lock()
+	q := b.queues[source]
+	b.mu.Unlock()
+	if q == nil {
+		return 0
+	}
+	return q.depth()
+}
+
+// InFlight returns the number of messages of the queue named source that are
+// delivered and not settled.
+func (b *Broker) InFlight(source string) int {
+	b.mu.Lock()
+	q := b.queues[source]
+	b.mu.Unlock()
+	if q == nil {
+		return 0
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inflight
+}
+
+// InjectFaults makes the next n calls of op, on any source, fail with
+// ErrInjected without any effect: a failed Ack, Retry or DeadLetter leaves
+// the delivery unsettled (and publishes nothing), a failed Receive hands out
+// nothing. n replaces any count left from an earlier call; 0 clears it.
+func (b *Broker) InjectFaults(op Op, n int) {
+	b.faults[op].Store(int64(n))
+}
+
+// fault consumes one injected fault for op, if any.
+func (b *Broker) fault(op Op) error {
+	for {
+		n := b.faults[op].Load()
+		if n <= 0 {
+			return nil
+		}
+		if b.faults[op].CompareAndSwap(n, n-1) {
+			return fmt.Errorf("memory: %s: %w", op, ErrInjected)
+		}
+	}
+}
+
+func (b *Broker) deadLetter(source, consumerName string, m *consumer.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := dlqKey{source, consumerName}
+	b.dlq[k] = append(b.dlq[k], m)
+}
+
+func (b *Broker) deadLetterCount(source, consumerName string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.dlq[dlqKey{source, consumerName}])
+}

@@ -1,0 +1,218 @@
+// Package adapters chooses a broker adapter by URL, so application code names
+// only its source ("payments") and consumer ("ledger") and the same handler
+// runs on any broker:
+//
+//	kafka://host:port[,host:port]        Kafka (adapters/kafka)
+//	amqp://user:pass@host:port/vhost     RabbitMQ (adapters/rabbitmq); amqps:// for TLS
+//	sqs://REGION?endpoint=URL            Amazon SQS or an emulator (adapters/sqs)
+//	mem://                               a process-local memory broker (adapters/memory)
+//
+// A mem:// broker lives in the process that opened it: two processes (or two
+// Open calls) never share one. Use it for examples and tests; pass
+// WithMemoryBroker to share one broker between Open calls in one process.
+//
+// Adapter-specific settings come from URL query parameters, documented on
+// each scheme's open function (see Schemes). An unknown parameter is an error,
+// so a typo never silently falls back to a default.
+//
+// Besides consuming and publishing, a Broker offers what the oncely CLI needs
+// to operate a consumer: dead letters listed without removing them, redriven
+// back to their source (same message ID, attempt count reset), and the
+// backlog (Kafka lag, queue and dead-letter depth).
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/oncely/oncely/adapters/memory"
+	"github.com/oncely/oncely/consumer"
+)
+
+// Broker is one broker chosen by URL. Its methods are safe for concurrent
+// use. Close it when done; Sources it returned must be closed first (the
+// consumer runtime closes its Source when Run returns).
+type Broker interface {
+	// Kind names the broker: "kafka", "rabbitmq", "sqs" or "memory".
+	Kind() string
+
+	// Source opens a consumer.Source reading source as consumerName,
+	// creating the source, retry and dead-letter destinations when absent.
+	Source(ctx context.Context, source, consumerName string) (consumer.Source, error)
+
+	// Publish sends msgs to source with each message's ID in the broker's
+	// default place (Kafka header message-id, AMQP message_id property, SQS
+	// attribute message-id) and returns once the broker confirmed them all.
+	// It creates source when absent.
+	Publish(ctx context.Context, source string, msgs ...*consumer.Message) error
+
+	// DeadLetters returns up to limit messages (all when limit <= 0) from the
+	// dead-letter destination of (source, consumerName), oldest first,
+	// without removing them. Copies with the same message ID (a crash between
+	// the dead-letter publish and the source ack leaves two) are shown once,
+	// with DeadLetter.Copies counting them.
+	DeadLetters(ctx context.Context, source, consumerName string, limit int) ([]DeadLetter, error)
+
+	// Redrive moves dead letters of (source, consumerName) back to source:
+	// each selected message is published to source (same ID, Key and Body;
+	// oncely failure headers removed, so the attempt count starts again at
+	// 1), confirmed, and only then removed from the dead-letter destination.
+	// A crash in between leaves the message in both places; the idempotency
+	// claim absorbs the second run. See RedriveOptions for filters, rate and
+	// dry runs.
+	Redrive(ctx context.Context, source, consumerName string, opts RedriveOptions) (RedriveResult, error)
+
+	// Backlog reports how far consumerName is behind on source without
+	// joining its consumer group: Kafka lag per partition (and the
+	// dead-letter topic's depth on partition -1), or queue depth and
+	// dead-letter depth for queues.
+	Backlog(ctx context.Context, source, consumerName string) ([]consumer.Backlog, error)
+
+	// Close releases the broker's connections. It is idempotent.
+	Close() error
+}
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	logger *slog.Logger
+	mem    *memory.Broker
+}
+
+// WithLogger sets the logger handed to the adapter. Defaults to
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithMemoryBroker makes a mem:// URL use b instead of a new memory broker,
+// so several Open calls in one process (a producer, a consumer and the CLI's
+// commands in a test) share its queues. Other schemes ignore it.
+func WithMemoryBroker(b *memory.Broker) Option { return func(o *options) { o.mem = b } }
+
+// scheme is one supported URL scheme.
+type scheme struct {
+	name    string
+	example string
+	open    func(ctx context.Context, u *url.URL, o options) (Broker, error)
+}
+
+func schemes() []scheme {
+	return []scheme{
+		{"kafka", "kafka://host:port[,host:port]", openKafka},
+		{"amqp", "amqp://user:pass@host:port/vhost", openRabbitMQ},
+		{"amqps", "amqps://user:pass@host:port/vhost", openRabbitMQ},
+		{"sqs", "sqs://REGION?endpoint=URL", openSQS},
+		{"mem", "mem://", openMemory},
+	}
+}
+
+// Schemes lists the supported URL forms, one example per scheme, for help
+// texts and error messages.
+func Schemes() []string {
+	var out []string
+	for _, s := range schemes() {
+		out = append(out, s.example)
+	}
+	return out
+}
+
+// ErrUnsupportedScheme is returned (wrapped) by Open for a URL whose scheme no
+// adapter handles.
+var ErrUnsupportedScheme = errors.New("unsupported broker URL scheme")
+
+// Open returns the Broker for rawURL. It checks the URL and its query
+// parameters, then connects where the adapter needs a connection up front.
+// Errors name the problem and list the supported forms.
+func Open(ctx context.Context, rawURL string, opts ...Option) (Broker, error) {
+	o := options{logger: slog.Default()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	supported := "supported: " + strings.Join(Schemes(), ", ")
+	if strings.TrimSpace(rawURL) == "" {
+		return nil, fmt.Errorf("adapters: empty broker URL; %s", supported)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("adapters: broker URL %q does not parse (%v); %s", redact(rawURL), errors.Unwrap(err), supported)
+	}
+	if u.Scheme == "" {
+		return nil, fmt.Errorf("adapters: broker URL %q has no scheme; %s", redact(rawURL), supported)
+	}
+	i := slices.IndexFunc(schemes(), func(s scheme) bool { return s.name == strings.ToLower(u.Scheme) })
+	if i < 0 {
+		return nil, fmt.Errorf("adapters: %w %q in %q; %s", ErrUnsupportedScheme, u.Scheme, redact(rawURL), supported)
+	}
+	s := schemes()[i]
+	b, err := s.open(ctx, u, o)
+	if err != nil {
+		return nil, fmt.Errorf("adapters: opening %s (form %s): %w", u.Redacted(), s.example, err)
+	}
+	return b, nil
+}
+
+// redact hides a password in a URL that may not parse.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	if at := strings.LastIndex(raw, "@"); at >= 0 {
+		if sep := strings.Index(raw, "://"); sep >= 0 && sep < at {
+			return raw[:sep+3] + "xxxxx" + raw[at:]
+		}
+	}
+	return raw
+}
+
+// query reads a URL's query parameters and reports the unknown ones.
+type query struct {
+	v    url.Values
+	seen map[string]bool
+	errs []error
+}
+
+func newQuery(u *url.URL) *query {
+	return &query{v: u.Query(), seen: map[string]bool{}}
+}
+
+// str returns parameter name, or "" when absent.
+func (q *query) str(name string) string {
+	q.seen[name] = true
+	return q.v.Get(name)
+}
+
+func (q *query) fail(format string, args ...any) {
+	q.errs = append(q.errs, fmt.Errorf(format, args...))
+}
+
+// err reports every bad or unknown parameter.
+func (q *query) err(known ...string) error {
+	for k := range q.v {
+		if !q.seen[k] {
+			q.errs = append(q.errs, fmt.Errorf("unknown query parameter %q (known: %s)", k, strings.Join(sortedKeys(q.seen), ", ")))
+		}
+	}
+	_ = known
+	slices.SortFunc(q.errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(q.errs...)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return []string{"none"}
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package tcpproxy_test
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/oncely/oncely/internal/tcpproxy"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// echoServer echoes lines back until the connection closes.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+func roundTrip(c net.Conn, line string) (string, error) {
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte(line + "\n")); err != nil {
+		return "", err
+	}
+	return bufio.NewReader(c).ReadString('\n')
+}
+
+func TestForwardCutRefuseAccept(t *testing.T) {
+	p, err := tcpproxy.New(echoServer(t))
+	require.NoError(t, err)
+	defer p.Close()
+
+	c1, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer c1.Close()
+	got, err := roundTrip(c1, "hello")
+	require.NoError(t, err)
+	require.Equal(t, "hello\n", got)
+	require.Equal(t, 1, p.Open())
+	require.EqualValues(t, 1, p.Accepted())
+
+	// Cut resets the open connection.
+	p.Cut()
+	_, err = roundTrip(c1, "again")
+	require.Error(t, err)
+	require.Eventually(t, func() bool { return p.Open() == 0 }, 5*time.Second, 5*time.Millisecond)
+
+	// Refuse resets new connections before they reach the target.
+	p.Refuse()
+	c2, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err) // the kernel completes the handshake; the proxy resets it
+	_, err = roundTrip(c2, "refused")
+	require.Error(t, err)
+	_ = c2.Close()
+	require.EqualValues(t, 1, p.Refused())
+	require.EqualValues(t, 1, p.Accepted())
+
+	// Accept forwards again.
+	p.Accept()
+	c3, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer c3.Close()
+	got, err = roundTrip(c3, "back")
+	require.NoError(t, err)
+	require.Equal(t, "back\n", got)
+	require.EqualValues(t, 2, p.Accepted())
+}
+
+func TestCloseResetsConnections(t *testing.T) {
+	p, err := tcpproxy.New(echoServer(t))
+	require.NoError(t, err)
+	c, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = roundTrip(c, "x")
+	require.NoError(t, err)
+
+	require.NoError(t, p.Close())
+	require.NoError(t, p.Close(), "Close is idempotent")
+	_, err = roundTrip(c, "y")
+	require.Error(t, err)
+	_, err = net.DialTimeout("tcp", p.Addr(), time.Second)
+	require.Error(t, err, "the listener is closed")
+}
+
+func TestUnreachableTarget(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	target := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+
+	p, err := tcpproxy.New(target)
+	require.NoError(t, err)
+	defer p.Close()
+	c, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = roundTrip(c, "x")
+	require.Error(t, err)
+	require.False(t, errors.Is(err, io.ErrShortWrite))
+	require.EqualValues(t, 0, p.Accepted())
+}

@@ -1,0 +1,348 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// Metric names exported by Metrics. They follow the Prometheus conventions:
+// counters end in _total, durations are in seconds, counts of messages in
+// _messages.
+const (
+	MetricMessages          = "oncely_messages_total"
+	MetricHandlerDuration   = "oncely_handler_duration_seconds"
+	MetricInFlight          = "oncely_messages_in_flight"
+	MetricBreakerOpen       = "oncely_breaker_open"
+	MetricBreakerOpens      = "oncely_breaker_opens_total"
+	MetricBacklog           = "oncely_backlog_messages"
+	MetricDeadLetters       = "oncely_dead_letter_messages"
+	MetricBacklogPollErrors = "oncely_backlog_poll_errors_total"
+)
+
+// HandlerDurationBucketsDefault are the handler duration histogram's buckets
+// in seconds, from 0.5ms (a claim and a no-op) to 30s (the default settle
+// timeout).
+var HandlerDurationBucketsDefault = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// MetricsConfig configures NewMetrics. The zero value is valid.
+type MetricsConfig struct {
+	// Buckets are the upper bounds, in seconds, of the handler duration
+	// histogram's buckets, strictly increasing. Defaults to
+	// HandlerDurationBucketsDefault.
+	Buckets []float64
+
+	// Consumer labels the breaker metrics when *Metrics itself is passed as
+	// consumer.Config.Observer (the Observer interface's BreakerChanged does
+	// not name its consumer). A process that runs several consumers on one
+	// registry passes Observer(name) to each instead. Defaults to "".
+	Consumer string
+
+	// Logger receives backlog polling errors. Defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// outcomes are the values of the outcome label, all initialised to zero
+// when a (source, consumer) pair is first seen so that rate() sees the first
+// increment.
+var outcomes = []consumer.Outcome{
+	consumer.OutcomeProcessed,
+	consumer.OutcomeDuplicate,
+	consumer.OutcomeRetried,
+	consumer.OutcomeDeadLettered,
+	consumer.OutcomeFailed,
+	consumer.OutcomeAbandoned,
+}
+
+// Metrics records the runtime's Prometheus metrics. It is a consumer.Observer
+// (pass it as consumer.Config.Observer: message outcomes and breaker state)
+// and provides Middleware (handler duration and in-flight handlers) and
+// PollBacklog (lag and dead-letter depth). It is safe for concurrent use by
+// any number of consumers.
+//
+// Metrics, all labelled by consumer and most by source (the Message.Source,
+// so a retry topic or queue is its own source):
+//
+//   - oncely_messages_total{source,consumer,outcome}: counter of attempt
+//     outcomes: processed, duplicate, retried, dead_lettered, failed (an
+//     outage or a failed settlement; the delivery is tried again) and
+//     abandoned (hard stop or lost lease; the broker redelivers).
+//   - oncely_handler_duration_seconds{source,consumer}: histogram of the
+//     time the wrapped handler chain ran, per attempt.
+//   - oncely_messages_in_flight{source,consumer}: gauge of handlers running.
+//   - oncely_breaker_open{consumer}: 1 while the breaker pauses intake, else 0.
+//   - oncely_breaker_opens_total{consumer}: counter of breaker openings.
+//   - oncely_backlog_messages{source,consumer,partition}: Kafka lag per
+//     partition, or queue depth (partition ""), from PollBacklog.
+//   - oncely_dead_letter_messages{source,consumer}: dead-letter depth, from
+//     PollBacklog.
+//   - oncely_backlog_poll_errors_total{consumer}: failed Backlog calls.
+type Metrics struct {
+	messages    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	inFlight    *prometheus.GaugeVec
+	breakerOpen *prometheus.GaugeVec
+	breakerOps  *prometheus.CounterVec
+	backlog     *prometheus.GaugeVec
+	deadLetters *prometheus.GaugeVec
+	pollErrors  *prometheus.CounterVec
+	consumer    string
+	log         *slog.Logger
+
+	series sync.Map // seriesKey → *series
+}
+
+type seriesKey struct{ source, consumer string }
+
+// series caches the metric children of one (source, consumer) pair so the
+// hot path does one map lookup instead of hashing label values per metric.
+type series struct {
+	outcomes map[consumer.Outcome]prometheus.Counter
+	duration prometheus.Observer
+	inFlight prometheus.Gauge
+}
+
+// NewMetrics creates the metrics and registers them on reg. It returns an
+// error, and leaves reg as it was, when reg is nil, cfg is invalid, or any
+// metric is already registered there (so registering twice on one registry
+// fails with an error wrapping prometheus.AlreadyRegisteredError).
+func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) {
+	var errs []error
+	if reg == nil {
+		errs = append(errs, errors.New("nil prometheus.Registerer"))
+	}
+	if cfg.Buckets == nil {
+		cfg.Buckets = HandlerDurationBucketsDefault
+	}
+	if len(cfg.Buckets) == 0 {
+		errs = append(errs, errors.New("Buckets is empty"))
+	}
+	for i := 1; i < len(cfg.Buckets); i++ {
+		if cfg.Buckets[i] <= cfg.Buckets[i-1] {
+			errs = append(errs, fmt.Errorf("Buckets must be strictly increasing, got %v", cfg.Buckets))
+			break
+		}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("oncely: invalid metrics config: %w", errors.Join(errs...))
+	}
+
+	m := &Metrics{
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricMessages,
+			Help: "Delivery attempts by outcome: processed, duplicate, retried, dead_lettered, failed (held and tried again), abandoned (left to the broker to redeliver).",
+		}, []string{"source", "consumer", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    MetricHandlerDuration,
+			Help:    "Time the handler chain ran per delivery attempt, in seconds.",
+			Buckets: cfg.Buckets,
+		}, []string{"source", "consumer"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricInFlight,
+			Help: "Messages whose handler chain is running.",
+		}, []string{"source", "consumer"}),
+		breakerOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricBreakerOpen,
+			Help: "1 while the consumer's breaker pauses intake after consecutive outage failures, else 0.",
+		}, []string{"consumer"}),
+		breakerOps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricBreakerOpens,
+			Help: "Times the consumer's breaker opened.",
+		}, []string{"consumer"}),
+		backlog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricBacklog,
+			Help: "Messages not yet processed: Kafka end offset minus committed offset per partition, or queue depth (partition empty).",
+		}, []string{"source", "consumer", "partition"}),
+		deadLetters: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricDeadLetters,
+			Help: "Messages in the consumer's dead-letter destination.",
+		}, []string{"source", "consumer"}),
+		pollErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricBacklogPollErrors,
+			Help: "Backlog polls that failed; the backlog gauges keep their last values meanwhile.",
+		}, []string{"consumer"}),
+		consumer: cfg.Consumer,
+		log:      cfg.Logger,
+	}
+	collectors := []prometheus.Collector{m.messages, m.duration, m.inFlight, m.breakerOpen, m.breakerOps, m.backlog, m.deadLetters, m.pollErrors}
+	for i, c := range collectors {
+		if err := reg.Register(c); err != nil {
+			for _, done := range collectors[:i] {
+				reg.Unregister(done)
+			}
+			return nil, fmt.Errorf("oncely: registering metrics: %w", err)
+		}
+	}
+	m.initBreaker(cfg.Consumer)
+	return m, nil
+}
+
+func (m *Metrics) initBreaker(name string) {
+	m.breakerOpen.WithLabelValues(name)
+	m.breakerOps.WithLabelValues(name)
+}
+
+func (m *Metrics) seriesFor(source, name string) *series {
+	k := seriesKey{source, name}
+	if s, ok := m.series.Load(k); ok {
+		return s.(*series)
+	}
+	s := &series{
+		outcomes: make(map[consumer.Outcome]prometheus.Counter, len(outcomes)),
+		duration: m.duration.WithLabelValues(source, name),
+		inFlight: m.inFlight.WithLabelValues(source, name),
+	}
+	for _, o := range outcomes {
+		s.outcomes[o] = m.messages.WithLabelValues(source, name, string(o))
+	}
+	actual, _ := m.series.LoadOrStore(k, s)
+	return actual.(*series)
+}
+
+// Settled counts ev under its source, consumer and outcome. It implements
+// consumer.Observer and never blocks.
+func (m *Metrics) Settled(_ context.Context, ev consumer.Event) {
+	source := ""
+	if ev.Message != nil {
+		source = ev.Message.Source
+	}
+	s := m.seriesFor(source, ev.Consumer)
+	c, ok := s.outcomes[ev.Outcome]
+	if !ok {
+		c = m.messages.WithLabelValues(source, ev.Consumer, string(ev.Outcome))
+	}
+	c.Inc()
+}
+
+// BreakerChanged records the breaker state under MetricsConfig.Consumer. It
+// implements consumer.Observer.
+func (m *Metrics) BreakerChanged(open bool) { m.breakerChanged(m.consumer, open) }
+
+func (m *Metrics) breakerChanged(name string, open bool) {
+	if open {
+		m.breakerOpen.WithLabelValues(name).Set(1)
+		m.breakerOps.WithLabelValues(name).Inc()
+		return
+	}
+	m.breakerOpen.WithLabelValues(name).Set(0)
+}
+
+// Observer returns a consumer.Observer recording into m whose breaker
+// metrics carry consumerName, for processes running several consumers on one
+// registry. Its breaker gauge starts at 0.
+func (m *Metrics) Observer(consumerName string) consumer.Observer {
+	m.initBreaker(consumerName)
+	return namedObserver{m: m, name: consumerName}
+}
+
+type namedObserver struct {
+	m    *Metrics
+	name string
+}
+
+func (o namedObserver) Settled(ctx context.Context, ev consumer.Event) { o.m.Settled(ctx, ev) }
+func (o namedObserver) BreakerChanged(open bool)                      { o.m.breakerChanged(o.name, open) }
+
+// Middleware measures the wrapped handler: the duration of every attempt and
+// the number running. Its labels are the message's Source and the consumer
+// name the runtime puts in the context. Install it innermost of the
+// observability middleware, after Tracing, so it times the handler rather
+// than the span bookkeeping.
+func (m *Metrics) Middleware(next consumer.Handler) consumer.Handler {
+	return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
+		s := m.seriesFor(msg.Source, consumer.NameFromContext(ctx))
+		s.inFlight.Inc()
+		start := time.Now()
+		defer func() {
+			s.duration.Observe(time.Since(start).Seconds())
+			s.inFlight.Dec()
+		}()
+		return next.Handle(ctx, msg)
+	})
+}
+
+// PollBacklog calls r.Backlog now and then every interval until ctx is done,
+// and sets oncely_backlog_messages and oncely_dead_letter_messages from the
+// answer, labelled with consumerName. Series missing from an answer (a Kafka
+// partition revoked from this member) are removed; a failed poll is logged,
+// counted in oncely_backlog_poll_errors_total and leaves the gauges as they
+// were. Lines with a negative Lag or DeadLetters (unknown) set no value.
+// PollBacklog blocks; run it in its own goroutine. It returns nil when ctx is
+// done, or an error at once when r is nil or interval is not positive.
+func (m *Metrics) PollBacklog(ctx context.Context, r consumer.BacklogReporter, consumerName string, interval time.Duration) error {
+	if r == nil {
+		return errors.New("oncely: PollBacklog: nil BacklogReporter")
+	}
+	if interval <= 0 {
+		return fmt.Errorf("oncely: PollBacklog: interval must be > 0, got %s", interval)
+	}
+	m.pollErrors.WithLabelValues(consumerName)
+	p := backlogPoller{m: m, consumer: consumerName, lag: map[[2]string]bool{}, dlq: map[string]bool{}}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		p.poll(ctx, r)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+type backlogPoller struct {
+	m        *Metrics
+	consumer string
+	lag      map[[2]string]bool // {source, partition} set by the last poll
+	dlq      map[string]bool    // sources set by the last poll
+}
+
+func (p *backlogPoller) poll(ctx context.Context, r consumer.BacklogReporter) {
+	lines, err := r.Backlog(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		p.m.pollErrors.WithLabelValues(p.consumer).Inc()
+		p.m.log.Warn("backlog poll failed; backlog metrics keep their last values", "consumer", p.consumer, "error", err)
+		return
+	}
+	lag := make(map[[2]string]bool, len(lines))
+	dlq := make(map[string]bool)
+	for _, b := range lines {
+		part := ""
+		if b.Partition >= 0 {
+			part = strconv.FormatInt(int64(b.Partition), 10)
+		}
+		if b.Lag >= 0 {
+			p.m.backlog.WithLabelValues(b.Source, p.consumer, part).Set(float64(b.Lag))
+			lag[[2]string{b.Source, part}] = true
+		}
+		if b.DeadLetters >= 0 {
+			p.m.deadLetters.WithLabelValues(b.Source, p.consumer).Set(float64(b.DeadLetters))
+			dlq[b.Source] = true
+		}
+	}
+	for k := range p.lag {
+		if !lag[k] {
+			p.m.backlog.DeleteLabelValues(k[0], p.consumer, k[1])
+		}
+	}
+	for s := range p.dlq {
+		if !dlq[s] {
+			p.m.deadLetters.DeleteLabelValues(s, p.consumer)
+		}
+	}
+	p.lag, p.dlq = lag, dlq
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The whole oncely test suite, as CI runs it. It starts every service the tests
+# need, installing it from Debian's packages or npm when missing:
+#   PostgreSQL (127.0.0.1:5432), RabbitMQ (127.0.0.1:5672), the local-aws-sqs
+#   emulator (127.0.0.1:9324). Kafka tests run kfake in-process.
+# Then: gofmt, go vet, staticcheck, `go test -race ./...`, and last, serially,
+# the fault tests that stop and restart shared services (build tag `faults`).
+#
+# Usage: ./scripts/test.sh            (everything)
+#        ./scripts/test.sh ./consumer  (only these packages; no fault step)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+export TEST_DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
+export RABBITMQ_URL=${RABBITMQ_URL:-amqp://guest:guest@127.0.0.1:5672/}
+export SQS_ENDPOINT=${SQS_ENDPOINT:-http://127.0.0.1:9324}
+STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+log() { printf '==> %s\n' "$*"; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+wait_port() { # port seconds
+  local i
+  for ((i = 0; i < $2 * 4; i++)); do port_open "$1" && return 0; sleep 0.25; done
+  return 1
+}
+apt_install() {
+  log "installing $* from Debian's packages"
+  [ -n "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ] || apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+ensure_go() {
+  command -v go >/dev/null || { [ -x /usr/local/go/bin/go ] && export PATH=$PATH:/usr/local/go/bin; }
+  command -v go >/dev/null || { echo "Go is required (https://go.dev/dl); not found on PATH" >&2; exit 1; }
+}
+
+ensure_postgres() {
+  if ! port_open 5432; then
+    if ! command -v pg_ctlcluster >/dev/null; then
+      apt_install postgresql
+      local v; v=$(ls /etc/postgresql | sort -V | tail -1)
+      sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/; s/^(local\s+all\s+all\s+)\S+/\1trust/' "/etc/postgresql/$v/main/pg_hba.conf"
+    fi
+    log "starting PostgreSQL"
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -1)" main start || true
+    wait_port 5432 60 || { echo "PostgreSQL did not start on 127.0.0.1:5432" >&2; exit 1; }
+  fi
+  if ! psql "$TEST_DATABASE_URL" -qtAc 'select 1' >/dev/null 2>&1; then
+    log "creating database test"
+    psql "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable" -qc 'create database test' >/dev/null
+  fi
+}
+
+ensure_rabbitmq() {
+  if ! port_open 5672; then
+    command -v rabbitmq-server >/dev/null || apt_install rabbitmq-server
+    log "starting RabbitMQ"
+    rabbitmq-server -detached >/dev/null 2>&1 || true
+    wait_port 5672 120 || { echo "RabbitMQ did not start on 127.0.0.1:5672" >&2; exit 1; }
+  fi
+  # The fault tests stop_app the broker; make sure a previous run left it up.
+  timeout 60 rabbitmqctl -q await_startup >/dev/null 2>&1 || { rabbitmqctl -q start_app >/dev/null 2>&1 || true; timeout 60 rabbitmqctl -q await_startup; }
+}
+
+ensure_sqs() {
+  command -v npm >/dev/null || apt_install nodejs npm
+  "$root/scripts/sqs-emulator.sh"
+}
+
+ensure_go
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
+
+ensure_postgres
+ensure_rabbitmq
+ensure_sqs
+
+log "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tmp/*'))
+[ -z "$unformatted" ] || { echo "gofmt would change:"; echo "$unformatted"; exit 1; }
+log "go vet"
+go vet -tags faults "${pkgs[@]}"
+log "staticcheck"
+go run "$STATICCHECK" -tags faults "${pkgs[@]}"
+
+log "go test -race"
+go test -race -count=1 -timeout 15m "${pkgs[@]}"
+
+if [ $# -eq 0 ]; then
+  log "fault tests (serial: they stop and restart shared services)"
+  go test -race -count=1 -timeout 10m -tags faults -p 1 -run '^TestFault' ./...
+fi
+log "all tests passed"
