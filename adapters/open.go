@@ -194,13 +194,12 @@ func (q *query) fail(format string, args ...any) {
 }
 
 // err reports every bad or unknown parameter.
-func (q *query) err(known ...string) error {
+func (q *query) err() error {
 	for k := range q.v {
 		if !q.seen[k] {
 			q.errs = append(q.errs, fmt.Errorf("unknown query parameter %q (known: %s)", k, strings.Join(sortedKeys(q.seen), ", ")))
 		}
 	}
-	_ = known
 	slices.SortFunc(q.errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(q.errs...)
 }
@@ -215,4 +214,16 @@ func sortedKeys(m map[string]bool) []string {
 		return []string{"none"}
 	}
 	return out
+}
+
+// checkNames refuses empty source and consumer names.
+func checkNames(source, consumerName string) error {
+	var errs []error
+	if source == "" {
+		errs = append(errs, errors.New("empty source name"))
+	}
+	if consumerName == "" {
+		errs = append(errs, errors.New("empty consumer name"))
+	}
+	return errors.Join(errs...)
 }

@@ -158,7 +158,6 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	c.Retry = c.Retry.WithDefaults()
 	return c
 }
 

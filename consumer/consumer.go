@@ -40,6 +40,7 @@ type Consumer struct {
 	hardCancel context.CancelFunc
 	stopOnce   sync.Once
 	stopCh     chan struct{}
+	quit       chan struct{} // closed after the drain: workers exit
 	hardOnce   sync.Once
 	hardCh     chan struct{} // closed by hardStop; cancels hardCtx
 	closed     atomic.Bool   // source closed: no settlement may follow
@@ -79,6 +80,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		ready:   make(chan *lane, cfg.MaxInFlight),
 		lanes:   make(map[string]*lane),
 		stopCh:  make(chan struct{}),
+		quit:    make(chan struct{}),
 		hardCh:  make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -129,8 +131,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 	srcErr = <-intakeDone
 
 	err := c.drain()
+	// Workers exit once their current delivery is done. After a clean drain
+	// no lane is queued; after ErrStuckHandlers the stuck workers leave when
+	// their handlers return, and nothing of theirs is settled (closed is set).
+	close(c.quit)
 	if err == nil {
-		close(c.ready)
 		workers.Wait()
 	}
 	c.closed.Store(true)
@@ -281,7 +286,13 @@ func (c *Consumer) dispatch(d Delivery) {
 }
 
 func (c *Consumer) work() {
-	for l := range c.ready {
+	for {
+		var l *lane
+		select {
+		case l = <-c.ready:
+		case <-c.quit:
+			return
+		}
 		c.mu.Lock()
 		d := l.queue[0]
 		l.queue[0] = nil
@@ -347,6 +358,12 @@ func (c *Consumer) process(d Delivery) {
 	}
 
 	for outage := 1; ; outage++ {
+		if isLost() {
+			// The lease went before the handler (re)started: running it
+			// would let this delivery overtake the one that caused the loss.
+			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost")})
+			return
+		}
 		actx := WithAttemptState(hctx)
 		start := time.Now()
 		err := c.handler.Handle(actx, msg)

@@ -123,11 +123,11 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 		cfg.Buckets = HandlerDurationBucketsDefault
 	}
 	if len(cfg.Buckets) == 0 {
-		errs = append(errs, errors.New("Buckets is empty"))
+		errs = append(errs, errors.New("config.Buckets is empty"))
 	}
 	for i := 1; i < len(cfg.Buckets); i++ {
 		if cfg.Buckets[i] <= cfg.Buckets[i-1] {
-			errs = append(errs, fmt.Errorf("Buckets must be strictly increasing, got %v", cfg.Buckets))
+			errs = append(errs, fmt.Errorf("config.Buckets must be strictly increasing, got %v", cfg.Buckets))
 			break
 		}
 	}
@@ -252,7 +252,7 @@ type namedObserver struct {
 }
 
 func (o namedObserver) Settled(ctx context.Context, ev consumer.Event) { o.m.Settled(ctx, ev) }
-func (o namedObserver) BreakerChanged(open bool)                      { o.m.breakerChanged(o.name, open) }
+func (o namedObserver) BreakerChanged(open bool)                       { o.m.breakerChanged(o.name, open) }
 
 // Middleware measures the wrapped handler: the duration of every attempt and
 // the number running. Its labels are the message's Source and the consumer

@@ -50,7 +50,8 @@ type Policy struct {
 // NoJitter, as Policy.Jitter, disables jitter (the zero value means the default).
 const NoJitter = -1.0
 
-// WithDefaults returns p with zero fields replaced by the defaults.
+// WithDefaults returns p with zero fields replaced by the defaults. It is
+// idempotent: NoJitter stays NoJitter.
 func (p Policy) WithDefaults() Policy {
 	if p.MaxAttempts == 0 {
 		p.MaxAttempts = MaxAttemptsDefault
@@ -64,16 +65,22 @@ func (p Policy) WithDefaults() Policy {
 	if p.Multiplier == 0 {
 		p.Multiplier = MultiplierDefault
 	}
-	switch p.Jitter {
-	case 0:
+	if p.Jitter == 0 {
 		p.Jitter = JitterDefault
-	case NoJitter:
-		p.Jitter = 0
 	}
 	return p
 }
 
-// Validate reports the first invalid field of p after defaults are applied.
+// jitter is the effective randomization factor: 0 for NoJitter.
+func (p Policy) jitter() float64 {
+	if p.Jitter == NoJitter {
+		return 0
+	}
+	return p.Jitter
+}
+
+// Validate reports every invalid field of p, after defaults are applied, as
+// one error (errors.Join).
 func (p Policy) Validate() error {
 	p = p.WithDefaults()
 	var errs []error
@@ -81,7 +88,7 @@ func (p Policy) Validate() error {
 		errs = append(errs, fmt.Errorf("retry: MaxAttempts must be >= 1, got %d", p.MaxAttempts))
 	}
 	if p.InitialInterval < 0 {
-		errs = append(errs, fmt.Errorf("retry: InitialInterval must be > 0, got %s", p.InitialInterval))
+		errs = append(errs, fmt.Errorf("retry: InitialInterval must be > 0 (0 means the default), got %s", p.InitialInterval))
 	}
 	if p.MaxInterval < p.InitialInterval {
 		errs = append(errs, fmt.Errorf("retry: MaxInterval %s is below InitialInterval %s", p.MaxInterval, p.InitialInterval))
@@ -89,7 +96,7 @@ func (p Policy) Validate() error {
 	if p.Multiplier < 1 {
 		errs = append(errs, fmt.Errorf("retry: Multiplier must be >= 1, got %g", p.Multiplier))
 	}
-	if p.Jitter < 0 || p.Jitter >= 1 {
+	if p.Jitter != NoJitter && (p.Jitter < 0 || p.Jitter >= 1) {
 		errs = append(errs, fmt.Errorf("retry: Jitter must be in [0, 1) or NoJitter, got %g", p.Jitter))
 	}
 	return errors.Join(errs...)
@@ -121,7 +128,8 @@ func (p Policy) BaseDelay(n int) time.Duration {
 func (p Policy) Delay(n int, rnd *rand.Rand) time.Duration {
 	p = p.WithDefaults()
 	d := p.BaseDelay(n)
-	if p.Jitter == 0 {
+	j := p.jitter()
+	if j == 0 {
 		return d
 	}
 	f := 0.0
@@ -130,8 +138,8 @@ func (p Policy) Delay(n int, rnd *rand.Rand) time.Duration {
 	} else {
 		f = rand.Float64()
 	}
-	lo := float64(d) * (1 - p.Jitter)
-	hi := float64(d) * (1 + p.Jitter)
+	lo := float64(d) * (1 - j)
+	hi := float64(d) * (1 + j)
 	return time.Duration(lo + f*(hi-lo))
 }
 
@@ -142,7 +150,7 @@ func (p Policy) Exhausted(n int) bool { return n >= p.WithDefaults().MaxAttempts
 // jitter), for checks such as "claim retention must exceed the longest retry".
 func (p Policy) LongestDelay() time.Duration {
 	p = p.WithDefaults()
-	return time.Duration(float64(p.BaseDelay(p.MaxAttempts)) * (1 + p.Jitter))
+	return time.Duration(float64(p.BaseDelay(p.MaxAttempts)) * (1 + p.jitter()))
 }
 
 // BackOff returns a backoff.BackOff that yields Delay(1), Delay(2), … and

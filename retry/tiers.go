@@ -3,7 +3,6 @@ package retry
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -53,6 +52,6 @@ func Name(d time.Duration) string {
 	case d%time.Second == 0:
 		return fmt.Sprintf("%ds", d/time.Second)
 	default:
-		return strings.TrimSuffix(fmt.Sprintf("%dms", d/time.Millisecond), "")
+		return fmt.Sprintf("%dms", d/time.Millisecond)
 	}
 }

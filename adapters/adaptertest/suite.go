@@ -319,7 +319,7 @@ func testDeadLetter(t *testing.T, h Harness) {
 	src := NewCountingSource(h.NewSource(t, name, ConsumerName))
 	stop := run(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		if m.ID == perm.ID {
-			return consumer.Permanent(fmt.Errorf("validating: %w", &decodeError{field: "amount"}))
+			return consumer.Permanent(&decodeError{field: "amount"})
 		}
 		return errors.New("still failing")
 	}), consumer.Config{Concurrency: 2, Retry: retry.Policy{
@@ -369,7 +369,7 @@ func testDeadLetter(t *testing.T, h Harness) {
 			}
 		}
 	}
-	check(perm, consumer.ReasonPermanent, "permanent: validating: cannot decode amount", "*adaptertest.decodeError", "1")
+	check(perm, consumer.ReasonPermanent, "permanent: cannot decode amount", "*adaptertest.decodeError", "1")
 	check(exh, consumer.ReasonExhausted, "still failing", "*errors.errorString", "2")
 	if st := src.Stats(); st.DeadLettered != 2 || st.Retried != 1 || st.Acked != 0 || st.Double != 0 || st.Outstanding != 0 {
 		t.Errorf("settlements: %+v, want 2 dead letters and 1 retry", st)

@@ -2,7 +2,6 @@ package tcpproxy_test
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"net"
 	"sync"
@@ -135,6 +134,5 @@ func TestUnreachableTarget(t *testing.T) {
 	defer c.Close()
 	_, err = roundTrip(c, "x")
 	require.Error(t, err)
-	require.False(t, errors.Is(err, io.ErrShortWrite))
 	require.EqualValues(t, 0, p.Accepted())
 }

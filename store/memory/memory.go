@@ -63,15 +63,11 @@ type claim struct {
 	at        time.Time
 }
 
-// New returns an empty Store configured by cfg, or an error naming every
-// invalid field.
+// New returns an empty Store configured by cfg, or an error naming the invalid
+// field.
 func New(cfg Config) (*Store, error) {
-	var errs []error
 	if cfg.Retention < 0 {
-		errs = append(errs, fmt.Errorf("Retention must be >= 0 (0 keeps claims forever), got %s", cfg.Retention))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("memory store: invalid config: %w", err)
+		return nil, fmt.Errorf("memory store: invalid config: Config.Retention must be >= 0 (0 keeps claims forever), got %s", cfg.Retention)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -305,7 +305,7 @@ func TestRetentionZeroKeepsForever(t *testing.T) {
 
 func TestNewValidates(t *testing.T) {
 	_, err := memory.New(memory.Config{Retention: -time.Second})
-	require.ErrorContains(t, err, "Retention must be >= 0")
+	require.EqualError(t, err, "memory store: invalid config: Config.Retention must be >= 0 (0 keeps claims forever), got -1s")
 }
 
 func ExampleStore_Process() {

@@ -1,0 +1,257 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// DeadLetter is one message in a dead-letter destination, as the runtime
+// wrote it: the original ID, Key and Body plus the oncely failure headers.
+type DeadLetter struct {
+	// Message is the dead-lettered copy.
+	Message *consumer.Message
+	// Copies is how many copies with this message ID the destination holds
+	// (more than 1 after a crash between a dead-letter publish and the ack).
+	Copies int
+}
+
+// Reason is the dead-letter reason (exhausted, permanent, missing-id,
+// invalid-id, panic), or "" when the header is missing.
+func (d DeadLetter) Reason() string { return d.Message.Header(consumer.HeaderDeadLetterReason) }
+
+// Error is the last handler error, as recorded in the failure headers.
+func (d DeadLetter) Error() string { return d.Message.Header(consumer.HeaderError) }
+
+// Consumer is the consumer that dead-lettered the message.
+func (d DeadLetter) Consumer() string { return d.Message.Header(consumer.HeaderConsumer) }
+
+// Attempts is the number of attempts made before dead-lettering.
+func (d DeadLetter) Attempts() int { return consumer.AttemptFromHeaders(d.Message.Headers) }
+
+// Source is the source the message was first read from.
+func (d DeadLetter) Source() string {
+	if s := d.Message.Header(consumer.HeaderOriginalSource); s != "" {
+		return s
+	}
+	return d.Message.Source
+}
+
+// FailedAt is when the last attempt failed, or the broker's timestamp when
+// the header is missing.
+func (d DeadLetter) FailedAt() time.Time {
+	if t, err := time.Parse(time.RFC3339Nano, d.Message.Header(consumer.HeaderFailedAt)); err == nil {
+		return t
+	}
+	return d.Message.Timestamp
+}
+
+// RedriveOptions selects and paces the dead letters Broker.Redrive moves.
+// The zero value moves every dead letter as fast as the broker takes them.
+type RedriveOptions struct {
+	// Reason selects dead letters with exactly this dead-letter reason
+	// (e.g. "exhausted"). Empty selects any reason.
+	Reason string
+
+	// ErrorContains selects dead letters whose recorded error contains this
+	// text. Empty selects any error.
+	ErrorContains string
+
+	// Limit stops after this many redriven messages. Zero means no limit.
+	Limit int
+
+	// Rate is the most messages redriven per second. Zero means no limit.
+	Rate float64
+
+	// DryRun selects and counts without publishing or removing anything.
+	DryRun bool
+
+	// Progress, when set, is called after each dead letter is looked at.
+	Progress func(RedriveProgress)
+}
+
+// Selects reports whether opts select d.
+func (o RedriveOptions) Selects(d DeadLetter) bool {
+	if o.Reason != "" && d.Reason() != o.Reason {
+		return false
+	}
+	if o.ErrorContains != "" && !strings.Contains(d.Error(), o.ErrorContains) {
+		return false
+	}
+	return true
+}
+
+// RedriveProgress reports a redrive in progress.
+type RedriveProgress struct {
+	// Seen is the number of dead letters looked at so far; Total is the
+	// destination's depth when the redrive started (an estimate for SQS).
+	Seen, Total int
+	// Redriven counts the messages moved (or, on a dry run, that would be).
+	Redriven int
+}
+
+// RedriveResult is the outcome of Broker.Redrive.
+type RedriveResult struct {
+	// Seen is the number of dead letters looked at.
+	Seen int
+	// Redriven is the number of message IDs published back to the source
+	// (on a dry run: that would have been).
+	Redriven int
+	// Skipped is the number of dead letters the filters left in place.
+	Skipped int
+	// DuplicateCopies is the number of extra copies of a redriven message
+	// ID that were removed without a second publish.
+	DuplicateCopies int
+}
+
+// RedriveCopy returns the copy of a dead letter that Redrive publishes: same
+// ID, Key, Body and headers, minus the per-attempt failure headers (attempt,
+// error, error type, stack, failed-at, retry-not-before, dead-letter reason,
+// consumer), so the next consumer starts again at attempt 1. The "original"
+// headers and first-failed-at are kept as history.
+func RedriveCopy(m *consumer.Message) *consumer.Message {
+	c := &consumer.Message{ID: m.ID, Key: m.Key, Body: append([]byte(nil), m.Body...), Headers: maps.Clone(m.Headers)}
+	for _, h := range []string{
+		consumer.HeaderAttempt, consumer.HeaderError, consumer.HeaderErrorType, consumer.HeaderStack,
+		consumer.HeaderFailedAt, consumer.HeaderRetryNotBefore, consumer.HeaderDeadLetterReason, consumer.HeaderConsumer,
+	} {
+		delete(c.Headers, h)
+	}
+	if m.ID != "" {
+		if c.Headers == nil {
+			c.Headers = map[string]string{}
+		}
+		c.Headers[consumer.HeaderMessageID] = m.ID
+	}
+	return c
+}
+
+// heldLetter is a dead letter taken from its destination and not yet removed.
+type heldLetter struct {
+	msg *consumer.Message
+	// remove deletes it from the destination; called only after its copy
+	// was confirmed by the source.
+	remove func(ctx context.Context) error
+}
+
+// dlqSession reads one dead-letter destination. Letters it hands out stay
+// in the destination (hidden from other readers where the broker can) until
+// removed; close gives back every letter not removed.
+type dlqSession interface {
+	// total is the destination's depth when the session opened, or -1.
+	total() int
+	// next returns up to n letters not handed out before; none when the
+	// destination has no more.
+	next(ctx context.Context, n int) ([]heldLetter, error)
+	// close releases the letters not removed.
+	close(ctx context.Context) error
+}
+
+const dlqBatch = 100
+
+// listDeadLetters reads a whole session (or up to limit distinct IDs) and
+// releases everything.
+func listDeadLetters(ctx context.Context, s dlqSession, limit int) (out []DeadLetter, err error) {
+	defer func() { err = errors.Join(err, s.close(context.WithoutCancel(ctx))) }()
+	index := map[string]int{}
+	for {
+		hs, err := s.next(ctx, dlqBatch)
+		if err != nil {
+			return out, err
+		}
+		if len(hs) == 0 {
+			return out, nil
+		}
+		for _, h := range hs {
+			if i, ok := index[h.msg.ID]; ok && h.msg.ID != "" {
+				out[i].Copies++
+				continue
+			}
+			if limit > 0 && len(out) >= limit {
+				return out, nil
+			}
+			index[h.msg.ID] = len(out)
+			out = append(out, DeadLetter{Message: h.msg, Copies: 1})
+		}
+	}
+}
+
+// redrive moves the session's selected letters to publish, one at a time:
+// publish, then remove. Extra copies of a redriven ID are removed without a
+// second publish.
+func redrive(ctx context.Context, s dlqSession, publish func(context.Context, *consumer.Message) error, opts RedriveOptions) (res RedriveResult, err error) {
+	defer func() { err = errors.Join(err, s.close(context.WithoutCancel(ctx))) }()
+	if opts.Rate < 0 || opts.Limit < 0 {
+		return res, fmt.Errorf("redrive: Rate and Limit must be >= 0 (0 = unlimited), got %g and %d", opts.Rate, opts.Limit)
+	}
+	done := map[string]bool{}
+	start := time.Now()
+	total := s.total()
+	for {
+		hs, err := s.next(ctx, dlqBatch)
+		if err != nil {
+			return res, err
+		}
+		if len(hs) == 0 {
+			return res, nil
+		}
+		for _, h := range hs {
+			if opts.Limit > 0 && res.Redriven >= opts.Limit {
+				return res, nil
+			}
+			res.Seen++
+			d := DeadLetter{Message: h.msg, Copies: 1}
+			switch {
+			case h.msg.ID != "" && done[h.msg.ID]:
+				res.DuplicateCopies++
+				if !opts.DryRun {
+					if err := h.remove(ctx); err != nil {
+						return res, fmt.Errorf("redrive: removing a second copy of %q: %w", h.msg.ID, err)
+					}
+				}
+			case !opts.Selects(d):
+				res.Skipped++
+			default:
+				if opts.Rate > 0 {
+					due := start.Add(time.Duration(float64(res.Redriven) / opts.Rate * float64(time.Second)))
+					if err := sleepUntil(ctx, due); err != nil {
+						return res, err
+					}
+				}
+				if !opts.DryRun {
+					if err := publish(ctx, RedriveCopy(h.msg)); err != nil {
+						return res, fmt.Errorf("redrive: publishing %q back to its source (it stays in the dead-letter destination): %w", h.msg.ID, err)
+					}
+					if err := h.remove(ctx); err != nil {
+						return res, fmt.Errorf("redrive: %q was published to its source but not removed from the dead-letter destination (a second redrive is absorbed by the idempotency claim): %w", h.msg.ID, err)
+					}
+				}
+				done[h.msg.ID] = true
+				res.Redriven++
+			}
+			if opts.Progress != nil {
+				opts.Progress(RedriveProgress{Seen: res.Seen, Total: total, Redriven: res.Redriven})
+			}
+		}
+	}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

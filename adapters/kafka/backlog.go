@@ -1,0 +1,71 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+var _ consumer.BacklogReporter = (*Source)(nil)
+
+// Backlog reports the group's lag per partition of the source and retry
+// topics: the end offset minus the committed offset (minus the start offset
+// where nothing was committed yet). One more row, with Partition -1 and Lag
+// 0, carries the dead-letter topic's depth (its end minus start offsets) in
+// DeadLetters; the partition rows have DeadLetters -1.
+func (s *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
+	topics := append(slices.Clone(s.topics), s.dlq)
+	ends, err := s.adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: listing end offsets: %w", err)
+	}
+	starts, err := s.adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: listing start offsets: %w", err)
+	}
+	committed, err := s.adm.FetchOffsets(ctx, s.cfg.Group)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: fetching committed offsets of %s: %w", s.cfg.Group, err)
+	}
+	var out []consumer.Backlog
+	var depth int64
+	var ferr error
+	ends.Each(func(end kadm.ListedOffset) {
+		if end.Err != nil {
+			if ferr == nil {
+				ferr = fmt.Errorf("kafka: end offset of %s[%d]: %w", end.Topic, end.Partition, end.Err)
+			}
+			return
+		}
+		base := int64(0)
+		if st, ok := starts.Lookup(end.Topic, end.Partition); ok && st.Err == nil {
+			base = st.Offset
+		}
+		if end.Topic == s.dlq {
+			depth += max(0, end.Offset-base)
+			return
+		}
+		if c, ok := committed.Lookup(end.Topic, end.Partition); ok && c.Err == nil && c.At >= 0 {
+			base = c.At
+		}
+		out = append(out, consumer.Backlog{Source: end.Topic, Partition: end.Partition, Lag: max(0, end.Offset-base), DeadLetters: -1})
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	slices.SortFunc(out, func(a, b consumer.Backlog) int {
+		if a.Source != b.Source {
+			if a.Source < b.Source {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition - b.Partition)
+	})
+	out = append(out, consumer.Backlog{Source: s.cfg.Topic, Partition: -1, DeadLetters: depth})
+	return out, nil
+}

@@ -1,0 +1,243 @@
+package kafka
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// Benchmarks. Run with:
+//
+//	go test -run '^$' -bench . -benchtime 1x ./adapters/kafka/
+//
+// BenchmarkThroughput starts kfake in a child process (internal/kfakecmd),
+// fills a topic with 200,000 records (6 partitions, 1,000 keys), then
+// consumes it in fresh child processes, alternating (a) a hand-written
+// franz-go group consumer committing after each poll and (b) consumer.Consumer
+// over this Source, both with a no-op handler. Each child reports records/s,
+// CPU seconds and peak RSS of its own process.
+
+const (
+	benchChildEnv = "ONCELY_KAFKA_BENCH_CHILD"
+	benchRecords  = 200000
+)
+
+type benchResult struct {
+	Mode    string  `json:"mode"`
+	Records int     `json:"records"`
+	Seconds float64 `json:"seconds"`
+	CPU     float64 `json:"cpu_seconds"`
+	RSSKiB  int64   `json:"peak_rss_kib"`
+}
+
+func (r benchResult) rate() float64 { return float64(r.Records) / r.Seconds }
+
+func BenchmarkThroughput(b *testing.B) {
+	addrs := startKfakeProcess(b)
+	topic := uniqueTopic("bench")
+	cl := client(b, addrs, kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
+	ctx := context.Background()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 6, 1, nil, topic); err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(strings.Repeat("x", 100))
+	const chunk = 10000
+	for i := 0; i < benchRecords; i += chunk {
+		recs := make([]*kgo.Record, chunk)
+		for j := range recs {
+			n := i + j
+			recs[j] = &kgo.Record{Topic: topic, Key: []byte("key-" + strconv.Itoa(n%1000)), Value: body,
+				Headers: []kgo.RecordHeader{{Key: consumer.HeaderMessageID, Value: []byte("m-" + strconv.Itoa(n))}}}
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	var best = map[string]benchResult{}
+	for round := range 2 {
+		for _, mode := range []string{"franz-go", "oncely"} {
+			r := runBenchChild(b, mode, addrs, topic, fmt.Sprintf("%s-%d", mode, round))
+			b.Logf("round %d %-8s: %9.0f records/s  %5.2f s  cpu %5.2f s  peak RSS %6.1f MiB", round, mode, r.rate(), r.Seconds, r.CPU, float64(r.RSSKiB)/1024)
+			if cur, ok := best[mode]; !ok || r.rate() > cur.rate() {
+				best[mode] = r
+			}
+		}
+	}
+	a, o := best["franz-go"], best["oncely"]
+	b.ReportMetric(a.rate(), "franzgo_msgs/s")
+	b.ReportMetric(o.rate(), "msgs/s")
+	b.ReportMetric(o.rate()/a.rate(), "x_baseline")
+	b.ReportMetric(a.CPU, "franzgo_cpu_s")
+	b.ReportMetric(o.CPU, "cpu_s")
+	b.ReportMetric(float64(a.RSSKiB)/1024, "franzgo_rss_MiB")
+	b.ReportMetric(float64(o.RSSKiB)/1024, "rss_MiB")
+}
+
+// startKfakeProcess builds and starts internal/kfakecmd and returns its
+// broker addresses; the process ends with the benchmark.
+func startKfakeProcess(tb testing.TB) []string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "kfakecmd")
+	build := exec.Command("go", "build", "-o", bin, "./internal/kfakecmd")
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("building kfakecmd: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("kfakecmd: %v", err)
+	}
+	addrs, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTEN ")
+	if !ok {
+		tb.Fatalf("kfakecmd said %q", line)
+	}
+	return strings.Split(addrs, ",")
+}
+
+func runBenchChild(tb testing.TB, mode string, addrs []string, topic, group string) benchResult {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), benchChildEnv+"="+strings.Join([]string{mode, strings.Join(addrs, ","), topic, group}, " "))
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("%s child: %v\n%s", mode, err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if j, ok := strings.CutPrefix(line, "RESULT "); ok {
+			var r benchResult
+			if err := json.Unmarshal([]byte(j), &r); err != nil {
+				tb.Fatal(err)
+			}
+			return r
+		}
+	}
+	tb.Fatalf("%s child printed no result:\n%s", mode, out)
+	return benchResult{}
+}
+
+// TestBenchChild is the consuming side of BenchmarkThroughput, run in a
+// child process; it is skipped otherwise.
+func TestBenchChild(t *testing.T) {
+	spec := os.Getenv(benchChildEnv)
+	if spec == "" {
+		t.Skip("only run as BenchmarkThroughput's child process")
+	}
+	f := strings.Fields(spec)
+	mode, addrs, topic, group := f[0], strings.Split(f[1], ","), f[2], f[3]
+	var r benchResult
+	switch mode {
+	case "franz-go":
+		r = consumeFranz(t, addrs, topic, group)
+	case "oncely":
+		r = consumeOncely(t, addrs, topic, group)
+	default:
+		t.Fatalf("unknown mode %q", mode)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	r.Mode = mode
+	r.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	r.RSSKiB = ru.Maxrss
+	j, _ := json.Marshal(r)
+	fmt.Printf("RESULT %s\n", j)
+}
+
+// noop is the benchmarks' handler work.
+func noop(m *consumer.Message) bool { return m.ID != "" }
+
+// consumeFranz is the baseline: a plain franz-go group consumer with manual
+// commits after each poll.
+func consumeFranz(t *testing.T, addrs []string, topic, group string) benchResult {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.CloseAllowingRebalance()
+	ctx := context.Background()
+	start := time.Now()
+	n := 0
+	for n < benchRecords {
+		fs := cl.PollRecords(ctx, MaxPollRecordsDefault)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			m := &consumer.Message{ID: string(r.Headers[0].Value), Key: string(r.Key), Body: r.Value}
+			if noop(m) {
+				n++
+			}
+		})
+		if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cl.AllowRebalance()
+	}
+	return benchResult{Records: n, Seconds: time.Since(start).Seconds()}
+}
+
+// consumeOncely consumes with consumer.Consumer over a Source.
+func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResult {
+	ctx := context.Background()
+	start := time.Now()
+	src, err := New(ctx, Config{Brokers: addrs, Topic: topic, Group: group, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	done := make(chan struct{})
+	c, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		if noop(m) && n.Add(1) == benchRecords {
+			close(done)
+		}
+		return nil
+	}), consumer.Config{Name: group, Concurrency: 16, MaxInFlight: 4096, ReceiveBatch: MaxPollRecordsDefault, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(ctx) }()
+	<-done
+	secs := time.Since(start).Seconds()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-runErr; err != nil {
+		t.Fatal(err)
+	}
+	return benchResult{Records: int(n.Load()), Seconds: secs}
+}

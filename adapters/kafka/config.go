@@ -1,0 +1,276 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/retry"
+)
+
+// Defaults applied to zero fields of Config.
+const (
+	MaxPollRecordsDefault       = 1000
+	MaxPartitionInFlightDefault = 2000
+	CommitIntervalDefault       = time.Second
+	RevokeTimeoutDefault        = 20 * time.Second
+	RebalanceTimeoutDefault     = time.Minute
+	CloseTimeoutDefault         = 30 * time.Second
+)
+
+// HeaderCloudEventsID is the CloudEvents Kafka binding's id header, accepted
+// as the message ID after HeaderMessageID.
+const HeaderCloudEventsID = "ce_id"
+
+// RetryMode chooses how Delivery.Retry keeps a failed record for later.
+type RetryMode int
+
+const (
+	// RetryTopics (the default) produces the failed record to a delay-tier
+	// topic "<topic>.<group>.retry.<tier>" and commits past the original once
+	// the broker acknowledged the copy. The source partition keeps flowing;
+	// the retried record loses its place in its key's order.
+	RetryTopics RetryMode = iota
+
+	// RetryInPlace (blocking retry) produces nothing: the failed record
+	// keeps its place. Its partition stops delivering at that record, and
+	// after the delay the record is delivered again, followed by the records
+	// behind it. Later deliveries of the same key that were already handed
+	// out (all later ones with InPlacePartitionOrder) lose their lease
+	// (Lost) and come again after it, so key order (partition order) holds.
+	// The cost is liveness: one failing record stalls its whole partition
+	// until it succeeds or is dead-lettered. The attempt count of an
+	// in-place retry lives in process memory: after a restart or rebalance
+	// the record starts again at attempt 1.
+	RetryInPlace
+)
+
+// String names the mode.
+func (m RetryMode) String() string {
+	switch m {
+	case RetryTopics:
+		return "topics"
+	case RetryInPlace:
+		return "in-place"
+	}
+	return fmt.Sprintf("RetryMode(%d)", int(m))
+}
+
+// Config configures a Source. Brokers, Topic and Group are required; every
+// other zero field means the documented default.
+type Config struct {
+	// Brokers are the seed brokers, "host:port". Required.
+	Brokers []string
+
+	// Topic is the source topic. Required.
+	Topic string
+
+	// Group is the consumer group, and the consumer name: it must equal
+	// consumer.Config.Name, since retry and dead-letter topics are named
+	// "<Topic>.<Group>.retry.<tier>" and "<Topic>.<Group>.dlq". Required.
+	Group string
+
+	// InstanceID enables static membership (Kafka's group.instance.id): a
+	// restarted member with the same ID takes its partitions back at once
+	// instead of waiting out the session timeout, and closing does not leave
+	// the group. Must be unique per live member. Defaults to none (dynamic
+	// membership).
+	InstanceID string
+
+	// MaxPollRecords caps the records taken by one poll (one Receive).
+	// Defaults to MaxPollRecordsDefault (1000); Receive never takes more
+	// than the runtime asks for.
+	MaxPollRecords int
+
+	// MaxPartitionInFlight bounds the records of one partition taken from
+	// the broker but not yet settled. A partition at the bound is paused
+	// (fetching stops) until half of them settled. Defaults to
+	// MaxPartitionInFlightDefault (2000); must be >= MaxPollRecords.
+	MaxPartitionInFlight int
+
+	// CommitInterval is the period of background commits of the settled
+	// offsets. Commits also happen synchronously on revoke and Close.
+	// Defaults to CommitIntervalDefault (1s).
+	CommitInterval time.Duration
+
+	// RevokeTimeout bounds how long a revoke waits for the deliveries of the
+	// revoked partitions to settle before committing what did settle; the
+	// rest lose their lease (Lost is closed) and are redelivered to the new
+	// owner. Must be below RebalanceTimeout. Defaults to RevokeTimeoutDefault
+	// (20s).
+	RevokeTimeout time.Duration
+
+	// RebalanceTimeout is Kafka's rebalance.timeout.ms. Defaults to
+	// RebalanceTimeoutDefault (1m).
+	RebalanceTimeout time.Duration
+
+	// RetryMode chooses retry topics (the default) or in-place blocking
+	// retry.
+	RetryMode RetryMode
+
+	// InPlacePartitionOrder, with RetryInPlace, makes an in-place retry
+	// abandon every later delivery of the partition, not only those of the
+	// same key. Set it when the consumer runs with consumer.OrderByPartition.
+	// Defaults to false (key order).
+	InPlacePartitionOrder bool
+
+	// Tiers are the delays of the retry topics. A retry after d goes to
+	// Tiers.Tier(d), and its record is not delivered before its
+	// oncely-retry-not-before header. Defaults to retry.DefaultTiers (1s, 10s,
+	// 1m, 10m, 1h). Ignored with RetryInPlace.
+	Tiers retry.Tiers
+
+	// ClaimRetention is the idempotency store's claim retention, when known.
+	// Tiers above it are refused (a retried copy would arrive after its
+	// claim was pruned and run twice), and Capabilities.MaxDelay reports it
+	// so the runtime refuses a retry policy with longer delays. Defaults to 0
+	// (not checked).
+	ClaimRetention time.Duration
+
+	// TopicPartitions is the partition count of topics the Source creates
+	// (the source, retry and dead-letter topics). Defaults to the source
+	// topic's partition count when it exists, else the broker's default.
+	TopicPartitions int32
+
+	// ReplicationFactor of created topics. Defaults to the broker's default.
+	ReplicationFactor int16
+
+	// SkipTopicCreation makes New only check that the source, retry and
+	// dead-letter topics exist, and fail when one is missing, instead of
+	// creating them. Defaults to false (create when absent).
+	SkipTopicCreation bool
+
+	// IDHeaders are the headers tried, in order, for Message.ID. Defaults to
+	// HeaderMessageID ("message-id") then HeaderCloudEventsID ("ce_id").
+	IDHeaders []string
+
+	// DeriveID, when no ID header is present, uses "<topic>/<partition>/<offset>"
+	// as the ID; stable because Kafka never reuses an offset. Retried and
+	// dead-lettered copies carry it in their message-id header. Defaults to
+	// false: a record without an ID is dead-lettered as missing-id.
+	DeriveID bool
+
+	// Logger receives the adapter's logs. Defaults to slog.Default().
+	Logger *slog.Logger
+
+	// Opts are extra franz-go options, applied before the adapter's own
+	// (seed brokers, group, topics, manual commits, blocked rebalances and
+	// the partition callbacks always win). Options that would commit before
+	// processing (AutoCommitMarks) or consume other topics (ConsumeRegex,
+	// ConsumePartitions) are refused.
+	Opts []kgo.Opt
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxPollRecords == 0 {
+		c.MaxPollRecords = MaxPollRecordsDefault
+	}
+	if c.MaxPartitionInFlight == 0 {
+		c.MaxPartitionInFlight = max(MaxPartitionInFlightDefault, c.MaxPollRecords)
+	}
+	if c.CommitInterval == 0 {
+		c.CommitInterval = CommitIntervalDefault
+	}
+	if c.RevokeTimeout == 0 {
+		c.RevokeTimeout = RevokeTimeoutDefault
+	}
+	if c.RebalanceTimeout == 0 {
+		c.RebalanceTimeout = RebalanceTimeoutDefault
+	}
+	if c.Tiers == nil {
+		c.Tiers = retry.DefaultTiers
+	}
+	if c.IDHeaders == nil {
+		c.IDHeaders = []string{consumer.HeaderMessageID, HeaderCloudEventsID}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// validate reports every problem at once, after defaults.
+func (c Config) validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("Brokers is required"))
+	}
+	if c.Topic == "" {
+		errs = append(errs, errors.New("Topic is required"))
+	}
+	if c.Group == "" {
+		errs = append(errs, errors.New("Group is required (it is the consumer name)"))
+	}
+	if strings.Contains(c.Topic, ".retry.") || strings.HasSuffix(c.Topic, ".dlq") {
+		errs = append(errs, fmt.Errorf("Topic %q looks like a retry or dead-letter topic; consume the source topic instead", c.Topic))
+	}
+	if c.MaxPollRecords < 0 {
+		errs = append(errs, fmt.Errorf("MaxPollRecords must be > 0, got %d (unbounded polls break backpressure)", c.MaxPollRecords))
+	}
+	if c.MaxPartitionInFlight < 0 {
+		errs = append(errs, fmt.Errorf("MaxPartitionInFlight must be > 0, got %d (unbounded in-flight records)", c.MaxPartitionInFlight))
+	} else if c.MaxPartitionInFlight < c.MaxPollRecords {
+		errs = append(errs, fmt.Errorf("MaxPartitionInFlight (%d) must be >= MaxPollRecords (%d)", c.MaxPartitionInFlight, c.MaxPollRecords))
+	}
+	for name, d := range map[string]time.Duration{"CommitInterval": c.CommitInterval, "RevokeTimeout": c.RevokeTimeout, "RebalanceTimeout": c.RebalanceTimeout, "ClaimRetention": c.ClaimRetention} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s must be > 0, got %s", name, d))
+		}
+	}
+	if c.RevokeTimeout >= c.RebalanceTimeout {
+		errs = append(errs, fmt.Errorf("RevokeTimeout (%s) must be below RebalanceTimeout (%s), or the group evicts this member during a revoke", c.RevokeTimeout, c.RebalanceTimeout))
+	}
+	switch c.RetryMode {
+	case RetryTopics:
+		if err := c.Tiers.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("Tiers: %w", err))
+		} else if c.ClaimRetention > 0 && c.Tiers[len(c.Tiers)-1] >= c.ClaimRetention {
+			errs = append(errs, fmt.Errorf("retry tier %s is not shorter than the claim retention %s: a retried copy could outlive its idempotency claim and run twice", c.Tiers[len(c.Tiers)-1], c.ClaimRetention))
+		}
+	case RetryInPlace:
+	default:
+		errs = append(errs, fmt.Errorf("unknown RetryMode %d", int(c.RetryMode)))
+	}
+	if c.TopicPartitions < 0 {
+		errs = append(errs, fmt.Errorf("TopicPartitions must be > 0, got %d", c.TopicPartitions))
+	}
+	if c.ReplicationFactor < 0 {
+		errs = append(errs, fmt.Errorf("ReplicationFactor must be > 0, got %d", c.ReplicationFactor))
+	}
+	if len(c.IDHeaders) == 0 && !c.DeriveID {
+		errs = append(errs, errors.New("IDHeaders is empty and DeriveID is off: no record could have an ID"))
+	}
+	if slices.Contains(c.IDHeaders, "") {
+		errs = append(errs, errors.New("IDHeaders contains an empty name"))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("kafka: invalid config: %w", errors.Join(errs...))
+}
+
+// checkOpts refuses franz-go options that break at-least-once or the
+// adapter's ownership of the topic list; cl was built from Config.Opts.
+// (Auto-commit itself is always disabled by the adapter's own options.)
+func checkOpts(cl *kgo.Client) error {
+	var errs []error
+	if v, _ := cl.OptValue(kgo.AutoCommitMarks).(bool); v {
+		errs = append(errs, errors.New("Opts: AutoCommitMarks commits records before the handler settled them; remove it"))
+	}
+	if v, _ := cl.OptValue(kgo.ConsumeRegex).(bool); v {
+		errs = append(errs, errors.New("Opts: ConsumeRegex would treat topic names as patterns; remove it"))
+	}
+	if v, _ := cl.OptValue(kgo.ConsumePartitions).(map[string]map[int32]kgo.Offset); len(v) > 0 {
+		errs = append(errs, errors.New("Opts: ConsumePartitions bypasses the consumer group; remove it"))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("kafka: invalid config: %w", errors.Join(errs...))
+}

@@ -1,0 +1,201 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// delivery is one handed-out record. It implements consumer.Delivery and
+// consumer.Leased.
+type delivery struct {
+	s       *Source
+	p       *partition
+	e       *entry
+	gen     uint32
+	lost    chan struct{}
+	msg     *consumer.Message
+	settled atomic.Bool
+}
+
+var (
+	_ consumer.Delivery = (*delivery)(nil)
+	_ consumer.Leased   = (*delivery)(nil)
+)
+
+// Message returns the record as a Message.
+func (d *delivery) Message() *consumer.Message { return d.msg }
+
+// Lost is closed when the record's partition was revoked or lost (or
+// abandoned by an in-place retry of an earlier record of its key) before
+// the delivery settled; its settlement
+// is then dropped and the record comes again.
+func (d *delivery) Lost() <-chan struct{} { return d.lost }
+
+// currentLocked reports whether d still holds its record's lease.
+func (d *delivery) currentLocked() bool {
+	return d.p.owned && d.e.gen == d.gen && d.e.state == delivered
+}
+
+func (d *delivery) current() bool {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	return d.currentLocked()
+}
+
+// Ack marks the record settled; the offset is committed once every earlier
+// offset of the partition is settled too.
+func (d *delivery) Ack(context.Context) error {
+	if !d.settled.CompareAndSwap(false, true) {
+		return consumer.ErrAlreadySettled
+	}
+	d.s.settle(d)
+	return nil
+}
+
+// Retry produces a copy to the retry topic of tier Tiers.Tier(after), waits
+// for the broker's acknowledgement, then marks the original settled. With
+// RetryInPlace it rewinds the partition instead (see RetryInPlace). A
+// delivery that lost its lease produces nothing: the record comes again
+// from the partition's new owner.
+func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[string]string) error {
+	if d.settled.Load() {
+		return consumer.ErrAlreadySettled
+	}
+	s := d.s
+	if s.cfg.RetryMode == RetryInPlace {
+		if !d.settled.CompareAndSwap(false, true) {
+			return consumer.ErrAlreadySettled
+		}
+		s.rewind(d, after, headers)
+		return nil
+	}
+	if _, ok := headers[consumer.HeaderRetryNotBefore]; !ok {
+		headers = withHeader(headers, consumer.HeaderRetryNotBefore, time.Now().Add(after).UTC().Format(time.RFC3339Nano))
+	}
+	return d.copyTo(ctx, s.byTier[s.cfg.Tiers.Tier(after)], headers)
+}
+
+// DeadLetter produces a copy to "<topic>.<group>.dlq", waits for the
+// broker's acknowledgement, then marks the original settled.
+func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) error {
+	if d.settled.Load() {
+		return consumer.ErrAlreadySettled
+	}
+	return d.copyTo(ctx, d.s.dlq, headers)
+}
+
+func (d *delivery) copyTo(ctx context.Context, topic string, headers map[string]string) error {
+	if !d.current() {
+		d.settled.Store(true)
+		return nil
+	}
+	if _, ok := headers[consumer.HeaderMessageID]; !ok && d.msg.ID != "" {
+		headers = withHeader(headers, consumer.HeaderMessageID, d.msg.ID)
+	}
+	r := &kgo.Record{Topic: topic, Key: d.e.rec.Key, Value: d.e.rec.Value, Headers: recordHeaders(headers)}
+	if err := d.s.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+		return fmt.Errorf("kafka: producing copy of %s[%d]@%d to %s: %w", d.msg.Source, d.msg.Partition, d.msg.Offset, topic, err)
+	}
+	if !d.settled.CompareAndSwap(false, true) {
+		return consumer.ErrAlreadySettled
+	}
+	d.s.settle(d)
+	return nil
+}
+
+// settle records d's settlement, unless its lease was lost meanwhile.
+func (s *Source) settle(d *delivery) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !d.currentLocked() {
+		return
+	}
+	p := d.p
+	p.settle(d.e)
+	if p.drained != nil && p.inflight == 0 {
+		close(p.drained)
+		p.drained = nil
+	}
+	if p.pausedFull && p.outstanding() <= s.cfg.MaxPartitionInFlight/2 {
+		p.pausedFull = false
+		s.maybeResumeLocked(p)
+	}
+}
+
+// rewind implements an in-place retry of d: d's record is delivered again
+// once after has passed, and the later deliveries of its partition that
+// would overtake it (same key; every one with InPlacePartitionOrder) lose
+// their lease and are delivered again after it. Records of the partition
+// not delivered yet wait behind it.
+func (s *Source) rewind(d *delivery, after time.Duration, headers map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !d.currentLocked() {
+		return
+	}
+	p, e := d.p, d.e
+	idx := slices.Index(p.entries, e)
+	for _, x := range p.entries[idx+1:] {
+		if x.state == delivered && (s.cfg.InPlacePartitionOrder || bytes.Equal(x.rec.Key, e.rec.Key)) {
+			x.state = held
+			close(x.lost)
+			x.lost = nil
+			p.inflight--
+		}
+	}
+	e.state = held
+	e.lost = nil
+	p.inflight--
+	p.cursor = min(p.cursor, idx)
+	if p.drained != nil && p.inflight == 0 {
+		close(p.drained)
+		p.drained = nil
+	}
+	e.retryHeaders = headers
+	e.notBefore = time.Now().Add(after)
+	if nb := consumer.NotBeforeFromHeaders(headers); nb.After(e.notBefore) {
+		e.notBefore = nb
+	}
+	if !p.isHeld {
+		p.isHeld = true
+		s.held = append(s.held, p)
+	}
+	s.takeLocked(nil, 0, time.Now()) // pauses p while it waits
+	s.wakeLocked()
+}
+
+func withHeader(h map[string]string, k, v string) map[string]string {
+	c := make(map[string]string, len(h)+1)
+	for hk, hv := range h {
+		c[hk] = hv
+	}
+	c[k] = v
+	return c
+}
+
+// recordHeaders converts h to Kafka headers, sorted by name for stable
+// output.
+func recordHeaders(h map[string]string) []kgo.RecordHeader {
+	out := make([]kgo.RecordHeader, 0, len(h))
+	for k, v := range h {
+		out = append(out, kgo.RecordHeader{Key: k, Value: []byte(v)})
+	}
+	slices.SortFunc(out, func(a, b kgo.RecordHeader) int {
+		switch {
+		case a.Key < b.Key:
+			return -1
+		case a.Key > b.Key:
+			return 1
+		}
+		return 0
+	})
+	return out
+}

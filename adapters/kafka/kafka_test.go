@@ -1,0 +1,598 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/retry"
+	"github.com/oncely/oncely/store/memory"
+)
+
+func uniqueTopic(prefix string) string {
+	return fmt.Sprintf("%s-%08x", prefix, rand.Uint32())
+}
+
+func newSource(t testing.TB, cfg Config) *Source {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger()
+	}
+	if cfg.CommitInterval == 0 {
+		cfg.CommitInterval = 100 * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := New(ctx, cfg)
+	require.NoError(t, err)
+	return s
+}
+
+// runConsumer runs a Consumer over src until the returned stop is called
+// (or the test ends) and fails t when Run fails.
+func runConsumer(t testing.TB, src consumer.Source, h consumer.Handler, cfg consumer.Config, mws ...consumer.Middleware) (stop func()) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger()
+	}
+	c, err := consumer.New(src, h, cfg, mws...)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := c.Stop(ctx); err != nil {
+				t.Errorf("Stop: %v", err)
+			}
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// recorder collects handled messages.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []*consumer.Message
+	at   []time.Time
+}
+
+func (r *recorder) add(m *consumer.Message) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, m.Clone())
+	r.at = append(r.at, time.Now())
+}
+
+func (r *recorder) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.msgs)
+}
+
+func (r *recorder) all() []*consumer.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.msgs)
+}
+
+// A plain franz-go producer's records arrive with ID, key and headers
+// intact, whichever ID header they use.
+func TestPlainProducerHeaders(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("plain")
+	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
+	ctx := context.Background()
+	recs := []*kgo.Record{
+		{Topic: topic, Key: []byte("k1"), Value: []byte("v1"), Headers: []kgo.RecordHeader{{Key: "message-id", Value: []byte("id-1")}, {Key: "x-trace", Value: []byte("abc")}, {Key: "content-type", Value: []byte("application/json")}}},
+		{Topic: topic, Key: []byte("k2"), Value: []byte("v2"), Headers: []kgo.RecordHeader{{Key: "ce_id", Value: []byte("ce-2")}, {Key: "ce_type", Value: []byte("order.created")}}},
+		{Topic: topic, Key: nil, Value: []byte("v3"), Headers: []kgo.RecordHeader{{Key: "x-only", Value: []byte("no id")}}},
+	}
+	require.NoError(t, prod.ProduceSync(ctx, recs...).FirstErr())
+
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "plain", DeriveID: true})
+	var rec recorder
+	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		rec.add(m)
+		return nil
+	}), consumer.Config{Name: "plain"})
+	waitUntil(t, 20*time.Second, "three records", func() bool { return rec.len() >= 3 })
+	stop()
+
+	byBody := map[string]*consumer.Message{}
+	for _, m := range rec.all() {
+		byBody[string(m.Body)] = m
+	}
+	m1, m2, m3 := byBody["v1"], byBody["v2"], byBody["v3"]
+	require.NotNil(t, m1)
+	require.NotNil(t, m2)
+	require.NotNil(t, m3)
+	require.Equal(t, "id-1", m1.ID)
+	require.Equal(t, "k1", m1.Key)
+	require.Equal(t, map[string]string{"message-id": "id-1", "x-trace": "abc", "content-type": "application/json"}, m1.Headers)
+	require.Equal(t, topic, m1.Source)
+	require.Equal(t, 1, m1.Attempt)
+	require.False(t, m1.Timestamp.IsZero())
+	require.Equal(t, "ce-2", m2.ID)
+	require.Equal(t, "order.created", m2.Header("ce_type"))
+	require.Equal(t, fmt.Sprintf("%s/%d/%d", topic, m3.Partition, m3.Offset), m3.ID, "derived ID")
+	require.Equal(t, "", m3.Key)
+	require.Equal(t, 3, rec.len(), "handled once each")
+}
+
+// A record failing twice is seen at attempts 1, 2 and 3, each copy from a
+// retry tier topic no sooner than its delay, with the failure headers.
+func TestRetryTiers(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("tiers")
+	tiers := retry.Tiers{200 * time.Millisecond, time.Second}
+	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
+	publish(t, prod, topic, &consumer.Message{ID: "r1", Key: "key-1", Body: []byte("payload"), Headers: map[string]string{"x-app": "kept"}})
+
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "tiers", Tiers: tiers})
+	var rec recorder
+	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		rec.add(m)
+		if m.Attempt < 3 {
+			return fmt.Errorf("attempt %d failed", m.Attempt)
+		}
+		return nil
+	}), consumer.Config{Name: "tiers", Retry: retry.Policy{MaxAttempts: 3, InitialInterval: 150 * time.Millisecond, Multiplier: 3, Jitter: retry.NoJitter}})
+	waitUntil(t, 20*time.Second, "the third attempt", func() bool { return rec.len() >= 3 })
+	stop()
+
+	got := rec.all()
+	require.Len(t, got, 3)
+	wantSource := []string{topic, RetryTopic(topic, "tiers", 200*time.Millisecond), RetryTopic(topic, "tiers", time.Second)}
+	wantDelay := []time.Duration{0, 150 * time.Millisecond, 450 * time.Millisecond}
+	for i, m := range got {
+		require.Equal(t, i+1, m.Attempt, "attempt")
+		require.Equal(t, "r1", m.ID)
+		require.Equal(t, "key-1", m.Key)
+		require.Equal(t, "payload", string(m.Body))
+		require.Equal(t, "kept", m.Header("x-app"))
+		require.Equal(t, wantSource[i], m.Source)
+		if i == 0 {
+			continue
+		}
+		require.GreaterOrEqual(t, rec.at[i].Sub(rec.at[i-1]), wantDelay[i], "attempt %d came early", i+1)
+		require.Equal(t, strconv.Itoa(i+1), m.Header(consumer.HeaderAttempt))
+		require.Equal(t, fmt.Sprintf("attempt %d failed", i), m.Header(consumer.HeaderError))
+		require.Equal(t, topic, m.Header(consumer.HeaderOriginalSource))
+		require.Equal(t, strconv.Itoa(int(got[0].Partition)), m.Header(consumer.HeaderOriginalPartition))
+		require.Equal(t, strconv.FormatInt(got[0].Offset, 10), m.Header(consumer.HeaderOriginalOffset))
+		require.Equal(t, "tiers", m.Header(consumer.HeaderConsumer))
+		nb := consumer.NotBeforeFromHeaders(m.Headers)
+		require.False(t, nb.IsZero())
+		require.False(t, rec.at[i].Before(nb), "handled before %s", consumer.HeaderRetryNotBefore)
+	}
+	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, "tiers"), 0, 0))
+}
+
+// An always-failing record lands in the DLQ with the failure context.
+func TestDeadLetterTopic(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("dlq")
+	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
+	publish(t, prod, topic, &consumer.Message{ID: "d1", Key: "kd", Body: []byte("bad")})
+
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "dl", Tiers: retry.Tiers{100 * time.Millisecond}})
+	var rec recorder
+	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		rec.add(m)
+		return errors.New("always broken")
+	}), consumer.Config{Name: "dl", Retry: retry.Policy{MaxAttempts: 2, InitialInterval: 100 * time.Millisecond, Jitter: retry.NoJitter}})
+	dl := readAll(t, addrs, DeadLetterTopic(topic, "dl"), 1, 20*time.Second)
+	stop()
+
+	require.Len(t, dl, 1)
+	first := rec.all()[0]
+	m := dl[0]
+	require.Equal(t, "d1", m.ID)
+	require.Equal(t, "kd", m.Key)
+	require.Equal(t, "bad", string(m.Body))
+	require.Equal(t, consumer.ReasonExhausted, m.Header(consumer.HeaderDeadLetterReason))
+	require.Equal(t, "always broken", m.Header(consumer.HeaderError))
+	require.Equal(t, "2", m.Header(consumer.HeaderAttempt))
+	require.Equal(t, topic, m.Header(consumer.HeaderOriginalSource))
+	require.Equal(t, strconv.Itoa(int(first.Partition)), m.Header(consumer.HeaderOriginalPartition))
+	require.Equal(t, strconv.FormatInt(first.Offset, 10), m.Header(consumer.HeaderOriginalOffset))
+	require.NotEmpty(t, m.Header(consumer.HeaderOriginalTimestamp))
+	require.NotEmpty(t, m.Header(consumer.HeaderFirstFailedAt))
+	require.Equal(t, 2, rec.len())
+}
+
+// A consumer that dies without committing causes redelivery, and the
+// idempotency store absorbs it: every effect happens once.
+func TestCrashRedeliveryDeduped(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("crash")
+	const n = 200
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = &consumer.Message{ID: fmt.Sprintf("c-%03d", i), Key: fmt.Sprintf("k%d", i%7), Body: []byte("x")}
+	}
+	publish(t, client(t, addrs, kgo.AllowAutoTopicCreation()), topic, msgs...)
+	st, err := memory.New(memory.Config{})
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	effects := map[string]int{}
+	handled := 0
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		effects[m.ID]++
+		handled++
+		return nil
+	})
+	// First consumer: commits never happen (huge interval), then it crashes.
+	first := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "crash", CommitInterval: time.Hour})
+	dups := &countObserver{}
+	c1, err := consumer.New(first, h, consumer.Config{Name: "crash", Logger: testLogger()}, middleware.Idempotency(st))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- c1.Run(context.Background()) }()
+	waitUntil(t, 20*time.Second, "the first consumer to handle everything", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return handled >= n
+	})
+	first.crash()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = c1.Stop(ctx)
+	<-done
+
+	second := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "crash"})
+	stop := runConsumer(t, second, h, consumer.Config{Name: "crash", Observer: dups}, middleware.Idempotency(st))
+	waitUntil(t, 20*time.Second, "the redelivered records to be absorbed", func() bool { return dups.count(consumer.OutcomeDuplicate) >= n })
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, effects, n)
+	for id, c := range effects {
+		require.Equal(t, 1, c, id)
+	}
+	require.Equal(t, 0, dups.count(consumer.OutcomeProcessed))
+}
+
+type countObserver struct {
+	mu sync.Mutex
+	n  map[consumer.Outcome]int
+}
+
+func (o *countObserver) Settled(_ context.Context, ev consumer.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == nil {
+		o.n = map[consumer.Outcome]int{}
+	}
+	o.n[ev.Outcome]++
+}
+func (o *countObserver) BreakerChanged(bool) {}
+func (o *countObserver) count(out consumer.Outcome) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n[out]
+}
+
+// Per-key order holds on one partition with 16 workers, while keys run in
+// parallel.
+func TestKeyOrderSinglePartition(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("order")
+	const n, keys = 2000, 50
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = &consumer.Message{ID: fmt.Sprintf("o-%04d", i), Key: fmt.Sprintf("key-%02d", i%keys), Body: []byte(strconv.Itoa(i / keys))}
+	}
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "order", TopicPartitions: 1})
+	publish(t, client(t, addrs), topic, msgs...)
+
+	var mu sync.Mutex
+	seqs := map[string][]int{}
+	running, peak, handled := 0, 0, 0
+	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
+		seq, _ := strconv.Atoi(string(m.Body))
+		mu.Lock()
+		defer mu.Unlock()
+		running--
+		seqs[m.Key] = append(seqs[m.Key], seq)
+		handled++
+		require.Equal(t, int32(0), m.Partition)
+		return nil
+	}), consumer.Config{Name: "order", Concurrency: 16})
+	waitUntil(t, 30*time.Second, "every record", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return handled >= n
+	})
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, n, handled)
+	for k, s := range seqs {
+		require.True(t, slices.IsSorted(s), "key %s out of order: %v", k, s)
+		require.Len(t, s, n/keys)
+	}
+	require.Greater(t, peak, 1, "keys ran in parallel")
+}
+
+// In-place retry keeps the failing record's key order: nothing of its key
+// overtakes it, and no copy is produced.
+func TestRetryInPlaceOrder(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("inplace")
+	const n = 30
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = &consumer.Message{ID: fmt.Sprintf("p-%02d", i), Key: fmt.Sprintf("k%d", i%3), Body: []byte(strconv.Itoa(i))}
+	}
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "inplace", TopicPartitions: 1, RetryMode: RetryInPlace})
+	publish(t, client(t, addrs), topic, msgs...)
+	var mu sync.Mutex
+	order := map[string][]int{}
+	attempts := map[string][]int{}
+	var failedAt time.Time
+	var retriedAt time.Time
+	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		attempts[m.ID] = append(attempts[m.ID], m.Attempt)
+		if m.ID == "p-04" && m.Attempt < 3 {
+			failedAt = time.Now()
+			return errors.New("not yet")
+		}
+		if m.ID == "p-04" {
+			retriedAt = time.Now()
+		}
+		i, _ := strconv.Atoi(string(m.Body))
+		order[m.Key] = append(order[m.Key], i)
+		return nil
+	}), consumer.Config{Name: "inplace", Concurrency: 8, Retry: retry.Policy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond, Multiplier: 1, Jitter: retry.NoJitter}})
+	waitUntil(t, 20*time.Second, "every record", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		c := 0
+		for _, o := range order {
+			c += len(o)
+		}
+		return c >= n
+	})
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []int{1, 2, 3}, attempts["p-04"])
+	require.GreaterOrEqual(t, retriedAt.Sub(failedAt), 200*time.Millisecond)
+	for k, o := range order {
+		require.True(t, slices.IsSorted(o), "key %s: %v", k, o)
+		require.Len(t, o, n/3)
+	}
+	for _, tier := range DefaultTierTopics(topic, "inplace") {
+		require.Empty(t, readAll(t, addrs, tier, 0, 0))
+	}
+}
+
+// DefaultTierTopics lists the retry topics of the default tiers.
+func DefaultTierTopics(topic, group string) []string {
+	var out []string
+	for _, d := range retry.DefaultTiers {
+		out = append(out, RetryTopic(topic, group, d))
+	}
+	return out
+}
+
+// A partition paused by this member is fetched again after it was revoked
+// and assigned back: pause state must not survive the rebalance.
+func TestPauseClearedOnRevoke(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("pause")
+	a := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "pause", TopicPartitions: 2, RetryMode: RetryInPlace})
+	defer a.Close(context.Background())
+	prod := client(t, addrs)
+	// Pause both partitions as backpressure would.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	publish(t, prod, topic, &consumer.Message{ID: "warm", Key: "w", Body: []byte("w")})
+	ds, err := a.Receive(ctx, 10)
+	require.NoError(t, err)
+	for _, d := range ds {
+		require.NoError(t, d.Ack(ctx))
+	}
+	a.mu.Lock()
+	require.Len(t, a.parts, 2)
+	for _, p := range a.parts {
+		p.pausedFull = true
+		a.pauseLocked(p)
+	}
+	a.mu.Unlock()
+	require.Len(t, a.cl.PauseFetchPartitions(nil)[topic], 2)
+
+	// A second member takes one partition, then leaves.
+	b := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "pause", TopicPartitions: 2, RetryMode: RetryInPlace})
+	// a must poll so the rebalance can proceed (blocked rebalances).
+	pollCtx, pollCancel := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for pollCtx.Err() == nil {
+			ds, _ := a.Receive(pollCtx, 10)
+			for _, d := range ds {
+				_ = d.Ack(ctx)
+			}
+		}
+	}()
+	waitUntil(t, 20*time.Second, "b to own a partition", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.parts) == 1
+	})
+	waitUntil(t, 20*time.Second, "a to lose one partition and its pause", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.parts) == 1 && len(a.cl.PauseFetchPartitions(nil)[topic]) == 1
+	})
+	require.NoError(t, b.Close(ctx))
+	waitUntil(t, 20*time.Second, "a to get the partition back", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.parts) == 2
+	})
+	pollCancel()
+	<-polled
+	// The partition that came back is not paused and delivers new records.
+	var back int32 = -1
+	a.mu.Lock()
+	for k, p := range a.parts {
+		if !p.pausedFull {
+			back = k.partition
+		}
+	}
+	a.mu.Unlock()
+	require.NotEqual(t, int32(-1), back)
+	require.NotContains(t, a.cl.PauseFetchPartitions(nil)[topic], back)
+	rec := &kgo.Record{Topic: topic, Partition: back, Value: []byte("after"), Headers: []kgo.RecordHeader{{Key: "message-id", Value: []byte("after")}}}
+	pcl := client(t, addrs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, pcl.ProduceSync(ctx, rec).FirstErr())
+	got := []string{}
+	for !slices.Contains(got, "after") {
+		ds, err := a.Receive(ctx, 10)
+		require.NoError(t, err)
+		for _, d := range ds {
+			got = append(got, d.Message().ID)
+			require.NoError(t, d.Ack(ctx))
+		}
+	}
+}
+
+// Backlog reports lag per partition and the DLQ depth.
+func TestBacklog(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("lag")
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "lag", TopicPartitions: 1, Tiers: retry.Tiers{time.Second}})
+	defer s.Close(context.Background())
+	prod := client(t, addrs)
+	msgs := make([]*consumer.Message, 10)
+	for i := range msgs {
+		msgs[i] = &consumer.Message{ID: strconv.Itoa(i), Body: []byte("b")}
+	}
+	publish(t, prod, topic, msgs...)
+	publish(t, prod, DeadLetterTopic(topic, "lag"), msgs[:3]...)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	bl, err := s.Backlog(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []consumer.Backlog{
+		{Source: topic, Partition: 0, Lag: 10, DeadLetters: -1},
+		{Source: RetryTopic(topic, "lag", time.Second), Partition: 0, Lag: 0, DeadLetters: -1},
+		{Source: topic, Partition: -1, Lag: 0, DeadLetters: 3},
+	}, bl)
+	got := ReceiveAck(t, s, 4)
+	require.Len(t, got, 4)
+	require.NoError(t, s.commitOwned(ctx, false))
+	bl, err = s.Backlog(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(6), bl[0].Lag)
+}
+
+// ReceiveAck receives and acks n deliveries.
+func ReceiveAck(t testing.TB, s *Source, n int) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var ids []string
+	for len(ids) < n {
+		ds, err := s.Receive(ctx, n-len(ids))
+		require.NoError(t, err)
+		for _, d := range ds {
+			ids = append(ids, d.Message().ID)
+			require.NoError(t, d.Ack(ctx))
+		}
+	}
+	return ids
+}
+
+func TestConfigValidation(t *testing.T) {
+	ctx := context.Background()
+	_, err := New(ctx, Config{})
+	require.Error(t, err)
+	for _, want := range []string{"Brokers is required", "Topic is required", "Group is required"} {
+		require.ErrorContains(t, err, want)
+	}
+	base := Config{Brokers: []string{"127.0.0.1:1"}, Topic: "t", Group: "g"}
+	bad := []struct {
+		name string
+		mut  func(*Config)
+		want string
+	}{
+		{"unbounded poll", func(c *Config) { c.MaxPollRecords = -1 }, "MaxPollRecords"},
+		{"unbounded in-flight", func(c *Config) { c.MaxPartitionInFlight = -1 }, "unbounded in-flight"},
+		{"in-flight below poll", func(c *Config) { c.MaxPollRecords = 100; c.MaxPartitionInFlight = 10 }, "MaxPartitionInFlight (10) must be >= MaxPollRecords (100)"},
+		{"tier beyond claims", func(c *Config) { c.ClaimRetention = 30 * time.Minute }, "outlive its idempotency claim"},
+		{"bad tiers", func(c *Config) { c.Tiers = retry.Tiers{time.Minute, time.Second} }, "strictly increasing"},
+		{"revoke too long", func(c *Config) { c.RevokeTimeout = 2 * time.Minute }, "RevokeTimeout"},
+		{"retry topic as source", func(c *Config) { c.Topic = "t.g.retry.1s" }, "retry or dead-letter topic"},
+		{"no ID", func(c *Config) { c.IDHeaders = []string{} }, "no record could have an ID"},
+	}
+	for _, tc := range bad {
+		c := base
+		tc.mut(&c)
+		_, err := New(ctx, c)
+		require.ErrorContains(t, err, tc.want, tc.name)
+	}
+}
+
+func TestRefusedOpts(t *testing.T) {
+	addrs := newCluster(t, 1)
+	_, err := New(context.Background(), Config{Brokers: addrs, Topic: uniqueTopic("opts"), Group: "g", Logger: testLogger(),
+		Opts: []kgo.Opt{kgo.AutoCommitMarks(), kgo.ConsumeRegex()}})
+	require.ErrorContains(t, err, "AutoCommitMarks")
+	require.ErrorContains(t, err, "ConsumeRegex")
+}
+
+func TestTopicCreationRefused(t *testing.T) {
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("skip")
+	_, err := New(context.Background(), Config{Brokers: addrs, Topic: topic, Group: "g", SkipTopicCreation: true, Logger: testLogger()})
+	require.ErrorIs(t, err, ErrTopicCreation)
+	require.ErrorContains(t, err, DeadLetterTopic(topic, "g"))
+	// A replication factor the cluster cannot honour is refused by the broker.
+	_, err = New(context.Background(), Config{Brokers: addrs, Topic: topic, Group: "g", ReplicationFactor: 3, Logger: testLogger()})
+	require.ErrorIs(t, err, ErrTopicCreation)
+	require.True(t, strings.Contains(err.Error(), "refused"), err.Error())
+}

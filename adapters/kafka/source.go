@@ -1,0 +1,393 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// Source is a consumer.Source reading a Kafka topic (and its retry topics)
+// as a consumer group, with manual commits after processing. It implements
+// consumer.Source, consumer.BacklogReporter, and its deliveries implement
+// consumer.Leased. Create one with New.
+//
+// Guarantees: an offset is committed only when it and every offset before it
+// in its partition were settled (acked, or copied to a retry or dead-letter
+// topic and acknowledged by the broker). Commits run every CommitInterval, on
+// revoke (after waiting up to RevokeTimeout for in-flight deliveries of the
+// revoked partitions) and on Close; a partition no longer owned is never
+// committed. A lost partition's deliveries report Lost and their settlements
+// are dropped; the new owner gets them again.
+type Source struct {
+	cfg  Config
+	log  *slog.Logger
+	cl   *kgo.Client
+	adm  *kadm.Client
+	dlq    string
+	topics []string // consumed: the source, then the retry tiers
+	byTier map[time.Duration]string
+
+	commitMu sync.Mutex // serialises commits and ownership changes around them
+
+	mu      sync.Mutex
+	parts   map[tp]*partition
+	held    []*partition // partitions with records taken but not delivered
+	closing bool
+	wakeCtx context.Context
+	wake    context.CancelFunc
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	stop      chan struct{}
+	stopped   chan struct{}
+}
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// New connects to the brokers, creates the source, retry and dead-letter
+// topics when absent, and joins the consumer group. It fails with every
+// configuration problem at once, or with ErrTopicCreation when a topic can
+// be neither found nor created.
+func New(ctx context.Context, cfg Config) (*Source, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Source{
+		cfg:     cfg,
+		log:     cfg.Logger.With("broker", "kafka", "topic", cfg.Topic, "group", cfg.Group),
+		dlq:     DeadLetterTopic(cfg.Topic, cfg.Group),
+		byTier:  make(map[time.Duration]string),
+		parts:   make(map[tp]*partition),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	s.wakeCtx, s.wake = context.WithCancel(context.Background())
+	consumed := []string{cfg.Topic}
+	if cfg.RetryMode == RetryTopics {
+		for _, d := range cfg.Tiers {
+			t := RetryTopic(cfg.Topic, cfg.Group, d)
+			s.byTier[d] = t
+			consumed = append(consumed, t)
+		}
+	}
+
+	// Options and topics first, with a client that does not join the group
+	// (it consumes nothing).
+	admCl, err := kgo.NewClient(append(append([]kgo.Opt{}, cfg.Opts...),
+		kgo.SeedBrokers(cfg.Brokers...), kgo.ConsumerGroup(cfg.Group))...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	err = checkOpts(admCl)
+	if err == nil {
+		err = ensureTopics(ctx, kadm.NewClient(admCl), append(consumed, s.dlq), cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
+	}
+	admCl.Close()
+	if err != nil {
+		return nil, err
+	}
+
+	opts := append(append([]kgo.Opt{}, cfg.Opts...),
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ConsumerGroup(cfg.Group),
+		kgo.ConsumeTopics(consumed...),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.RebalanceTimeout(cfg.RebalanceTimeout),
+		kgo.OnPartitionsAssigned(s.onAssigned),
+		kgo.OnPartitionsRevoked(s.onRevoked),
+		kgo.OnPartitionsLost(s.onLost),
+	)
+	if cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
+	}
+	s.cl, err = kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	s.adm = kadm.NewClient(s.cl)
+	s.topics = consumed
+	go s.commitLoop()
+	return s, nil
+}
+
+// Capabilities reports Kafka's capability table: partitioned, retries honour
+// their delay (retry topics or in-place), no broker delivery counter (the
+// attempt travels in the oncely-attempt header), no lease to renew.
+// MaxDelay is ClaimRetention (zero: no limit).
+func (s *Source) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{
+		Broker:      "kafka",
+		Partitioned: true,
+		NativeDelay: true,
+		MaxDelay:    s.cfg.ClaimRetention,
+	}
+}
+
+// Receive polls at most max records (and at most MaxPollRecords), after
+// first handing out records held back earlier that are now due. It blocks
+// until one is available, ctx is done (ctx.Err()) or the Source is closed
+// (consumer.ErrSourceClosed). Rebalances are blocked only while a poll is
+// being turned into deliveries.
+func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	max = min(max, s.cfg.MaxPollRecords)
+	if max < 1 {
+		max = 1
+	}
+	for {
+		if s.closed.Load() {
+			return nil, consumer.ErrSourceClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		now := time.Now()
+		out := s.takeLocked(nil, max, now)
+		due := s.nextDueLocked()
+		wake := s.wakeCtx
+		s.mu.Unlock()
+		if len(out) > 0 {
+			return out, nil
+		}
+
+		var pctx context.Context
+		var cancel context.CancelFunc
+		if due.IsZero() {
+			pctx, cancel = context.WithCancel(ctx)
+		} else {
+			pctx, cancel = context.WithDeadline(ctx, due)
+		}
+		unhook := context.AfterFunc(wake, cancel)
+		fs := s.cl.PollRecords(pctx, max)
+		unhook()
+		cancel()
+		out, err := s.absorb(fs, max)
+		s.cl.AllowRebalance()
+		if len(out) > 0 {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// absorb turns a poll's records into tracked entries and delivers what is
+// due, up to max. It returns consumer.ErrSourceClosed when the client closed,
+// ctx errors of the caller, or the first fetch error.
+func (s *Source) absorb(fs kgo.Fetches, max int) ([]consumer.Delivery, error) {
+	var ferr error
+	fs.EachError(func(topic string, p int32, err error) {
+		switch {
+		case errors.Is(err, kgo.ErrClientClosed):
+			ferr = consumer.ErrSourceClosed
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			// Our own wake-up or deadline; the caller's ctx is checked by
+			// Receive's loop.
+		default:
+			s.log.Warn("fetch error", "fetch_topic", topic, "partition", p, "error", err)
+			if ferr == nil {
+				ferr = fmt.Errorf("kafka: fetching %s[%d]: %w", topic, p, err)
+			}
+		}
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var touched []*partition
+	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
+		if len(ftp.Records) == 0 {
+			return
+		}
+		k := tp{ftp.Topic, ftp.Partition}
+		p := s.parts[k]
+		if p == nil {
+			// The assign callback runs before fetching starts; this is a
+			// safety net only.
+			p = s.newPartitionLocked(k)
+		}
+		for _, r := range ftp.Records {
+			p.add(s.newEntry(p, r))
+		}
+		if !p.isHeld {
+			p.isHeld = true
+			s.held = append(s.held, p)
+		}
+		touched = append(touched, p)
+	})
+	out := s.takeLocked(nil, max, time.Now())
+	for _, p := range touched {
+		if !p.pausedFull && p.outstanding() >= s.cfg.MaxPartitionInFlight {
+			p.pausedFull = true
+			s.pauseLocked(p)
+		}
+	}
+	return out, ferr
+}
+
+// takeLocked delivers due records of held partitions, up to max in total,
+// pausing partitions whose next record is not due yet and resuming those
+// that no longer wait.
+func (s *Source) takeLocked(out []consumer.Delivery, max int, now time.Time) []consumer.Delivery {
+	if len(s.held) == 0 {
+		return out
+	}
+	keep := s.held[:0]
+	for _, p := range s.held {
+		if len(out) < max {
+			out = p.take(s, out, max, now)
+		}
+		waiting := p.waitingAt(now)
+		switch {
+		case waiting && !p.pausedWait:
+			p.pausedWait = true
+			s.pauseLocked(p)
+		case !waiting && p.pausedWait:
+			p.pausedWait = false
+			s.maybeResumeLocked(p)
+		}
+		if p.cursor < len(p.entries) {
+			keep = append(keep, p)
+		} else {
+			p.isHeld = false
+		}
+	}
+	clear(s.held[len(keep):])
+	s.held = keep
+	return out
+}
+
+// nextDueLocked returns the earliest due time of a waiting partition, or
+// zero.
+func (s *Source) nextDueLocked() time.Time {
+	var due time.Time
+	for _, p := range s.held {
+		if p.cursor < len(p.entries) {
+			nb := p.entries[p.cursor].notBefore
+			if !nb.IsZero() && (due.IsZero() || nb.Before(due)) {
+				due = nb
+			}
+		}
+	}
+	return due
+}
+
+// wakeLocked interrupts a Receive blocked in a poll, so it sees a new due
+// time or the close.
+func (s *Source) wakeLocked() {
+	s.wake()
+	s.wakeCtx, s.wake = context.WithCancel(context.Background())
+}
+
+func (s *Source) pauseLocked(p *partition) {
+	s.cl.PauseFetchPartitions(map[string][]int32{p.tp.topic: {p.tp.partition}})
+}
+
+func (s *Source) maybeResumeLocked(p *partition) {
+	if p.pausedWait || p.pausedFull || !p.owned {
+		return
+	}
+	s.cl.ResumeFetchPartitions(map[string][]int32{p.tp.topic: {p.tp.partition}})
+}
+
+func (s *Source) newPartitionLocked(k tp) *partition {
+	p := &partition{
+		tp:        k,
+		tier:      k.topic != s.cfg.Topic,
+		owned:     true,
+		lost:      make(chan struct{}),
+		committed: -1,
+		next:      -1,
+	}
+	s.parts[k] = p
+	return p
+}
+
+// Close stops intake, commits every settled offset of the partitions still
+// owned, and leaves the group (CloseAllowingRebalance; with static
+// membership the member stays registered until its session times out).
+// Unsettled records are not committed, so the group redelivers them.
+// Close is idempotent.
+func (s *Source) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { s.closeErr = s.close(ctx, true) })
+	return s.closeErr
+}
+
+func (s *Source) close(ctx context.Context, commit bool) error {
+	s.closed.Store(true)
+	close(s.stop)
+	<-s.stopped
+	s.mu.Lock()
+	s.closing = true
+	s.wakeLocked()
+	s.mu.Unlock()
+	var err error
+	if commit {
+		cctx, cancel := context.WithTimeout(ctx, CloseTimeoutDefault)
+		err = s.commitOwned(cctx, true)
+		cancel()
+	}
+	s.commitMu.Lock()
+	s.mu.Lock()
+	for k, p := range s.parts {
+		s.disownLocked(k, p)
+	}
+	s.mu.Unlock()
+	s.commitMu.Unlock()
+	s.cl.CloseAllowingRebalance()
+	s.wake()
+	if err != nil {
+		return fmt.Errorf("kafka: final commit: %w", err)
+	}
+	return nil
+}
+
+// disownLocked forgets a partition: its deliveries lose their lease, its
+// held records are dropped and its pause state is cleared (pause state
+// survives rebalances in franz-go, so a partition paused here would stay
+// silent if it came back).
+func (s *Source) disownLocked(k tp, p *partition) {
+	if !p.owned {
+		return
+	}
+	p.owned = false
+	close(p.lost)
+	for _, e := range p.entries {
+		if e.lost != nil {
+			close(e.lost)
+			e.lost = nil
+		}
+	}
+	if p.drained != nil {
+		close(p.drained)
+		p.drained = nil
+	}
+	if p.pausedWait || p.pausedFull {
+		p.pausedWait, p.pausedFull = false, false
+	}
+	s.cl.ResumeFetchPartitions(map[string][]int32{k.topic: {k.partition}})
+	delete(s.parts, k)
+	if p.isHeld {
+		p.isHeld = false
+		for i, h := range s.held {
+			if h == p {
+				s.held = append(s.held[:i], s.held[i+1:]...)
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/oncely/oncely/retry"
+)
+
+// RetryTopic names the retry topic of topic and group for a delay tier:
+// "<topic>.<group>.retry.<tier>", the tier formatted by retry.Name ("10s").
+func RetryTopic(topic, group string, tier time.Duration) string {
+	return topic + "." + group + ".retry." + retry.Name(tier)
+}
+
+// DeadLetterTopic names the dead-letter topic of topic and group:
+// "<topic>.<group>.dlq".
+func DeadLetterTopic(topic, group string) string {
+	return topic + "." + group + ".dlq"
+}
+
+// ErrTopicCreation wraps every failure to create or find a topic at start-up.
+var ErrTopicCreation = errors.New("kafka: topic not available")
+
+// ensureTopics creates the absent topics among topics (or, with skip, checks
+// that they all exist). The first topic is the source: when partitions is 0,
+// created topics get its partition count.
+func ensureTopics(ctx context.Context, adm *kadm.Client, topics []string, partitions int32, rf int16, skip bool) error {
+	md, err := adm.ListTopics(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("%w: listing topics: %w", ErrTopicCreation, err)
+	}
+	var missing []string
+	for _, t := range topics {
+		d, ok := md[t]
+		if !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+			missing = append(missing, t)
+			continue
+		}
+		if d.Err != nil {
+			return fmt.Errorf("%w: describing %q: %w", ErrTopicCreation, t, d.Err)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if skip {
+		return fmt.Errorf("%w: %q absent and SkipTopicCreation is set; create it first", ErrTopicCreation, missing)
+	}
+	if partitions == 0 {
+		partitions = -1
+		if d, ok := md[topics[0]]; ok && d.Err == nil && len(d.Partitions) > 0 {
+			partitions = int32(len(d.Partitions))
+		}
+	}
+	if rf == 0 {
+		rf = -1
+	}
+	resp, err := adm.CreateTopics(ctx, partitions, rf, nil, missing...)
+	if err != nil {
+		return fmt.Errorf("%w: creating %q: %w", ErrTopicCreation, missing, err)
+	}
+	var errs []error
+	for _, t := range missing {
+		r, ok := resp[t]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("creating %q: no answer from the broker", t))
+		case r.Err == nil, errors.Is(r.Err, kerr.TopicAlreadyExists):
+		default:
+			msg := r.ErrMessage
+			if msg != "" {
+				msg = " (" + msg + ")"
+			}
+			errs = append(errs, fmt.Errorf("creating %q refused: %w%s", t, r.Err, msg))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrTopicCreation, errors.Join(errs...))
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncely/oncely/adapters/rabbitmq"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/retry"
+)
+
+// openRabbitMQ opens amqp://user:pass@host:port/vhost (amqps:// for TLS)
+// with adapters/rabbitmq. The source is the queue; retry queues are
+// "<source>.<consumer>.retry.<tier>" and the dead-letter queue
+// "<source>.<consumer>.dlq". Query parameters:
+//
+//	queue_type=quorum|classic  type of the queues declared (default quorum)
+//	prefetch=N                 per-consumer prefetch (default 200; 0 is refused by the adapter)
+//	delivery_limit=N           quorum x-delivery-limit of the source queue (default 20)
+//	tiers=1s,10s,1m            retry queue delays (default 1s,10s,1m,10m,1h)
+//	key_header=NAME            header carrying the ordering key (default message-key)
+//
+// Backlog counts ready messages (a passive declare cannot count messages
+// other connections hold unacknowledged). Dead letters are browsed with
+// basic.get and handed back by closing the channel, so browsing marks them
+// redelivered and, on quorum queues, counts a delivery (the dead-letter
+// queue's delivery limit is set high for this).
+func openRabbitMQ(ctx context.Context, u *url.URL, o options) (Broker, error) {
+	q := newQuery(u)
+	cfg := rabbitmq.Config{Logger: o.logger}
+	switch v := q.str("queue_type"); v {
+	case "":
+	case "quorum":
+		cfg.QueueType = rabbitmq.Quorum
+	case "classic":
+		cfg.QueueType = rabbitmq.Classic
+	default:
+		q.fail("queue_type=%q: want quorum or classic", v)
+	}
+	intParam := func(name string, dst *int) {
+		if v := q.str(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				q.fail("%s=%q: want a positive integer", name, v)
+			}
+			*dst = n
+		}
+	}
+	intParam("prefetch", &cfg.Prefetch)
+	intParam("delivery_limit", &cfg.DeliveryLimit)
+	if v := q.str("tiers"); v != "" {
+		t, err := parseTiers(v)
+		if err != nil {
+			q.fail("tiers=%q: %v", v, err)
+		}
+		cfg.Tiers = t
+	}
+	cfg.KeyHeader = q.str("key_header")
+	if u.Host == "" {
+		q.fail("no host; write amqp://user:pass@host:port/vhost")
+	}
+	if err := q.err(); err != nil {
+		return nil, err
+	}
+	plain := *u
+	plain.RawQuery = ""
+	cfg.URL = plain.String()
+	if _, err := amqp.ParseURI(cfg.URL); err != nil {
+		return nil, err
+	}
+	pub, err := rabbitmq.NewPublisher(rabbitmq.PublisherConfig{URL: cfg.URL, QueueType: cfg.QueueType, DeliveryLimit: cfg.DeliveryLimit,
+		KeyHeader: cfg.KeyHeader, Logger: o.logger})
+	if err != nil {
+		return nil, err
+	}
+	b := &rabbitBroker{cfg: cfg, pub: pub}
+	if _, err := b.connection(ctx); err != nil {
+		_ = pub.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+type rabbitBroker struct {
+	cfg rabbitmq.Config
+	pub *rabbitmq.Publisher
+
+	mu   sync.Mutex
+	conn *amqp.Connection
+}
+
+func (r *rabbitBroker) Kind() string { return "rabbitmq" }
+
+// connection returns the tool connection (DLQ browsing, depths), dialling
+// it when absent or closed.
+func (r *rabbitBroker) connection(ctx context.Context) (*amqp.Connection, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn != nil && !r.conn.IsClosed() {
+		return r.conn, nil
+	}
+	timeout := 15 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(d))
+	}
+	conn, err := amqp.DialConfig(r.cfg.URL, amqp.Config{
+		Dial:       amqp.DefaultDial(timeout),
+		Heartbeat:  10 * time.Second,
+		Properties: amqp.Table{"connection_name": "oncely tools"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("no RabbitMQ answers at %s: %w", redact(r.cfg.URL), err)
+	}
+	r.conn = conn
+	return conn, nil
+}
+
+func (r *rabbitBroker) Source(ctx context.Context, source, consumerName string) (consumer.Source, error) {
+	if err := checkNames(source, consumerName); err != nil {
+		return nil, err
+	}
+	cfg := r.cfg
+	cfg.Queue, cfg.Consumer = source, consumerName
+	return rabbitmq.New(ctx, cfg)
+}
+
+func (r *rabbitBroker) Publish(ctx context.Context, source string, msgs ...*consumer.Message) error {
+	return r.pub.Publish(ctx, source, msgs...)
+}
+
+func (r *rabbitBroker) dlq(source, consumerName string) string {
+	return source + "." + consumerName + ".dlq"
+}
+
+func (r *rabbitBroker) tiers() retry.Tiers {
+	if r.cfg.Tiers != nil {
+		return r.cfg.Tiers
+	}
+	return retry.DefaultTiers
+}
+
+// depth returns the ready messages of queue, or -1 when it does not exist.
+func (r *rabbitBroker) depth(ctx context.Context, queue string) (int64, error) {
+	conn, err := r.connection(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = ch.Close() }()
+	st, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		return -1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("rabbitmq: inspecting queue %s: %w", queue, err)
+	}
+	return int64(st.Messages), nil
+}
+
+func (r *rabbitBroker) Backlog(ctx context.Context, source, consumerName string) ([]consumer.Backlog, error) {
+	if err := checkNames(source, consumerName); err != nil {
+		return nil, err
+	}
+	lag, err := r.depth(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	if lag < 0 {
+		return nil, fmt.Errorf("rabbitmq: queue %s does not exist", source)
+	}
+	dead, err := r.depth(ctx, r.dlq(source, consumerName))
+	if err != nil {
+		return nil, err
+	}
+	out := []consumer.Backlog{{Source: source, Partition: -1, Lag: lag, DeadLetters: max(dead, 0)}}
+	for _, t := range r.tiers() {
+		name := source + "." + consumerName + ".retry." + retry.Name(t)
+		n, err := r.depth(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		if n >= 0 {
+			out = append(out, consumer.Backlog{Source: name, Partition: -1, Lag: n, DeadLetters: -1})
+		}
+	}
+	return out, nil
+}
+
+func (r *rabbitBroker) DeadLetters(ctx context.Context, source, consumerName string, limit int) ([]DeadLetter, error) {
+	s, err := r.session(ctx, source, consumerName)
+	if err != nil {
+		return nil, err
+	}
+	return listDeadLetters(ctx, s, limit)
+}
+
+func (r *rabbitBroker) Redrive(ctx context.Context, source, consumerName string, opts RedriveOptions) (RedriveResult, error) {
+	s, err := r.session(ctx, source, consumerName)
+	if err != nil {
+		return RedriveResult{}, err
+	}
+	return redrive(ctx, s, func(ctx context.Context, m *consumer.Message) error { return r.pub.Publish(ctx, source, m) }, opts)
+}
+
+func (r *rabbitBroker) Close() error {
+	err := r.pub.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn != nil && !r.conn.IsClosed() {
+		err = errors.Join(err, r.conn.Close())
+	}
+	return err
+}
+
+// rabbitSession browses a dead-letter queue with basic.get on a channel of
+// its own; acks remove, closing the channel hands the rest back.
+type rabbitSession struct {
+	r         *rabbitBroker
+	ch        *amqp.Channel // nil when the queue does not exist
+	removed   int
+	queue     string
+	keyHeader string
+	count     int
+	got       int
+}
+
+func (r *rabbitBroker) session(ctx context.Context, source, consumerName string) (*rabbitSession, error) {
+	if err := checkNames(source, consumerName); err != nil {
+		return nil, err
+	}
+	s := &rabbitSession{r: r, queue: r.dlq(source, consumerName), keyHeader: r.cfg.KeyHeader}
+	if s.keyHeader == "" {
+		s.keyHeader = rabbitmq.KeyHeaderDefault
+	}
+	n, err := r.depth(ctx, s.queue)
+	if err != nil || n <= 0 {
+		return s, err
+	}
+	conn, err := r.connection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.ch, err = conn.Channel(); err != nil {
+		return nil, fmt.Errorf("rabbitmq: opening a channel: %w", err)
+	}
+	s.count = int(n)
+	return s, nil
+}
+
+func (s *rabbitSession) total() int { return s.count }
+
+// next gets up to n messages, never more than the queue held at the start
+// (so a consumer dead-lettering meanwhile cannot keep a redrive going).
+func (s *rabbitSession) next(_ context.Context, n int) ([]heldLetter, error) {
+	var out []heldLetter
+	for s.ch != nil && len(out) < n && s.got < s.count {
+		d, ok, err := s.ch.Get(s.queue, false)
+		if err != nil {
+			return out, fmt.Errorf("rabbitmq: reading %s: %w", s.queue, err)
+		}
+		if !ok {
+			break
+		}
+		s.got++
+		tag := d.DeliveryTag
+		out = append(out, heldLetter{msg: rabbitMessage(&d, s.keyHeader), remove: func(context.Context) error {
+			if err := s.ch.Ack(tag, false); err != nil {
+				return err
+			}
+			s.removed++
+			return nil
+		}})
+	}
+	return out, nil
+}
+
+// close hands back the messages not removed and waits (up to 5s) until the
+// queue shows them again, so the next browse sees them: the broker
+// requeues a closed channel's messages asynchronously.
+func (s *rabbitSession) close(ctx context.Context) error {
+	if s.ch == nil {
+		return nil
+	}
+	if err := s.ch.Close(); err != nil {
+		return err
+	}
+	want := int64(s.count - s.removed)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := s.r.depth(ctx, s.queue)
+		if err != nil || n >= want || time.Now().After(deadline) {
+			return err
+		}
+		if err := sleepUntil(ctx, time.Now().Add(20*time.Millisecond)); err != nil {
+			return err
+		}
+	}
+}
+
+// rabbitMessage converts a delivery, its ID from message_id or the
+// message-id header.
+func rabbitMessage(d *amqp.Delivery, keyHeader string) *consumer.Message {
+	h := make(map[string]string, len(d.Headers))
+	for k, v := range d.Headers {
+		switch x := v.(type) {
+		case string:
+			h[k] = x
+		case []byte:
+			h[k] = string(x)
+		default:
+			h[k] = fmt.Sprint(x)
+		}
+	}
+	id := d.MessageId
+	if id == "" {
+		id = h[consumer.HeaderMessageID]
+	}
+	return &consumer.Message{ID: id, Key: h[keyHeader], Body: d.Body, Headers: h, Source: d.RoutingKey,
+		Attempt: consumer.AttemptFromHeaders(h), Partition: -1, Offset: -1, Timestamp: d.Timestamp}
+}

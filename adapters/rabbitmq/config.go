@@ -1,0 +1,254 @@
+package rabbitmq
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncely/oncely/retry"
+)
+
+// Defaults applied to zero fields of Config.
+const (
+	// PrefetchDefault is the per-consumer prefetch (unacknowledged deliveries
+	// the broker may push ahead). RabbitMQ's documentation names 100–300 as
+	// the range that usually gives the best throughput without flooding the
+	// consumer.
+	PrefetchDefault = 200
+	// DeliveryLimitDefault is the quorum queue's x-delivery-limit: after this
+	// many failed deliveries counted by the broker (channel or connection
+	// lost with the message unacknowledged) the broker dead-letters the
+	// message to the dead-letter queue. oncely never returns a message with
+	// nack or reject, so only crashes count.
+	DeliveryLimitDefault = 20
+	// KeyHeaderDefault is the header carrying the ordering key.
+	KeyHeaderDefault = "message-key"
+	// DialTimeoutDefault bounds a TCP connect plus the AMQP handshake.
+	DialTimeoutDefault = 15 * time.Second
+	// RPCTimeoutDefault bounds one channel RPC (open, declare, qos, consume,
+	// cancel, close), which amqp091-go would otherwise wait for forever.
+	RPCTimeoutDefault = 15 * time.Second
+	// HeartbeatDefault is the AMQP heartbeat interval asked of the broker.
+	HeartbeatDefault = 10 * time.Second
+
+	// maxQuorumPrefetch is the prefetch quorum queues cap silently.
+	maxQuorumPrefetch = 2000
+	// maxNameLength is AMQP's limit for queue names (shortstr).
+	maxNameLength = 255
+	// dlqDeliveryLimit is the dead-letter queue's x-delivery-limit: high,
+	// so browsing dead letters (get, then requeue) never hits RabbitMQ 4's
+	// default limit of 20, which would drop them.
+	dlqDeliveryLimit = 1_000_000
+)
+
+// QueueType is the RabbitMQ queue type of the source, retry and dead-letter
+// queues.
+type QueueType string
+
+// Queue types.
+const (
+	// Quorum queues (the default) are replicated, count deliveries in
+	// x-delivery-count, and dead-letter at-least-once.
+	Quorum QueueType = "quorum"
+	// Classic queues count no deliveries (Attempt then comes from the
+	// oncely-attempt header alone) and dead-letter at-most-once inside the
+	// broker, which matters for the retry queues in a cluster.
+	Classic QueueType = "classic"
+)
+
+// Config configures a Source. URL, Queue and Consumer are required; every
+// other zero field means the documented default. New validates it and
+// reports every problem at once.
+type Config struct {
+	// URL is the broker, amqp://user:pass@host:port/vhost (amqps:// for TLS).
+	URL string
+
+	// Queue is the source queue. Retried copies come back to it through the
+	// per-tier retry queues. One queue feeds one logical consumer: several
+	// processes with the same Consumer may share it, consumers with other
+	// names need queues of their own (bound to the same exchange).
+	Queue string
+
+	// Consumer is the consumer name; it must equal consumer.Config.Name. It
+	// names the retry queues <Queue>.<Consumer>.retry.<tier> and the
+	// dead-letter queue <Queue>.<Consumer>.dlq.
+	Consumer string
+
+	// Prefetch is the most unacknowledged deliveries the broker pushes to
+	// this consumer (basic.qos, per consumer). Defaults to PrefetchDefault
+	// (200). AMQP's prefetch 0 means unbounded (quorum queues then cap it at
+	// 2,000 without telling anyone), so it cannot be asked for: 0 here means
+	// the default, and negative values are refused. Quorum queues accept at
+	// most 2,000.
+	Prefetch int
+
+	// QueueType is the type of the queues the adapter declares. Defaults to
+	// Quorum.
+	QueueType QueueType
+
+	// DeliveryLimit is the source quorum queue's x-delivery-limit. Defaults
+	// to DeliveryLimitDefault (20). Past it the broker dead-letters the
+	// message, through the exchange <Queue>.dlx, into the dead-letter queue
+	// (with its x-death headers, not oncely's). Never dropped: the source
+	// queue always has that dead-letter exchange. Must be 0 for classic
+	// queues, which have no delivery limit.
+	DeliveryLimit int
+
+	// Tiers are the retry delays, one TTL queue each. A retry due after d
+	// goes to the smallest tier >= d; a delay beyond the largest tier goes
+	// there and, when it comes back early, is parked again for the rest of
+	// the delay, so a retry is never early. Tiers must be whole
+	// milliseconds (x-message-ttl). Defaults to retry.DefaultTiers
+	// (1s, 10s, 1m, 10m, 1h).
+	Tiers retry.Tiers
+
+	// KeyHeader is the header holding the message's ordering key. Defaults
+	// to KeyHeaderDefault ("message-key").
+	KeyHeader string
+
+	// ConnectionName is shown by rabbitmqctl list_connections and the
+	// management UI. Defaults to "oncely <Consumer> <Queue>".
+	ConnectionName string
+
+	// ReconnectBackoff spaces reconnect attempts after the connection or a
+	// channel is lost. The zero value backs off from 100ms to 30s with ±20 %
+	// jitter; MaxAttempts is ignored (the adapter reconnects until closed).
+	ReconnectBackoff retry.Policy
+
+	// DialTimeout bounds a TCP connect plus the AMQP handshake. Defaults to
+	// DialTimeoutDefault (15s).
+	DialTimeout time.Duration
+
+	// RPCTimeout bounds each channel RPC; a broker that does not answer in
+	// time gets its connection closed and the supervisor reconnects.
+	// Defaults to RPCTimeoutDefault (15s).
+	RPCTimeout time.Duration
+
+	// Heartbeat is the AMQP heartbeat interval. Defaults to
+	// HeartbeatDefault (10s).
+	Heartbeat time.Duration
+
+	// Logger receives the adapter's logs. Defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Prefetch == 0 {
+		c.Prefetch = PrefetchDefault
+	}
+	if c.QueueType == "" {
+		c.QueueType = Quorum
+	}
+	if c.DeliveryLimit == 0 && c.QueueType == Quorum {
+		c.DeliveryLimit = DeliveryLimitDefault
+	}
+	if c.Tiers == nil {
+		c.Tiers = retry.DefaultTiers
+	}
+	if c.KeyHeader == "" {
+		c.KeyHeader = KeyHeaderDefault
+	}
+	if c.ConnectionName == "" {
+		c.ConnectionName = "oncely " + c.Consumer + " " + c.Queue
+	}
+	c.ReconnectBackoff = reconnectDefaults(c.ReconnectBackoff)
+	if c.DialTimeout == 0 {
+		c.DialTimeout = DialTimeoutDefault
+	}
+	if c.RPCTimeout == 0 {
+		c.RPCTimeout = RPCTimeoutDefault
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = HeartbeatDefault
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func reconnectDefaults(p retry.Policy) retry.Policy {
+	if p.InitialInterval == 0 {
+		p.InitialInterval = 100 * time.Millisecond
+	}
+	if p.MaxInterval == 0 {
+		p.MaxInterval = 30 * time.Second
+	}
+	p.MaxAttempts = 1 << 30
+	return p.WithDefaults()
+}
+
+// validate reports every invalid field, after defaults.
+func (c Config) validate() error {
+	var errs []error
+	if c.URL == "" {
+		errs = append(errs, errors.New("URL is required (amqp://user:pass@host:port/vhost)"))
+	} else if _, err := amqp.ParseURI(c.URL); err != nil {
+		errs = append(errs, fmt.Errorf("URL does not parse: %w", err))
+	}
+	if c.Queue == "" {
+		errs = append(errs, errors.New("Queue is required"))
+	} else if strings.HasPrefix(c.Queue, "amq.") {
+		errs = append(errs, fmt.Errorf("Queue %q: names starting with \"amq.\" are reserved by the broker", c.Queue))
+	}
+	if c.Consumer == "" {
+		errs = append(errs, errors.New("Consumer is required (the consumer.Config.Name; it names the retry and dead-letter queues)"))
+	}
+	switch {
+	case c.Prefetch < 0:
+		errs = append(errs, fmt.Errorf("Prefetch %d is invalid: AMQP's prefetch 0 means unbounded, which lets the broker push an unlimited backlog into memory "+
+			"(quorum queues silently cap it at 2,000) and hands all of it back on a crash; choose 1..%d, or 0 for the default %d", c.Prefetch, maxQuorumPrefetch, PrefetchDefault))
+	case c.Prefetch > 65535:
+		errs = append(errs, fmt.Errorf("Prefetch %d is over AMQP's limit of 65535", c.Prefetch))
+	case c.QueueType == Quorum && c.Prefetch > maxQuorumPrefetch:
+		errs = append(errs, fmt.Errorf("Prefetch %d: quorum queues cap prefetch at %d without telling the client; choose at most %d", c.Prefetch, maxQuorumPrefetch, maxQuorumPrefetch))
+	}
+	switch c.QueueType {
+	case Quorum:
+		if c.DeliveryLimit < 1 {
+			errs = append(errs, fmt.Errorf("DeliveryLimit %d is invalid: it must be >= 1 (on RabbitMQ 3.10 a negative x-delivery-limit drops a message after its first redelivery)", c.DeliveryLimit))
+		}
+	case Classic:
+		if c.DeliveryLimit != 0 {
+			errs = append(errs, fmt.Errorf("DeliveryLimit %d is set but classic queues have no delivery limit; leave it 0 or use QueueType Quorum", c.DeliveryLimit))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("QueueType %q is unknown; use %q or %q", c.QueueType, Quorum, Classic))
+	}
+	if err := c.Tiers.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("Tiers: %w", err))
+	} else {
+		for _, d := range c.Tiers {
+			if d%time.Millisecond != 0 {
+				errs = append(errs, fmt.Errorf("Tiers: %s is not a whole number of milliseconds (x-message-ttl is in ms; rounding down would retry early)", d))
+			}
+			if d > time.Duration(1<<32-1)*time.Millisecond {
+				errs = append(errs, fmt.Errorf("Tiers: %s is over RabbitMQ's longest message TTL (2^32-1 ms)", d))
+			}
+		}
+	}
+	if c.Queue != "" && c.Consumer != "" && len(c.Tiers) > 0 {
+		longest := c.Tiers[len(c.Tiers)-1]
+		for _, n := range []string{retryQueueName(c.Queue, c.Consumer, longest), dlqName(c.Queue, c.Consumer)} {
+			if len(n) > maxNameLength {
+				errs = append(errs, fmt.Errorf("queue name %q is %d bytes, over AMQP's %d; shorten Queue or Consumer", n, len(n), maxNameLength))
+			}
+		}
+	}
+	if err := c.ReconnectBackoff.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("ReconnectBackoff: %w", err))
+	}
+	for name, d := range map[string]time.Duration{"DialTimeout": c.DialTimeout, "RPCTimeout": c.RPCTimeout, "Heartbeat": c.Heartbeat} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s must be > 0, got %s", name, d))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("rabbitmq: invalid config: %w", errors.Join(errs...))
+}

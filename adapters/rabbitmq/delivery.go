@@ -1,0 +1,112 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// ErrStaleDelivery is wrapped by settlement errors for a delivery whose
+// connection generation is gone (connection or channel lost, or the Source
+// closed). Its Lost channel is closed, the runtime abandons it, and the
+// broker redelivers it; nothing was acked, and no ack can reach the new
+// channel, where the same delivery tag names another message.
+var ErrStaleDelivery = errors.New("rabbitmq: delivery belongs to a lost connection generation")
+
+// delivery is one AMQP delivery on one session.
+type delivery struct {
+	src  *Source
+	sess *session
+	tag  uint64
+	msg  *consumer.Message
+	tmpl amqp.Publishing // properties for copies
+
+	mu      sync.Mutex
+	settled bool
+}
+
+// Message returns the message.
+func (d *delivery) Message() *consumer.Message { return d.msg }
+
+// Lost is closed when the delivery's channel or connection is gone.
+func (d *delivery) Lost() <-chan struct{} { return d.sess.lost }
+
+// Ack acknowledges the delivery on its own channel (basic.ack).
+func (d *delivery) Ack(ctx context.Context) error { return d.settle(ctx, "ack", nil) }
+
+// Retry publishes a copy to the retry queue of the smallest tier >= after,
+// waits for the broker's confirmation, then acks the original.
+func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[string]string) error {
+	queue := d.src.topo.retryQueueFor(after)
+	return d.settle(ctx, "retry", func(ctx context.Context) error {
+		return d.sess.pub.publishOne(ctx, queue, d.copy(headers))
+	})
+}
+
+// DeadLetter publishes a copy to the dead-letter queue, waits for the
+// broker's confirmation, then acks the original.
+func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) error {
+	queue := d.src.topo.dlq()
+	return d.settle(ctx, "dead-letter", func(ctx context.Context) error {
+		return d.sess.pub.publishOne(ctx, queue, d.copy(headers))
+	})
+}
+
+// copy is the publishing for a retried, parked or dead-lettered copy: same
+// message ID, body and properties, the given headers (without the broker's
+// own), persistent; no expiration and no user-id.
+func (d *delivery) copy(h map[string]string) amqp.Publishing {
+	p := d.tmpl
+	p.Headers = publishHeaders(h)
+	p.MessageId = d.msg.ID
+	p.Body = d.msg.Body
+	return p
+}
+
+// settle runs publish (if any) and then acks, on the delivery's own
+// session. A stale delivery is never settled; a failed publish leaves the
+// delivery unsettled.
+func (d *delivery) settle(ctx context.Context, what string, publish func(context.Context) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.settled {
+		return consumer.ErrAlreadySettled
+	}
+	stale := func(err error) error {
+		if err != nil {
+			return fmt.Errorf("%s of message %q (generation %d): %w (%v)", what, d.msg.ID, d.sess.gen, ErrStaleDelivery, err)
+		}
+		return fmt.Errorf("%s of message %q (generation %d): %w", what, d.msg.ID, d.sess.gen, ErrStaleDelivery)
+	}
+	if d.sess.isLost() {
+		return stale(nil)
+	}
+	d.src.settling.add()
+	defer d.src.settling.done()
+	if publish != nil {
+		if err := publish(ctx); err != nil {
+			if d.sess.isLost() {
+				return stale(err)
+			}
+			return fmt.Errorf("rabbitmq: %s of message %q: %w", what, d.msg.ID, err)
+		}
+	}
+	if d.sess.isLost() {
+		return stale(nil)
+	}
+	if err := d.sess.ch.Ack(d.tag, false); err != nil {
+		if d.sess.isLost() || errors.Is(err, amqp.ErrClosed) {
+			return stale(err)
+		}
+		return fmt.Errorf("rabbitmq: %s of message %q: acking: %w", what, d.msg.ID, err)
+	}
+	d.settled = true
+	d.sess.held.Add(-1)
+	return nil
+}

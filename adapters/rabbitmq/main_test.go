@@ -1,0 +1,250 @@
+package rabbitmq
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"go.uber.org/goleak"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/retry"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// testTiers are short retry tiers for tests.
+var testTiers = retry.Tiers{100 * time.Millisecond, 300 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second}
+
+func testLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("oncely-rmq-%s-%08x", prefix, rand.Uint32())
+}
+
+// newSource opens a Source on cfg (URL, Tiers and Logger filled in when
+// empty), closes it and deletes its topology when t ends.
+func newSource(t testing.TB, cfg Config) *Source {
+	t.Helper()
+	if cfg.URL == "" {
+		cfg.URL = testenv.RabbitMQ(t)
+	}
+	if cfg.Tiers == nil {
+		cfg.Tiers = testTiers
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger()
+	}
+	if cfg.ReconnectBackoff.InitialInterval == 0 {
+		cfg.ReconnectBackoff = retry.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: time.Second}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := src.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	cleanupTopology(t, cfg.Queue, cfg.Consumer, cfg.Tiers)
+	return src
+}
+
+// cleanupTopology deletes, when t ends, every queue and exchange a Source
+// of (queue, consumerName) declares. It is registered before the Source's
+// own cleanup, so it runs after the Source closed.
+var cleaned sync.Map
+
+func cleanupTopology(t testing.TB, queue, consumerName string, tiers retry.Tiers) {
+	t.Helper()
+	key := queue + "\x00" + consumerName
+	if _, dup := cleaned.LoadOrStore(key, true); dup {
+		return
+	}
+	url := testenv.RabbitMQ(t)
+	t.Cleanup(func() {
+		defer cleaned.Delete(key)
+		conn, err := amqp.Dial(url)
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer conn.Close()
+		topo := topology{queue: queue, consumer: consumerName, tiers: tiers}
+		for _, q := range append([]string{queue, topo.dlq()}, topo.retryNames()...) {
+			ch, err := conn.Channel()
+			if err != nil {
+				t.Errorf("cleanup: %v", err)
+				return
+			}
+			_, _ = ch.QueueDelete(q, false, false, false)
+			_ = ch.Close()
+		}
+		if ch, err := conn.Channel(); err == nil {
+			_ = ch.ExchangeDelete(dlxName(queue), false, false)
+			_ = ch.Close()
+		}
+	})
+}
+
+// sharedPublisher is one Publisher per test binary.
+var (
+	pubOnce sync.Once
+	pub     *Publisher
+	pubErr  error
+)
+
+func publish(t testing.TB, queue string, msgs ...*consumer.Message) {
+	t.Helper()
+	url := testenv.RabbitMQ(t)
+	pubOnce.Do(func() {
+		pub, pubErr = NewPublisher(PublisherConfig{URL: url, Logger: testLogger()})
+	})
+	if pubErr != nil {
+		t.Fatal(pubErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if err := pub.Publish(ctx, queue, msgs...); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+}
+
+// closePublisher is called by tests that check for leaked goroutines.
+func closePublisher() {
+	if pub != nil {
+		_ = pub.Close()
+	}
+	pub, pubErr, pubOnce = nil, nil, sync.Once{}
+}
+
+func msgs(prefix string, n int) []*consumer.Message {
+	out := make([]*consumer.Message, n)
+	for i := range out {
+		out[i] = &consumer.Message{ID: fmt.Sprintf("%s-%05d", prefix, i), Body: []byte(fmt.Sprintf("body-%d", i)), Partition: -1, Offset: -1}
+	}
+	return out
+}
+
+// depth returns the number of ready messages in queue.
+func depth(t testing.TB, queue string) int {
+	t.Helper()
+	conn, err := amqp.Dial(testenv.RabbitMQ(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("inspecting %s: %v", queue, err)
+	}
+	return q.Messages
+}
+
+// browse returns every message in queue without removing it (get, then
+// close the channel so they are requeued).
+func browse(t testing.TB, queue, keyHeader string) []*consumer.Message {
+	t.Helper()
+	conn, err := amqp.Dial(testenv.RabbitMQ(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*consumer.Message
+	for range 100_000 {
+		d, ok, err := ch.Get(queue, false)
+		if err != nil {
+			t.Fatalf("get from %s: %v", queue, err)
+		}
+		if !ok {
+			break
+		}
+		out = append(out, newMessage(&d, keyHeader, queue))
+	}
+	_ = ch.Close()
+	return out
+}
+
+// waitUntil polls cond every 20ms until it holds or timeout passes.
+func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// rabbitmqctl runs rabbitmqctl with args; it skips t when rabbitmqctl is
+// not available (not installed or not allowed).
+func rabbitmqctl(t testing.TB, args ...string) string {
+	t.Helper()
+	path, err := exec.LookPath("rabbitmqctl")
+	if err != nil {
+		testenv.Missing(t, "rabbitmqctl", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("rabbitmqctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// closeConnectionByName makes the broker close the connection(s) whose
+// connection_name is name (rabbitmqctl close_connection), like an operator
+// or a failing node would.
+func closeConnectionByName(t testing.TB, name string) {
+	t.Helper()
+	out := rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
+	n := 0
+	for line := range strings.SplitSeq(out, "\n") {
+		if !strings.Contains(line, `"`+name+`"`) && !strings.Contains(line, "<<\""+name+"\">>") {
+			continue
+		}
+		pid := strings.Fields(line)[0]
+		rabbitmqctl(t, "eval", fmt.Sprintf(`rabbit_networking:close_connection(list_to_pid("%s"), "oncely test").`, pid))
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no connection named %q in:\n%s", name, out)
+	}
+}
+
+var _ = io.Discard

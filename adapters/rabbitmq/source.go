@@ -1,0 +1,423 @@
+package rabbitmq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// ErrNotConnected is returned by Backlog while the adapter is reconnecting.
+var ErrNotConnected = errors.New("rabbitmq: not connected")
+
+// Source is a consumer.Source reading one RabbitMQ queue with manual acks.
+// It declares its topology (see Config), keeps one connection with a
+// consume channel and a confirm-mode publish channel, and reconnects with
+// backoff and jitter whenever either is lost. Create it with New; the
+// consumer runtime closes it. Its methods are safe for concurrent use.
+type Source struct {
+	cfg      Config
+	log      *slog.Logger
+	topo     topology
+	instance uint32
+
+	inbox    inbox
+	settling tracker
+	gens     atomic.Uint64
+	// reconnects counts sessions opened by the supervisor after the first.
+	reconnects atomic.Int64
+
+	mu     sync.Mutex
+	cur    *session
+	closed bool
+
+	closing    chan struct{}
+	closingCtx context.Context
+	cancel     context.CancelFunc
+	closeOnce  sync.Once
+	closeErr   error
+	wg         sync.WaitGroup
+}
+
+var (
+	_ consumer.Source          = (*Source)(nil)
+	_ consumer.BacklogReporter = (*Source)(nil)
+	_ consumer.Delivery        = (*delivery)(nil)
+	_ consumer.Leased          = (*delivery)(nil)
+)
+
+// New validates cfg, connects, declares (or verifies) the topology and
+// starts consuming. Errors in cfg, in the connection or in the topology
+// (such as a queue that exists with other arguments, see TopologyError) are
+// returned here; later losses are repaired by reconnecting.
+func New(ctx context.Context, cfg Config) (*Source, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	src := &Source{
+		cfg:      cfg,
+		log:      cfg.Logger.With("broker", "rabbitmq", "queue", cfg.Queue, "consumer", cfg.Consumer),
+		topo:     topology{queue: cfg.Queue, consumer: cfg.Consumer, qtype: cfg.QueueType, limit: cfg.DeliveryLimit, tiers: cfg.Tiers},
+		instance: rand.Uint32(),
+		closing:  make(chan struct{}),
+	}
+	src.inbox.ready = make(chan struct{}, 1)
+	src.closingCtx, src.cancel = context.WithCancel(context.Background())
+	sess, err := src.connect(ctx)
+	if err != nil {
+		src.cancel()
+		src.wg.Wait()
+		return nil, fmt.Errorf("rabbitmq: %w", err)
+	}
+	src.wg.Go(func() { src.supervise(sess) })
+	return src, nil
+}
+
+// Capabilities reports RabbitMQ's: no partitions, delays through TTL queues
+// (no limit: longer delays are parked again), and x-delivery-count on
+// quorum queues.
+func (src *Source) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{
+		Broker:        "rabbitmq",
+		NativeDelay:   true,
+		DeliveryCount: src.cfg.QueueType == Quorum,
+	}
+}
+
+// Connected reports whether a connection is up and consuming.
+func (src *Source) Connected() bool {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	return src.cur != nil && !src.cur.isLost() && !src.closed
+}
+
+// Receive returns up to max buffered deliveries, waiting for at least one.
+// The broker pushes at most Prefetch unacknowledged deliveries, which bounds
+// the buffer. Deliveries of a lost connection generation are never returned.
+func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	max = atLeastOne(max)
+	for {
+		select {
+		case <-src.closing:
+			return nil, consumer.ErrSourceClosed
+		default:
+		}
+		if ds := src.inbox.take(max); len(ds) > 0 {
+			return ds, nil
+		}
+		select {
+		case <-src.inbox.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-src.closing:
+			return nil, consumer.ErrSourceClosed
+		}
+	}
+}
+
+func atLeastOne(max int) int {
+	if max < 1 {
+		return 1
+	}
+	return max
+}
+
+// newMessage converts an AMQP delivery: ID from the message_id property
+// (else the message-id header), Key from keyHeader, headers as strings,
+// Attempt from oncely-attempt and x-delivery-count, coordinates for logs.
+func newMessage(d *amqp.Delivery, keyHeader, source string) *consumer.Message {
+	h := stringHeaders(d.Headers)
+	msg := &consumer.Message{
+		ID:        messageID(d, h),
+		Key:       h[keyHeader],
+		Body:      d.Body,
+		Headers:   h,
+		Source:    source,
+		Attempt:   attempt(d.Headers, h),
+		Partition: -1,
+		Offset:    -1,
+		Timestamp: d.Timestamp,
+		Coordinates: map[string]string{
+			"delivery-tag": strconv.FormatUint(d.DeliveryTag, 10),
+			"redelivered":  strconv.FormatBool(d.Redelivered), // informational only: never used to skip work
+			"exchange":     d.Exchange,
+			"routing-key":  d.RoutingKey,
+		},
+	}
+	if n, ok := headerInt(d.Headers, headerXDeliveryCount); ok {
+		msg.Coordinates[headerXDeliveryCount] = strconv.FormatInt(n, 10)
+	}
+	return msg
+}
+
+// accept turns a broker delivery into a consumer delivery. A retried copy
+// that came back before its oncely-retry-not-before (its delay exceeded the
+// largest tier) is parked again for the rest instead of being handed out.
+func (src *Source) accept(sess *session, d amqp.Delivery) {
+	msg := newMessage(&d, src.cfg.KeyHeader, src.cfg.Queue)
+	msg.Coordinates["generation"] = strconv.FormatUint(sess.gen, 10)
+	h := msg.Headers
+	dv := &delivery{src: src, sess: sess, tag: d.DeliveryTag, msg: msg, tmpl: amqp.Publishing{
+		ContentType:     d.ContentType,
+		ContentEncoding: d.ContentEncoding,
+		DeliveryMode:    amqp.Persistent,
+		Priority:        d.Priority,
+		CorrelationId:   d.CorrelationId,
+		ReplyTo:         d.ReplyTo,
+		Timestamp:       d.Timestamp,
+		Type:            d.Type,
+		AppId:           d.AppId,
+	}}
+	sess.held.Add(1)
+	if nb := consumer.NotBeforeFromHeaders(h); !nb.IsZero() {
+		if wait := time.Until(nb); wait > 0 {
+			src.park(dv, wait)
+			return
+		}
+	}
+	src.inbox.push(dv)
+}
+
+// park publishes dv again to the tier for wait, then acks it; on failure it
+// tries again while the session lives (when it dies, the broker redelivers
+// dv and it is parked anew).
+func (src *Source) park(dv *delivery, wait time.Duration) {
+	queue := src.topo.retryQueueFor(wait)
+	src.settling.add()
+	src.wg.Go(func() {
+		defer src.settling.done()
+		for try := 1; ; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), src.cfg.RPCTimeout)
+			err := dv.settle(ctx, "park", func(ctx context.Context) error {
+				return dv.sess.pub.publishOne(ctx, queue, dv.copy(dv.msg.Headers))
+			})
+			cancel()
+			if err == nil {
+				src.log.Debug("retried copy came back early; parked again", "message_id", dv.msg.ID, "queue", queue, "remaining", wait)
+				return
+			}
+			if errors.Is(err, ErrStaleDelivery) {
+				return
+			}
+			src.log.Warn("parking an early copy failed; trying again", "message_id", dv.msg.ID, "error", err)
+			t := time.NewTimer(src.cfg.ReconnectBackoff.Delay(try, nil))
+			select {
+			case <-t.C:
+			case <-dv.sess.lost:
+				t.Stop()
+				return
+			}
+		}
+	})
+}
+
+// Close stops intake in order, so no ack is lost: it cancels the consumer
+// (basic.cancel), waits for settlements in flight (the runtime has settled
+// before it calls Close), closes the consume channel (the broker answers
+// close-ok only after processing every ack sent before it, and requeues the
+// unsettled deliveries), then the publish channel and the connection.
+// Closing the connection first was measured to leave 50–109 acked messages
+// in a quorum queue. Close is idempotent.
+func (src *Source) Close(ctx context.Context) error {
+	src.closeOnce.Do(func() {
+		src.mu.Lock()
+		src.closed = true
+		sess := src.cur
+		src.mu.Unlock()
+		close(src.closing)
+		src.cancel()
+
+		var errs []error
+		if sess != nil && !sess.isLost() {
+			if err := src.shutdown(ctx, sess); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if sess != nil {
+			sess.closing.Store(true)
+			src.die(sess, nil)
+			_ = sess.conn.CloseDeadline(time.Now().Add(time.Second))
+		}
+		done := make(chan struct{})
+		go func() { src.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("waiting for the adapter's goroutines: %w", ctx.Err()))
+		}
+		if len(errs) > 0 {
+			src.closeErr = fmt.Errorf("rabbitmq: closing: %w", errors.Join(errs...))
+		}
+		src.log.Info("closed", "error", src.closeErr)
+	})
+	return src.closeErr
+}
+
+func (src *Source) shutdown(ctx context.Context, sess *session) error {
+	sess.closing.Store(true)
+	var errs []error
+	step := func(what string, fn func() error) {
+		if err := src.rpc(ctx, sess.conn, what, fn); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	step("cancelling the consumer", func() error { return sess.ch.Cancel(sess.tag, false) })
+	if err := src.settling.wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("waiting for settlements in flight: %w", err))
+	}
+	step("closing the consume channel", sess.ch.Close)
+	step("closing the publish channel", sess.pubc.Close)
+	step("closing the connection", sess.conn.Close)
+	return errors.Join(errs...)
+}
+
+// Backlog reports the source queue's depth (messages ready plus those this
+// Source holds unsettled; AMQP cannot count other consumers' unacknowledged
+// messages) with the dead-letter queue's depth, then one line per retry
+// queue (DeadLetters -1).
+func (src *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
+	src.mu.Lock()
+	sess := src.cur
+	src.mu.Unlock()
+	if sess == nil || sess.isLost() {
+		return nil, ErrNotConnected
+	}
+	ds, err := src.depths(ctx, sess.conn, append([]string{src.cfg.Queue, src.topo.dlq()}, src.topo.retryNames()...))
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq: backlog: %w", err)
+	}
+	out := []consumer.Backlog{{Source: src.cfg.Queue, Partition: -1, Lag: ds[0] + sess.held.Load(), DeadLetters: ds[1]}}
+	for i, name := range src.topo.retryNames() {
+		out = append(out, consumer.Backlog{Source: name, Partition: -1, Lag: ds[2+i], DeadLetters: -1})
+	}
+	return out, nil
+}
+
+// depths returns the ready-message count of each queue (passive declare on
+// a channel of its own: a missing queue closes the channel).
+func (src *Source) depths(ctx context.Context, conn *amqp.Connection, queues []string) ([]int64, error) {
+	var ch *amqp.Channel
+	if err := src.rpc(ctx, conn, "opening a channel", func() (err error) {
+		ch, err = conn.Channel()
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	defer func() { _ = src.rpc(context.Background(), conn, "closing a channel", ch.Close) }()
+	out := make([]int64, len(queues))
+	for i, q := range queues {
+		if err := src.rpc(ctx, conn, "inspecting queue "+q, func() error {
+			st, err := ch.QueueDeclarePassive(q, true, false, false, false, nil)
+			out[i] = int64(st.Messages)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// inbox buffers deliveries between the consume goroutine and Receive.
+type inbox struct {
+	mu    sync.Mutex
+	items []*delivery
+	ready chan struct{} // signalled (cap 1) when items were added
+}
+
+func (b *inbox) push(d *delivery) {
+	b.mu.Lock()
+	b.items = append(b.items, d)
+	b.mu.Unlock()
+	select {
+	case b.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take removes and returns up to max live deliveries.
+func (b *inbox) take(max int) []consumer.Delivery {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []consumer.Delivery
+	i := 0
+	for ; i < len(b.items) && len(out) < max; i++ {
+		if d := b.items[i]; !d.sess.isLost() {
+			out = append(out, d)
+		}
+		b.items[i] = nil
+	}
+	b.items = b.items[i:]
+	if len(b.items) == 0 {
+		b.items = nil
+	} else {
+		select {
+		case b.ready <- struct{}{}:
+		default:
+		}
+	}
+	return out
+}
+
+// purge drops the buffered deliveries of a lost session.
+func (b *inbox) purge(sess *session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	kept := b.items[:0]
+	for _, d := range b.items {
+		if d.sess != sess {
+			kept = append(kept, d)
+		}
+	}
+	clear(b.items[len(kept):])
+	b.items = kept
+}
+
+// tracker counts operations in flight and lets Close wait for none.
+type tracker struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{}
+}
+
+func (t *tracker) add() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == 0 {
+		t.zero = make(chan struct{})
+	}
+	t.n++
+}
+
+func (t *tracker) done() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n--; t.n == 0 {
+		close(t.zero)
+	}
+}
+
+func (t *tracker) wait(ctx context.Context) error {
+	t.mu.Lock()
+	if t.n == 0 {
+		t.mu.Unlock()
+		return nil
+	}
+	z := t.zero
+	t.mu.Unlock()
+	select {
+	case <-z:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

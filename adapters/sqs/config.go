@@ -1,0 +1,279 @@
+package sqs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/oncely/oncely/retry"
+)
+
+// Defaults applied to zero fields of Config, and SQS's own limits.
+const (
+	WaitTimeSecondsDefault  = 20
+	MaxMessagesDefault      = 10
+	ReceiversDefault        = 4
+	MaxExtensionDefault     = time.Hour
+	AckFlushIntervalDefault = 5 * time.Millisecond
+	IDAttributeDefault      = "message-id"
+	KeyAttributeDefault     = "message-key"
+	RegionDefault           = "us-east-1"
+
+	// MaxVisibility is SQS's limit on a message's visibility timeout,
+	// counted from the receive: extensions and retry delays must fit in it.
+	MaxVisibility = 12 * time.Hour
+	// maxBatch is SQS's limit on messages per receive and entries per batch.
+	maxBatch = 10
+	// maxAttributes is SQS's limit on message attributes per message.
+	maxAttributes = 10
+	// renewAt is the fraction of the visibility timeout after which a
+	// delivery's visibility is extended.
+	renewAt = 0.7
+)
+
+var queueName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
+
+// Config configures a Source. The zero value of every field but Consumer and
+// one of QueueURL or QueueName is valid and means the documented default.
+type Config struct {
+	// QueueURL is the source queue's URL. When empty, QueueName is looked up
+	// with GetQueueUrl.
+	QueueURL string
+
+	// QueueName is the source queue's name, used when QueueURL is empty.
+	// Names ending in ".fifo" are FIFO queues.
+	QueueName string
+
+	// CreateQueues creates the source queue (looked up by QueueName) and the
+	// dead-letter queue when they do not exist. Default false: missing
+	// queues are a start-up error.
+	CreateQueues bool
+
+	// Consumer is the consumer name (consumer.Config.Name); it names the
+	// dead-letter queue. Required.
+	Consumer string
+
+	// DeadLetterQueueName names the dead-letter queue. Defaults to
+	// "<queue>-<consumer>-dlq" (with ".fifo" appended for a FIFO source,
+	// whose dead-letter queue must be FIFO too), characters SQS does not
+	// allow in names replaced by "-".
+	DeadLetterQueueName string
+
+	// Region is the AWS region. Defaults to the standard AWS configuration
+	// chain (AWS_REGION, shared config), then to RegionDefault when Endpoint
+	// is set.
+	Region string
+
+	// Endpoint overrides the SQS endpoint, e.g. an emulator at
+	// http://127.0.0.1:9324. When set and the standard configuration chain
+	// yields no credentials, static dummy credentials are used and EC2
+	// instance metadata is not consulted.
+	Endpoint string
+
+	// Client is the SQS client to use. Defaults to one built from Region,
+	// Endpoint and the standard AWS configuration chain; when Client is set
+	// those three fields are ignored.
+	Client *awssqs.Client
+
+	// WaitTimeSeconds is the long-polling wait of each receive call, 0–20.
+	// Defaults to WaitTimeSecondsDefault (20); use NoWait for short polling.
+	WaitTimeSeconds int
+
+	// MaxMessages is the most messages one receive call asks for, 1–10.
+	// Defaults to MaxMessagesDefault (10).
+	MaxMessages int
+
+	// Receivers bounds the receive calls in flight at once. A receive call
+	// is only made for room the consumer runtime has asked for, so at most
+	// Receivers × MaxMessages messages are leased beyond the runtime's
+	// MaxInFlight. Defaults to ReceiversDefault (4).
+	Receivers int
+
+	// VisibilityTimeout is the visibility timeout asked for on every receive,
+	// and the length of every renewal. Whole seconds, 1s–12h. Defaults to the
+	// queue's VisibilityTimeout attribute.
+	VisibilityTimeout time.Duration
+
+	// MaxExtension caps how long a delivery is kept invisible by renewals,
+	// counted from its receive. When the cap is reached the lease is given
+	// up: the handler's context is cancelled at the end of the last
+	// visibility window and the message is redelivered. It also bounds the
+	// retry delay: Capabilities.MaxDelay is MaxVisibility − MaxExtension,
+	// because SQS counts a message's 12-hour visibility limit from its
+	// receive. Defaults to MaxExtensionDefault (1h).
+	MaxExtension time.Duration
+
+	// MaxAttempts is the consumer's retry.Policy.MaxAttempts, checked
+	// against the queue's RedrivePolicy at start-up: SQS must not move a
+	// message to its own dead-letter queue (without failure context) before
+	// the consumer dead-letters it. Defaults to retry.MaxAttemptsDefault.
+	MaxAttempts int
+
+	// IDAttribute is the message attribute holding the message ID. Defaults
+	// to IDAttributeDefault ("message-id"). A message without it gets an
+	// empty ID, which the runtime dead-letters with reason missing-id.
+	IDAttribute string
+
+	// KeyAttribute is the message attribute holding the ordering key of
+	// messages without a MessageGroupId. Defaults to KeyAttributeDefault
+	// ("message-key"). A message with neither is keyed by its ID, so a
+	// standard queue's messages run in parallel (SQS standard queues keep no
+	// order) while copies of one message run one after another.
+	KeyAttribute string
+
+	// AckFlushInterval is the longest an ack waits for others to share its
+	// DeleteMessageBatch call; a batch of 10 is sent at once. Defaults to
+	// AckFlushIntervalDefault (5ms).
+	AckFlushInterval time.Duration
+
+	// Logger receives the adapter's logs. Defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// NoWait, as Config.WaitTimeSeconds, asks for short polling (the zero value
+// means the 20-second default).
+const NoWait = -1
+
+// ConfigFromURL returns a Config for a broker URL of the form
+// sqs://REGION?endpoint=URL, as the CLI and examples accept. Both parts are
+// optional ("sqs://" uses the standard AWS configuration chain). The queue and
+// consumer are set by the caller.
+func ConfigFromURL(raw string) (Config, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Config{}, fmt.Errorf("oncely/sqs: broker URL: %w", err)
+	}
+	if u.Scheme != "sqs" {
+		return Config{}, fmt.Errorf("oncely/sqs: broker URL %q: scheme must be sqs", raw)
+	}
+	c := Config{Region: u.Host, Endpoint: u.Query().Get("endpoint")}
+	if c.Endpoint != "" {
+		if e, err := url.Parse(c.Endpoint); err != nil || e.Scheme == "" || e.Host == "" {
+			return Config{}, fmt.Errorf("oncely/sqs: broker URL %q: endpoint must be an absolute URL", raw)
+		}
+	}
+	return c, nil
+}
+
+func (c Config) withDefaults() Config {
+	switch c.WaitTimeSeconds {
+	case 0:
+		c.WaitTimeSeconds = WaitTimeSecondsDefault
+	case NoWait:
+		c.WaitTimeSeconds = 0
+	}
+	if c.MaxMessages == 0 {
+		c.MaxMessages = MaxMessagesDefault
+	}
+	if c.Receivers == 0 {
+		c.Receivers = ReceiversDefault
+	}
+	if c.MaxExtension == 0 {
+		c.MaxExtension = MaxExtensionDefault
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = retry.MaxAttemptsDefault
+	}
+	if c.IDAttribute == "" {
+		c.IDAttribute = IDAttributeDefault
+	}
+	if c.KeyAttribute == "" {
+		c.KeyAttribute = KeyAttributeDefault
+	}
+	if c.AckFlushInterval == 0 {
+		c.AckFlushInterval = AckFlushIntervalDefault
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// validate reports every invalid field, after defaults.
+func (c Config) validate() error {
+	var errs []error
+	if c.Consumer == "" {
+		errs = append(errs, errors.New("Consumer is required (it names the dead-letter queue)"))
+	}
+	if c.QueueURL == "" && c.QueueName == "" {
+		errs = append(errs, errors.New("QueueURL or QueueName is required"))
+	}
+	if c.QueueName != "" && !validQueueName(c.QueueName) {
+		errs = append(errs, fmt.Errorf("QueueName %q is not a valid SQS queue name (1–80 of A-Z a-z 0-9 - _, plus .fifo for FIFO queues)", c.QueueName))
+	}
+	if c.DeadLetterQueueName != "" && !validQueueName(c.DeadLetterQueueName) {
+		errs = append(errs, fmt.Errorf("DeadLetterQueueName %q is not a valid SQS queue name", c.DeadLetterQueueName))
+	}
+	if c.WaitTimeSeconds < 0 || c.WaitTimeSeconds > 20 {
+		errs = append(errs, fmt.Errorf("WaitTimeSeconds must be 0–20 (SQS's long-polling limit), got %d", c.WaitTimeSeconds))
+	}
+	if c.MaxMessages < 1 || c.MaxMessages > maxBatch {
+		errs = append(errs, fmt.Errorf("MaxMessages must be 1–10 (SQS's receive limit), got %d", c.MaxMessages))
+	}
+	if c.Receivers < 1 {
+		errs = append(errs, fmt.Errorf("Receivers must be >= 1, got %d", c.Receivers))
+	}
+	if c.VisibilityTimeout != 0 {
+		if c.VisibilityTimeout < time.Second || c.VisibilityTimeout > MaxVisibility || c.VisibilityTimeout%time.Second != 0 {
+			errs = append(errs, fmt.Errorf("VisibilityTimeout must be whole seconds from 1s to 12h, got %s", c.VisibilityTimeout))
+		}
+	}
+	if c.MaxExtension < time.Second || c.MaxExtension >= MaxVisibility {
+		errs = append(errs, fmt.Errorf("MaxExtension must be at least 1s and below SQS's 12h visibility limit, got %s", c.MaxExtension))
+	}
+	if c.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("MaxAttempts must be >= 1, got %d", c.MaxAttempts))
+	}
+	if c.AckFlushInterval < 0 {
+		errs = append(errs, fmt.Errorf("AckFlushInterval must be > 0, got %s", c.AckFlushInterval))
+	}
+	if c.Endpoint != "" {
+		if u, err := url.Parse(c.Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
+			errs = append(errs, fmt.Errorf("Endpoint %q must be an absolute URL such as http://127.0.0.1:9324", c.Endpoint))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("oncely/sqs: invalid config: %w", errors.Join(errs...))
+}
+
+func validQueueName(n string) bool {
+	return len(n) <= 80 && queueName.MatchString(strings.TrimSuffix(n, ".fifo"))
+}
+
+// deadLetterName derives the default dead-letter queue name for queue and
+// consumer: "<queue>-<consumer>-dlq", plus ".fifo" for FIFO queues.
+func deadLetterName(queue, consumer string) (string, error) {
+	base, fifo := strings.CutSuffix(queue, ".fifo")
+	clean := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+				return r
+			}
+			return '-'
+		}, s)
+	}
+	name := clean(base) + "-" + clean(consumer) + "-dlq"
+	if fifo {
+		name += ".fifo"
+	}
+	if len(name) > 80 {
+		return "", fmt.Errorf("default dead-letter queue name %q is over SQS's 80-character limit; set DeadLetterQueueName", name)
+	}
+	return name, nil
+}
+
+// queueNameFromURL returns the last path element of a queue URL.
+func queueNameFromURL(u string) string {
+	if i := strings.LastIndexByte(u, '/'); i >= 0 {
+		return u[i+1:]
+	}
+	return u
+}

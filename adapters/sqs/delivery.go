@@ -1,0 +1,328 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// Coordinates keys set on every message.
+const (
+	CoordinateMessageID     = "sqs-message-id"
+	CoordinateReceiptHandle = "sqs-receipt-handle"
+	CoordinateGroupID       = "sqs-message-group-id"
+	CoordinateSequence      = "sqs-sequence-number"
+)
+
+// delivery is one received SQS message. It is settled at most once; until
+// then its visibility is renewed.
+type delivery struct {
+	s        *Source
+	msg      *consumer.Message
+	body     string
+	receipt  string
+	sqsID    string
+	group    string
+	attrs    map[string]types.MessageAttributeValue
+	received time.Time // when the receive call was sent: the lease's earliest start
+
+	call sync.Mutex // held by a ChangeMessageVisibility call, so a retry's delay is not overwritten by a renewal
+
+	mu       sync.Mutex
+	settled  bool
+	dlqSent  bool
+	stopped  bool // renewals stopped
+	timer    *time.Timer
+	deadline time.Time // the earliest the current visibility window may end
+	lost     chan struct{}
+	lostOnce sync.Once
+}
+
+func (s *Source) newDelivery(m types.Message, sent time.Time) *delivery {
+	attrs := m.MessageAttributes
+	sqsID := aws.ToString(m.MessageId)
+	headers := s.retryHeaders(sqsID)
+	if headers == nil {
+		headers = Headers(attrs)
+	}
+	var id string
+	if v, ok := attrs[s.cfg.IDAttribute]; ok {
+		id = aws.ToString(v.StringValue)
+	}
+	group := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
+	key := group
+	if key == "" {
+		key = headers[s.cfg.KeyAttribute]
+	}
+	if key == "" {
+		key = id
+	}
+	if key == "" {
+		key = sqsID
+	}
+	attempt, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+	attempt = max(attempt, consumer.AttemptFromHeaders(headers), 1)
+	var ts time.Time
+	if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
+		ts = time.UnixMilli(ms)
+	}
+	coords := map[string]string{CoordinateMessageID: sqsID, CoordinateReceiptHandle: aws.ToString(m.ReceiptHandle)}
+	if group != "" {
+		coords[CoordinateGroupID] = group
+	}
+	if seq := m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)]; seq != "" {
+		coords[CoordinateSequence] = seq
+	}
+	body := aws.ToString(m.Body)
+	return &delivery{
+		s: s,
+		msg: &consumer.Message{
+			ID:          id,
+			Key:         key,
+			Body:        []byte(body),
+			Headers:     headers,
+			Source:      s.queue,
+			Attempt:     attempt,
+			Partition:   -1,
+			Offset:      -1,
+			Timestamp:   ts,
+			Coordinates: coords,
+		},
+		body:     body,
+		receipt:  aws.ToString(m.ReceiptHandle),
+		sqsID:    sqsID,
+		group:    group,
+		attrs:    attrs,
+		received: sent,
+		deadline: sent.Add(s.visibility),
+		lost:     make(chan struct{}),
+	}
+}
+
+// Message returns the message.
+func (d *delivery) Message() *consumer.Message { return d.msg }
+
+// Lost is closed when a visibility extension failed or MaxExtension was
+// reached and the visibility window ended: the message may now be delivered
+// to another consumer, so the runtime cancels the handler and does not settle.
+func (d *delivery) Lost() <-chan struct{} { return d.lost }
+
+// Ack deletes the message. Concurrent acks share DeleteMessageBatch calls;
+// Ack returns once its own entry was deleted.
+func (d *delivery) Ack(ctx context.Context) error {
+	if err := d.begin(); err != nil {
+		return err
+	}
+	if err := d.s.acks.delete(ctx, d.receipt); err != nil {
+		return err
+	}
+	d.finish(false)
+	return nil
+}
+
+// Retry makes the message visible again after the delay, rounded up to whole
+// seconds (never early), with ChangeMessageVisibility; the next attempt's
+// number is SQS's receive count. SQS cannot change a message's attributes,
+// so headers (the failure context) are kept in this Source's memory and given
+// to the message when this Source receives it again; another process
+// receiving it sees the original attributes only.
+func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[string]string) error {
+	if err := d.begin(); err != nil {
+		return err
+	}
+	if limit := MaxVisibility - time.Since(d.received); after > limit {
+		return fmt.Errorf("oncely/sqs: retry delay %s exceeds the %s left of SQS's 12h visibility limit for this receive", after, limit.Truncate(time.Second))
+	}
+	d.pauseRenewal()
+	d.call.Lock()
+	_, err := d.s.client.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{
+		QueueUrl:          aws.String(d.s.queueURL),
+		ReceiptHandle:     aws.String(d.receipt),
+		VisibilityTimeout: visibilitySeconds(after),
+	})
+	d.call.Unlock()
+	if err != nil {
+		d.resumeRenewal()
+		return fmt.Errorf("oncely/sqs: delaying message %s for retry: %w", d.msg.ID, err)
+	}
+	d.s.rememberRetry(d.sqsID, headers, after)
+	d.finish(true)
+	return nil
+}
+
+// DeadLetter sends a copy to the dead-letter queue (body and attributes
+// unchanged, the failure context packed into FailureAttribute), waits for
+// SQS to confirm it, then deletes the original. When the send fails nothing
+// is deleted; when only the delete fails, a second call does not send again.
+func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) error {
+	if err := d.begin(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	sent := d.dlqSent
+	d.mu.Unlock()
+	if !sent {
+		in := &awssqs.SendMessageInput{
+			QueueUrl:          aws.String(d.s.dlqURL),
+			MessageBody:       aws.String(d.body),
+			MessageAttributes: packAttributes(d.attrs, headers, d.s.cfg.IDAttribute),
+		}
+		if d.s.fifo {
+			// The group keeps the DLQ in the source's per-group order. The
+			// deduplication ID is the SQS message ID, the same on every
+			// receive of this message: a copy sent again within SQS's
+			// five-minute window (the delete below failed, or the consumer
+			// crashed before it) is dropped by SQS, while a redriven and
+			// failed-again copy (a new SQS message) is kept.
+			in.MessageGroupId = aws.String(firstNonEmpty(d.group, d.msg.ID, d.sqsID))
+			in.MessageDeduplicationId = aws.String(d.sqsID)
+		}
+		if _, err := d.s.client.SendMessage(ctx, in); err != nil {
+			return fmt.Errorf("oncely/sqs: sending message %s to dead-letter queue %s: %w", d.msg.ID, d.s.dlq, err)
+		}
+		d.mu.Lock()
+		d.dlqSent = true
+		d.mu.Unlock()
+	}
+	if _, err := d.s.client.DeleteMessage(ctx, &awssqs.DeleteMessageInput{QueueUrl: aws.String(d.s.queueURL), ReceiptHandle: aws.String(d.receipt)}); err != nil {
+		return fmt.Errorf("oncely/sqs: deleting dead-lettered message %s: %w", d.msg.ID, err)
+	}
+	d.finish(false)
+	return nil
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func (d *delivery) begin() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.settled {
+		return consumer.ErrAlreadySettled
+	}
+	return nil
+}
+
+// finish marks d settled and stops its renewals.
+func (d *delivery) finish(retried bool) {
+	d.mu.Lock()
+	d.settled = true
+	d.stopped = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.mu.Unlock()
+	d.s.settled(d, retried)
+}
+
+func (d *delivery) markLost() {
+	d.lostOnce.Do(func() { close(d.lost) })
+}
+
+// startRenewal schedules the first extension at renewAt of the visibility
+// timeout.
+func (d *delivery) startRenewal() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.schedule(time.Until(d.received.Add(time.Duration(renewAt * float64(d.s.visibility)))))
+}
+
+// schedule runs renew after wait; d.mu is held.
+func (d *delivery) schedule(wait time.Duration) {
+	if d.stopped {
+		return
+	}
+	d.timer = time.AfterFunc(max(wait, 0), d.renew)
+}
+
+func (d *delivery) stopRenewal() {
+	d.mu.Lock()
+	d.stopped = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.mu.Unlock()
+}
+
+func (d *delivery) pauseRenewal() { d.stopRenewal() }
+
+// resumeRenewal restarts renewals after a failed retry: the next extension
+// is due at once.
+func (d *delivery) resumeRenewal() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.settled {
+		return
+	}
+	d.stopped = false
+	d.schedule(0)
+}
+
+// renew extends the visibility by the visibility timeout, or less to stay
+// within MaxExtension; at the cap it gives the lease up when the current
+// window ends.
+func (d *delivery) renew() {
+	s := d.s
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		return
+	}
+	ext := min(s.visibility, (s.cfg.MaxExtension - time.Since(d.received)).Truncate(time.Second))
+	if ext < time.Second {
+		wait := time.Until(d.deadline)
+		d.timer = time.AfterFunc(max(wait, 0), func() {
+			d.mu.Lock()
+			stopped := d.stopped
+			d.mu.Unlock()
+			if !stopped {
+				s.log.Warn("lease given up: MaxExtension reached while the handler runs", "message_id", d.msg.ID, "max_extension", s.cfg.MaxExtension)
+				d.markLost()
+			}
+		})
+		d.mu.Unlock()
+		return
+	}
+	deadline := d.deadline
+	d.mu.Unlock()
+
+	d.call.Lock()
+	ctx, cancel := context.WithDeadline(s.ctx, deadline)
+	sent := time.Now()
+	_, err := s.client.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{
+		QueueUrl:          aws.String(s.queueURL),
+		ReceiptHandle:     aws.String(d.receipt),
+		VisibilityTimeout: visibilitySeconds(ext),
+	})
+	cancel()
+	d.call.Unlock()
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped || errors.Is(s.ctx.Err(), context.Canceled) {
+		return
+	}
+	if err != nil {
+		d.stopped = true
+		s.log.Warn("visibility extension failed; cancelling the handler and leaving the message to be redelivered", "message_id", d.msg.ID, "error", err)
+		d.markLost()
+		return
+	}
+	d.deadline = sent.Add(ext)
+	d.schedule(time.Duration(renewAt * float64(ext)))
+}

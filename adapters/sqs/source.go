@@ -1,0 +1,533 @@
+package sqs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// Source reads one SQS queue for one consumer. It implements consumer.Source
+// and consumer.BacklogReporter; its deliveries implement consumer.Delivery and
+// consumer.Leased. Create it with New.
+type Source struct {
+	cfg        Config
+	client     *awssqs.Client
+	log        *slog.Logger
+	queueURL   string
+	queue      string
+	dlqURL     string
+	dlq        string
+	fifo       bool
+	visibility time.Duration
+
+	ctx    context.Context // the source's lifetime: receive calls and renewals
+	cancel context.CancelFunc
+	calls  sync.WaitGroup // receive calls in flight
+	acks   *acker
+
+	mu        sync.Mutex
+	closed    bool
+	killed    bool
+	buf       []*delivery // received, not yet handed to the runtime
+	asked     int         // messages asked for by receive calls in flight
+	inflight  int         // receive calls in flight
+	recvErr   error       // the last receive call's error, reported once
+	arrived   chan struct{}
+	unsettled map[*delivery]struct{}
+	retried   map[string]retryContext // SQS message ID → failure context of its last retry
+	done      chan struct{}
+}
+
+// retryContext is the failure context of a retried message, kept in memory
+// until the message comes back (SQS cannot change a message's attributes).
+type retryContext struct {
+	headers map[string]string
+	expires time.Time
+}
+
+// maxRetryContexts bounds the retry contexts kept in memory.
+const maxRetryContexts = 100_000
+
+// New connects to SQS, resolves (or creates, with CreateQueues) the source and
+// dead-letter queues, reads the source queue's attributes and checks its
+// RedrivePolicy against cfg.MaxAttempts. It reports every invalid setting at
+// once.
+func New(ctx context.Context, cfg Config) (*Source, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	client := cfg.Client
+	if client == nil {
+		var err error
+		if client, err = newClient(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &Source{
+		cfg:       cfg,
+		client:    client,
+		arrived:   make(chan struct{}, 1),
+		unsettled: make(map[*delivery]struct{}),
+		retried:   make(map[string]retryContext),
+		done:      make(chan struct{}),
+	}
+	if err := s.resolve(ctx); err != nil {
+		return nil, err
+	}
+	s.log = cfg.Logger.With("queue", s.queue, "consumer", cfg.Consumer, "broker", "sqs")
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.acks = newAcker(s)
+	return s, nil
+}
+
+func newClient(ctx context.Context, cfg Config) (*awssqs.Client, error) {
+	var opts []func(*awsconfig.LoadOptions) error
+	if cfg.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(cfg.Region))
+	}
+	if cfg.Endpoint != "" {
+		// A local endpoint never needs EC2 instance metadata, whose lookup
+		// would stall start-up for seconds off EC2.
+		opts = append(opts, awsconfig.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("oncely/sqs: loading AWS configuration: %w", err)
+	}
+	if cfg.Endpoint != "" {
+		if awsCfg.Region == "" {
+			awsCfg.Region = RegionDefault
+		}
+		if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
+			awsCfg.Credentials = credentials.NewStaticCredentialsProvider("oncely", "oncely", "")
+		}
+	}
+	return awssqs.NewFromConfig(awsCfg, func(o *awssqs.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+	}), nil
+}
+
+// resolve finds the queues and checks their attributes.
+func (s *Source) resolve(ctx context.Context) error {
+	cfg := s.cfg
+	var err error
+	if s.queueURL = cfg.QueueURL; s.queueURL == "" {
+		if s.queueURL, err = s.queueURLFor(ctx, cfg.QueueName, cfg.CreateQueues); err != nil {
+			return err
+		}
+	}
+	s.queue = queueNameFromURL(s.queueURL)
+	out, err := s.client.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(s.queueURL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll},
+	})
+	if err != nil {
+		return fmt.Errorf("oncely/sqs: reading attributes of queue %s: %w", s.queue, err)
+	}
+	attrs := out.Attributes
+	s.fifo = attrs[string(types.QueueAttributeNameFifoQueue)] == "true"
+
+	var errs []error
+	s.visibility = cfg.VisibilityTimeout
+	if s.visibility == 0 {
+		secs, err := strconv.Atoi(attrs[string(types.QueueAttributeNameVisibilityTimeout)])
+		if err != nil || secs < 1 {
+			errs = append(errs, fmt.Errorf("queue %s has VisibilityTimeout %q; set Config.VisibilityTimeout (at least 1s) so renewals have a period", s.queue, attrs[string(types.QueueAttributeNameVisibilityTimeout)]))
+		}
+		s.visibility = time.Duration(secs) * time.Second
+	}
+	if s.visibility > cfg.MaxExtension {
+		errs = append(errs, fmt.Errorf("VisibilityTimeout %s exceeds MaxExtension %s", s.visibility, cfg.MaxExtension))
+	}
+	if rp := attrs[string(types.QueueAttributeNameRedrivePolicy)]; rp != "" {
+		if err := checkRedrive(rp, cfg.MaxAttempts); err != nil {
+			errs = append(errs, fmt.Errorf("queue %s: %w", s.queue, err))
+		}
+	}
+
+	s.dlq = cfg.DeadLetterQueueName
+	if s.dlq == "" {
+		if s.dlq, err = deadLetterName(s.queue, cfg.Consumer); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.dlq != "" && isFIFOName(s.dlq) != s.fifo {
+		errs = append(errs, fmt.Errorf("dead-letter queue %s must be a FIFO queue exactly when the source %s is (FIFO: %t)", s.dlq, s.queue, s.fifo))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("oncely/sqs: %w", errors.Join(errs...))
+	}
+	if s.dlqURL, err = s.queueURLFor(ctx, s.dlq, cfg.CreateQueues); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkRedrive checks that SQS's own redrive (after maxReceiveCount receives)
+// cannot pre-empt the consumer's dead-lettering after maxAttempts attempts.
+func checkRedrive(policy string, maxAttempts int) error {
+	var rp struct {
+		DeadLetterTargetArn string          `json:"deadLetterTargetArn"`
+		MaxReceiveCount     json.RawMessage `json:"maxReceiveCount"`
+	}
+	if err := json.Unmarshal([]byte(policy), &rp); err != nil {
+		return fmt.Errorf("unreadable RedrivePolicy %q: %w", policy, err)
+	}
+	raw := string(rp.MaxReceiveCount)
+	if uq, err := strconv.Unquote(raw); err == nil {
+		raw = uq
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		return fmt.Errorf("RedrivePolicy %q has no numeric maxReceiveCount", policy)
+	}
+	if maxAttempts >= n {
+		return fmt.Errorf("its RedrivePolicy moves a message to %s after %d receives, but the consumer makes up to %d attempts (MaxAttempts): "+
+			"SQS would move a failing message before the consumer dead-letters it, without failure context, and a consumer restart or lost lease also counts as a receive; "+
+			"set MaxAttempts below %d or raise maxReceiveCount above %d", rp.DeadLetterTargetArn, n, maxAttempts, n, maxAttempts)
+	}
+	return nil
+}
+
+func isFIFOName(name string) bool { return len(name) > 5 && name[len(name)-5:] == ".fifo" }
+
+// queueURLFor looks name up, creating it when create is set and it is absent.
+func (s *Source) queueURLFor(ctx context.Context, name string, create bool) (string, error) {
+	out, err := s.client.GetQueueUrl(ctx, &awssqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err == nil {
+		return aws.ToString(out.QueueUrl), nil
+	}
+	var missing *types.QueueDoesNotExist
+	if !errors.As(err, &missing) || !create {
+		return "", fmt.Errorf("oncely/sqs: looking up queue %s: %w", name, err)
+	}
+	in := &awssqs.CreateQueueInput{QueueName: aws.String(name)}
+	if isFIFOName(name) {
+		in.Attributes = map[string]string{string(types.QueueAttributeNameFifoQueue): "true"}
+	}
+	created, err := s.client.CreateQueue(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("oncely/sqs: creating queue %s: %w", name, err)
+	}
+	return aws.ToString(created.QueueUrl), nil
+}
+
+// Capabilities reports SQS's capabilities: native delay (by visibility) up to
+// MaxVisibility − MaxExtension, a broker delivery count, lease renewal, no
+// partitions.
+func (s *Source) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{
+		Broker:        "sqs",
+		NativeDelay:   true,
+		MaxDelay:      MaxVisibility - s.cfg.MaxExtension,
+		DeliveryCount: true,
+		LeaseRenewal:  true,
+	}
+}
+
+// QueueURL returns the source queue's URL.
+func (s *Source) QueueURL() string { return s.queueURL }
+
+// DeadLetterQueueURL returns the dead-letter queue's URL.
+func (s *Source) DeadLetterQueueURL() string { return s.dlqURL }
+
+// Receive returns up to max deliveries, waiting (long polling) until at least
+// one arrives. It makes receive calls only for the room max stands for, at
+// most Receivers at once and each for at most MaxMessages; messages that
+// arrive after it returned are handed out by the next call.
+func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	if max < 1 {
+		max = 1
+	}
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, consumer.ErrSourceClosed
+		}
+		if len(s.buf) > 0 {
+			n := min(max, len(s.buf))
+			out := make([]consumer.Delivery, n)
+			for i, d := range s.buf[:n] {
+				out[i] = d
+			}
+			s.buf = append(s.buf[:0], s.buf[n:]...)
+			s.mu.Unlock()
+			return out, nil
+		}
+		if err := s.recvErr; err != nil {
+			s.recvErr = nil
+			s.mu.Unlock()
+			return nil, err
+		}
+		for want := max - s.asked; want > 0 && s.inflight < s.cfg.Receivers; {
+			n := min(want, s.cfg.MaxMessages)
+			want -= n
+			s.asked += n
+			s.inflight++
+			s.calls.Add(1)
+			go s.receive(n)
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.arrived:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.done:
+			return nil, consumer.ErrSourceClosed
+		}
+	}
+}
+
+// receive makes one ReceiveMessage call for n messages and buffers them.
+func (s *Source) receive(n int) {
+	defer s.calls.Done()
+	in := &awssqs.ReceiveMessageInput{
+		QueueUrl:              aws.String(s.queueURL),
+		MaxNumberOfMessages:   int32(n),
+		WaitTimeSeconds:       int32(s.cfg.WaitTimeSeconds),
+		VisibilityTimeout:     int32(s.visibility / time.Second),
+		MessageAttributeNames: []string{"All"},
+		// Real SQS reads MessageSystemAttributeNames; local-aws-sqs 2.0.2
+		// only the older AttributeNames. Asking both ways gets
+		// ApproximateReceiveCount, MessageGroupId and SequenceNumber from
+		// either.
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		AttributeNames:              []types.QueueAttributeName{types.QueueAttributeNameAll}, //lint:ignore SA1019 the emulator reads only this field
+	}
+	out, err := s.client.ReceiveMessage(s.ctx, in)
+	at := time.Now()
+	var ds []*delivery
+	if err == nil {
+		ds = make([]*delivery, 0, len(out.Messages))
+		for _, m := range out.Messages {
+			ds = append(ds, s.newDelivery(m, at))
+		}
+	}
+	s.mu.Lock()
+	s.asked -= n
+	s.inflight--
+	switch {
+	case s.closed && s.killed:
+		s.mu.Unlock()
+		return
+	case s.closed:
+		s.mu.Unlock()
+		// Close is releasing what it knows of; release these too.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.release(ctx, ds); err != nil {
+			s.log.Warn("releasing messages received during close", "error", err)
+		}
+		return
+	case err != nil && s.ctx.Err() == nil:
+		s.recvErr = fmt.Errorf("oncely/sqs: receiving from %s: %w", s.queue, err)
+	}
+	for _, d := range ds {
+		s.unsettled[d] = struct{}{}
+		d.startRenewal()
+	}
+	s.buf = append(s.buf, ds...)
+	s.mu.Unlock()
+	select {
+	case s.arrived <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops intake, sends the pending batched deletes, and releases every
+// unsettled delivery (visibility set to 0) so SQS redelivers it at once. It
+// is idempotent.
+func (s *Source) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	s.mu.Unlock()
+	s.cancel()
+	s.calls.Wait()
+	s.acks.close()
+
+	s.mu.Lock()
+	ds := make([]*delivery, 0, len(s.unsettled))
+	for d := range s.unsettled {
+		ds = append(ds, d)
+	}
+	s.buf = nil
+	s.mu.Unlock()
+	return s.release(ctx, ds)
+}
+
+// kill stops the source as a crash would: no deletes are flushed, nothing is
+// released, renewals stop. The messages reappear after their visibility
+// timeout. For tests.
+func (s *Source) kill() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.killed = true
+	close(s.done)
+	ds := make([]*delivery, 0, len(s.unsettled))
+	for d := range s.unsettled {
+		ds = append(ds, d)
+	}
+	s.mu.Unlock()
+	for _, d := range ds {
+		d.stopRenewal()
+	}
+	s.cancel()
+	s.calls.Wait()
+	s.acks.kill()
+}
+
+// release stops the renewal of ds and makes them visible again.
+func (s *Source) release(ctx context.Context, ds []*delivery) error {
+	var errs []error
+	for chunk := range chunks(ds, maxBatch) {
+		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, 0, len(chunk))
+		for i, d := range chunk {
+			d.stopRenewal()
+			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
+				Id:                aws.String(strconv.Itoa(i)),
+				ReceiptHandle:     aws.String(d.receipt),
+				VisibilityTimeout: 0,
+			})
+		}
+		out, err := s.client.ChangeMessageVisibilityBatch(ctx, &awssqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(s.queueURL), Entries: entries})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, f := range out.Failed {
+			errs = append(errs, fmt.Errorf("entry %s: %s: %s", aws.ToString(f.Id), aws.ToString(f.Code), aws.ToString(f.Message)))
+		}
+	}
+	if len(errs) > 0 {
+		// The messages still reappear once their visibility timeout passes.
+		return fmt.Errorf("oncely/sqs: releasing unsettled messages of %s: %w", s.queue, errors.Join(errs...))
+	}
+	return nil
+}
+
+func chunks[T any](s []T, n int) func(func([]T) bool) {
+	return func(yield func([]T) bool) {
+		for len(s) > 0 {
+			k := min(n, len(s))
+			if !yield(s[:k]) {
+				return
+			}
+			s = s[k:]
+		}
+	}
+}
+
+// settled forgets d once it is settled, and its retry context unless it was
+// retried.
+func (s *Source) settled(d *delivery, retried bool) {
+	s.mu.Lock()
+	delete(s.unsettled, d)
+	if !retried {
+		delete(s.retried, d.sqsID)
+	}
+	s.mu.Unlock()
+}
+
+// rememberRetry keeps the failure context of a retried message until it is
+// received again, so the next attempt's handler and a later dead-letter copy
+// see it. Entries expire after the delay plus two visibility timeouts.
+func (s *Source) rememberRetry(sqsID string, headers map[string]string, after time.Duration) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.retried) >= maxRetryContexts {
+		for id, rc := range s.retried {
+			if now.After(rc.expires) || len(s.retried) >= maxRetryContexts {
+				delete(s.retried, id)
+			}
+		}
+	}
+	s.retried[sqsID] = retryContext{headers: headers, expires: now.Add(after + 2*s.visibility + time.Minute)}
+}
+
+// retryHeaders returns the failure context remembered for sqsID, or nil.
+func (s *Source) retryHeaders(sqsID string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rc, ok := s.retried[sqsID]
+	if !ok {
+		return nil
+	}
+	if time.Now().After(rc.expires) {
+		delete(s.retried, sqsID)
+		return nil
+	}
+	return maps.Clone(rc.headers)
+}
+
+// Backlog reports the source queue's messages (visible plus in flight) and
+// the dead-letter queue's depth, from SQS's approximate counters.
+func (s *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
+	src, err := s.depth(ctx, s.queueURL)
+	if err != nil {
+		return nil, err
+	}
+	dlq, err := s.depth(ctx, s.dlqURL)
+	if err != nil {
+		return nil, err
+	}
+	return []consumer.Backlog{{Source: s.queue, Partition: -1, Lag: src, DeadLetters: dlq}}, nil
+}
+
+func (s *Source) depth(ctx context.Context, url string) (int64, error) {
+	out, err := s.client.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url),
+		AttributeNames: []types.QueueAttributeName{
+			types.QueueAttributeNameApproximateNumberOfMessages,
+			types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("oncely/sqs: reading depth of %s: %w", queueNameFromURL(url), err)
+	}
+	var n int64
+	for _, a := range []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible} {
+		v, err := strconv.ParseInt(out.Attributes[string(a)], 10, 64)
+		if err == nil {
+			n += v
+		}
+	}
+	return n, nil
+}
+
+// visibilitySeconds rounds d up to whole seconds, so a delay is never
+// shortened.
+func visibilitySeconds(d time.Duration) int32 {
+	if d <= 0 {
+		return 0
+	}
+	return int32((d + time.Second - 1) / time.Second)
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/oncely/oncely/adapters"
+)
+
+// app runs one command line. Tests build one with buffers and a shared
+// memory broker.
+type app struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// openOpts are passed to adapters.Open (tests share a mem:// broker).
+	openOpts []adapters.Option
+}
+
+func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
+	return &app{stdout: stdout, stderr: stderr, getenv: getenv}
+}
+
+// command is one (sub)command.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, a *app, args []string) error
+	sub     []command
+}
+
+// usageError is a mistake in the command line; exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+func commands() []command {
+	return []command{
+		{name: "migrate", summary: "create or upgrade the oncely tables in Postgres", run: runMigrate},
+		{name: "dlq", summary: "list, show and redrive dead letters", sub: []command{
+			{name: "list", summary: "list the dead letters of a source and consumer, one line each", run: runDLQList},
+			{name: "show", summary: "show dead letters in full: headers, error, body", run: runDLQShow},
+			{name: "redrive", summary: "move dead letters back to their source (same ID, attempts reset)", run: runDLQRedrive},
+		}},
+		{name: "lag", summary: "show Kafka lag per partition, or queue and dead-letter depth", run: runLag},
+		{name: "dev", summary: "run a development broker", sub: []command{
+			{name: "kafka", summary: "run an in-process Kafka cluster (kfake) on local ports", run: runDevKafka},
+		}},
+		{name: "crashtest", summary: "SIGKILL the ledger example repeatedly and count lost and duplicated effects", run: runCrashTest},
+	}
+}
+
+// run executes args and returns the exit code: 0 success, 1 failure, 2 usage.
+func (a *app) run(ctx context.Context, args []string) int {
+	err := a.dispatch(ctx, "oncely", commands(), args)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(a.stderr, "oncely:", err)
+		return 2
+	default:
+		fmt.Fprintln(a.stderr, "oncely:", err)
+		return 1
+	}
+}
+
+func (a *app) dispatch(ctx context.Context, path string, cmds []command, args []string) error {
+	if len(args) == 0 {
+		a.groupUsage(a.stderr, path, cmds)
+		return usagef("%s needs a command (see above)", path)
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "-help" || name == "help" {
+		a.groupUsage(a.stdout, path, cmds)
+		return flag.ErrHelp
+	}
+	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == name })
+	if i < 0 {
+		var names []string
+		for _, c := range cmds {
+			names = append(names, c.name)
+		}
+		return usagef("unknown command %q for %s; commands: %s (run %s --help)", name, path, strings.Join(names, ", "), path)
+	}
+	c := cmds[i]
+	if c.sub != nil {
+		return a.dispatch(ctx, path+" "+c.name, c.sub, args[1:])
+	}
+	return c.run(ctx, a, args[1:])
+}
+
+func (a *app) groupUsage(w io.Writer, path string, cmds []command) {
+	fmt.Fprintf(w, "Usage: %s <command> [flags]\n\nCommands:\n", path)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun %s <command> --help for the command's flags.\n", path)
+}
+
+// flags returns a FlagSet for a command whose usage prints synopsis and
+// description before the flags.
+func (a *app) flags(name, synopsis, description string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(a.stdout, "Usage: %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
+		fs.SetOutput(a.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(a.stderr)
+	}
+	return fs
+}
+
+// parse parses args and refuses positional arguments.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%s: %v (run %s --help)", fs.Name(), err, fs.Name())
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected arguments %q; it takes only flags (run %s --help)", fs.Name(), fs.Args(), fs.Name())
+	}
+	return nil
+}
+
+// brokerFlags are the flags every broker command shares.
+type brokerFlags struct {
+	url      string
+	source   string
+	consumer string
+}
+
+func (b *brokerFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.url, "broker", "", "broker URL (default $BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
+	fs.StringVar(&b.source, "source", "", "source: the topic or queue consumed (required)")
+	fs.StringVar(&b.consumer, "consumer", "", "consumer name, e.g. ledger (required)")
+}
+
+// open checks the flags and opens the broker.
+func (b *brokerFlags) open(ctx context.Context, a *app, cmd string) (adapters.Broker, error) {
+	if b.url == "" {
+		b.url = a.getenv("BROKER_URL")
+	}
+	var missing []string
+	if b.url == "" {
+		missing = append(missing, "--broker (or BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
+	}
+	if b.source == "" {
+		missing = append(missing, "--source")
+	}
+	if b.consumer == "" {
+		missing = append(missing, "--consumer")
+	}
+	if len(missing) > 0 {
+		return nil, usagef("%s needs %s (run %s --help)", cmd, strings.Join(missing, " and "), cmd)
+	}
+	br, err := adapters.Open(ctx, b.url, a.openOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w\n(check --broker / BROKER_URL and that the broker is running)", err)
+	}
+	return br, nil
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oncely/oncely/internal/crashtest"
+)
+
+func runCrashTest(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs] [--kills 100] [--dedupe both] [--batch 200]", `
+Crash-tests the ledger example: per broker and per -dedupe setting, rounds of
+"publish a batch of payments, start the ledger, SIGKILL it 0.3-3 s after its
+start, restart it, wait until the batch is applied, stop it with SIGTERM",
+then counts per message ID the payments lost (no ledger entry) and applied
+twice (more than one), and prints a table: kills, kills with loss, kills with
+duplicates, worst kill.
+
+Run it inside the oncely source tree: it builds examples/ledger and
+cmd/oncely with go build. Services: Postgres ($DATABASE_URL), RabbitMQ
+($RABBITMQ_URL) and the SQS emulator ($SQS_ENDPOINT), defaults on 127.0.0.1;
+Kafka is a dev cluster (oncely dev kafka) started as a separate process.`)
+	brokers := fs.String("brokers", "rabbitmq,kafka,sqs", "brokers to test, comma-separated: rabbitmq, kafka, sqs")
+	kills := fs.Int("kills", 100, "kills (rounds) per broker and dedupe setting")
+	dedupe := fs.String("dedupe", "both", "ledger -dedupe setting: true, false or both")
+	batch := fs.Int("batch", crashtest.BatchDefault, "payments published per round")
+	concurrency := fs.Int("concurrency", crashtest.ConcurrencyDefault, "the ledger's -concurrency")
+	delay := fs.Duration("handler-delay", crashtest.HandlerDelayDefault, "the ledger's -handler-delay (time per payment)")
+	logDir := fs.String("log-dir", "", "keep the ledger's logs here (default: a temporary directory, removed)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var modes []bool
+	switch *dedupe {
+	case "both":
+		modes = []bool{true, false}
+	case "true":
+		modes = []bool{true}
+	case "false":
+		modes = []bool{false}
+	default:
+		return usagef("crashtest: --dedupe %q: want true, false or both", *dedupe)
+	}
+	names := strings.Split(*brokers, ",")
+	for _, n := range names {
+		if !slices.Contains([]string{"rabbitmq", "kafka", "sqs"}, n) {
+			return usagef("crashtest: --brokers: unknown broker %q; choose among rabbitmq, kafka, sqs (mem:// cannot survive a kill)", n)
+		}
+	}
+	env := func(name, def string) string {
+		if v := a.getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	dbURL := env("DATABASE_URL", env("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"))
+
+	tmp, err := os.MkdirTemp("", "oncely-crashtest-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	fmt.Fprintln(a.stderr, "building examples/ledger and cmd/oncely …")
+	bins, err := crashtest.Build(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	if *logDir != "" {
+		if err := os.MkdirAll(*logDir, 0o755); err != nil {
+			return err
+		}
+	}
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(a.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+
+	var results []crashtest.Result
+	var errs []error
+	for _, name := range names {
+		url := ""
+		var stop func()
+		switch name {
+		case "rabbitmq":
+			url = env("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
+		case "sqs":
+			url = "sqs://us-east-1?endpoint=" + env("SQS_ENDPOINT", "http://127.0.0.1:9324") + "&visibility_timeout=5s"
+		case "kafka":
+			k, err := crashtest.StartKafka(ctx, bins.Oncely, filepath.Join(tmp, "kafka.log"))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("kafka: %w", err))
+				continue
+			}
+			url, stop = k.URL+"?instance_id=ledger-crashtest", k.Stop
+		}
+		for _, d := range modes {
+			dir := ""
+			if *logDir != "" {
+				dir = filepath.Join(*logDir, fmt.Sprintf("%s-dedupe-%t", name, d))
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+			}
+			res, err := crashtest.Run(ctx, crashtest.Config{Name: name, BrokerURL: url, DatabaseURL: dbURL, Ledger: bins.Ledger,
+				Dedupe: d, Kills: *kills, Batch: *batch, Concurrency: *concurrency, HandlerDelay: *delay, LogDir: dir, Progress: progress})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s dedupe=%t: %w", name, d, err))
+			}
+			if len(res.Kills) > 0 {
+				results = append(results, res)
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if stop != nil {
+			stop()
+		}
+	}
+	if len(results) > 0 {
+		if err := crashtest.WriteTable(a.stdout, results); err != nil {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/oncely/oncely/adapters"
+)
+
+func runDLQList(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("dlq list", "oncely dlq list --broker URL --source S --consumer C [--limit 100]", `
+Lists the dead letters of a source and consumer, oldest first, one line each:
+message ID, reason, attempts, age, copies and error. Nothing is removed.
+Copies with the same message ID are shown once.`)
+	var bf brokerFlags
+	bf.register(fs)
+	limit := fs.Int("limit", 100, "show at most this many messages (0: all)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	br, err := bf.open(ctx, a, "dlq list")
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	dls, err := br.DeadLetters(ctx, bf.source, bf.consumer, *limit)
+	if err != nil {
+		return fmt.Errorf("dlq list: %w", err)
+	}
+	fmt.Fprintf(a.stdout, "dead letters of source %s, consumer %s (%s): %d\n", bf.source, bf.consumer, br.Kind(), len(dls))
+	if len(dls) == 0 {
+		return nil
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tREASON\tATTEMPTS\tAGE\tCOPIES\tERROR")
+	for _, d := range dls {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\n", d.Message.ID, orDash(d.Reason()), d.Attempts(), age(now, d.FailedAt()), d.Copies, oneLine(d.Error(), 80))
+	}
+	return tw.Flush()
+}
+
+func runDLQShow(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("dlq show", "oncely dlq show --broker URL --source S --consumer C [--id ID] [--limit 10]", `
+Shows dead letters in full: source, consumer, reason, attempts, age, error,
+key, every header and the body. With --id only that message. Nothing is
+removed.`)
+	var bf brokerFlags
+	bf.register(fs)
+	id := fs.String("id", "", "show only the message with this ID")
+	limit := fs.Int("limit", 10, "show at most this many messages (0: all); ignored with --id")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	br, err := bf.open(ctx, a, "dlq show")
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	n := *limit
+	if *id != "" {
+		n = 0
+	}
+	dls, err := br.DeadLetters(ctx, bf.source, bf.consumer, n)
+	if err != nil {
+		return fmt.Errorf("dlq show: %w", err)
+	}
+	if *id != "" {
+		dls = slices.DeleteFunc(dls, func(d adapters.DeadLetter) bool { return d.Message.ID != *id })
+		if len(dls) == 0 {
+			return fmt.Errorf("dlq show: no dead letter with ID %q for source %s, consumer %s (run oncely dlq list to see the IDs)", *id, bf.source, bf.consumer)
+		}
+	}
+	if len(dls) == 0 {
+		fmt.Fprintf(a.stdout, "no dead letters for source %s, consumer %s\n", bf.source, bf.consumer)
+		return nil
+	}
+	now := time.Now()
+	for i, d := range dls {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		showDeadLetter(a.stdout, now, d)
+	}
+	return nil
+}
+
+func showDeadLetter(w io.Writer, now time.Time, d adapters.DeadLetter) {
+	m := d.Message
+	fmt.Fprintf(w, "message %s\n", m.ID)
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	fmt.Fprintf(tw, "  source:\t%s\n", d.Source())
+	fmt.Fprintf(tw, "  consumer:\t%s\n", orDash(d.Consumer()))
+	fmt.Fprintf(tw, "  reason:\t%s\n", orDash(d.Reason()))
+	fmt.Fprintf(tw, "  attempts:\t%d\n", d.Attempts())
+	if t := d.FailedAt(); !t.IsZero() {
+		fmt.Fprintf(tw, "  failed at:\t%s (%s ago)\n", t.UTC().Format(time.RFC3339), age(now, t))
+	}
+	fmt.Fprintf(tw, "  copies:\t%d\n", d.Copies)
+	fmt.Fprintf(tw, "  error:\t%s\n", orDash(d.Error()))
+	fmt.Fprintf(tw, "  key:\t%s\n", orDash(m.Key))
+	_ = tw.Flush()
+	fmt.Fprintln(w, "  headers:")
+	keys := make([]string, 0, len(m.Headers))
+	for k := range m.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := m.Headers[k]
+		if strings.Contains(v, "\n") {
+			v = strings.ReplaceAll(strings.TrimRight(v, "\n"), "\n", "\n      ")
+		}
+		fmt.Fprintf(w, "    %s: %s\n", k, v)
+	}
+	fmt.Fprintf(w, "  body (%d bytes):\n    %s\n", len(m.Body), oneLine(string(m.Body), 2000))
+}
+
+func runDLQRedrive(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("dlq redrive", "oncely dlq redrive --broker URL --source S --consumer C [--reason R] [--error TEXT] [--rate N] [--limit N] [--dry-run]", `
+Moves dead letters back to their source: each selected message is published
+to the source with the same message ID, key and body and without the failure
+headers (so its attempt count starts again at 1), confirmed by the broker, and
+only then removed from the dead-letter destination. Redriving twice is safe:
+the consumer's idempotency claim absorbs the second copy.
+
+Filters select by dead-letter reason (exhausted, permanent, missing-id,
+invalid-id, panic) and by text in the recorded error. --dry-run counts what
+would move and changes nothing. Long runs print progress on stderr.`)
+	var bf brokerFlags
+	bf.register(fs)
+	var opts adapters.RedriveOptions
+	fs.StringVar(&opts.Reason, "reason", "", "only dead letters with this reason (exhausted, permanent, missing-id, invalid-id, panic)")
+	fs.StringVar(&opts.ErrorContains, "error", "", "only dead letters whose error contains this text")
+	fs.Float64Var(&opts.Rate, "rate", 0, "at most this many messages per second (0: no limit)")
+	fs.IntVar(&opts.Limit, "limit", 0, "stop after this many messages (0: all)")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "count what would be redriven; change nothing")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if opts.Rate < 0 || opts.Limit < 0 {
+		return usagef("dlq redrive: --rate and --limit must be >= 0")
+	}
+	switch opts.Reason {
+	case "", "exhausted", "permanent", "missing-id", "invalid-id", "panic":
+	default:
+		return usagef("dlq redrive: unknown --reason %q; use exhausted, permanent, missing-id, invalid-id or panic", opts.Reason)
+	}
+	br, err := bf.open(ctx, a, "dlq redrive")
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	var p *progress
+	if !*quiet {
+		p = newProgress(a.stderr, opts.DryRun)
+		opts.Progress = p.update
+	}
+	res, err := br.Redrive(ctx, bf.source, bf.consumer, opts)
+	if p != nil {
+		p.finish()
+	}
+	verb := "redriven"
+	if opts.DryRun {
+		verb = "dry run: would redrive"
+	}
+	fmt.Fprintf(a.stdout, "%s %d of %d dead letters of source %s, consumer %s back to %s", verb, res.Redriven, res.Seen, bf.source, bf.consumer, bf.source)
+	if res.Skipped > 0 {
+		fmt.Fprintf(a.stdout, "; %d left in place by the filters", res.Skipped)
+	}
+	if res.DuplicateCopies > 0 {
+		fmt.Fprintf(a.stdout, "; %d extra copies of redriven IDs removed", res.DuplicateCopies)
+	}
+	fmt.Fprintln(a.stdout)
+	if err != nil {
+		return fmt.Errorf("dlq redrive stopped: %w\n(what was redriven stays redriven; run the command again to continue)", err)
+	}
+	return nil
+}
+
+// progress prints a redrive's progress on one updated stderr line, at most
+// every 200ms, once the run has lasted a second (short runs print nothing).
+type progress struct {
+	w      io.Writer
+	dry    bool
+	start  time.Time
+	mu     sync.Mutex
+	last   time.Time
+	latest adapters.RedriveProgress
+	shown  bool
+}
+
+func newProgress(w io.Writer, dry bool) *progress {
+	return &progress{w: w, dry: dry, start: time.Now()}
+}
+
+func (p *progress) update(r adapters.RedriveProgress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.latest = r
+	now := time.Now()
+	if now.Sub(p.start) < time.Second || now.Sub(p.last) < 200*time.Millisecond {
+		return
+	}
+	p.last = now
+	p.printLocked(now)
+}
+
+func (p *progress) printLocked(now time.Time) {
+	r := p.latest
+	bar := ""
+	if r.Total > 0 {
+		const width = 30
+		filled := min(width, r.Seen*width/r.Total)
+		bar = fmt.Sprintf("[%s%s] %d/%d ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), r.Seen, r.Total)
+	} else {
+		bar = fmt.Sprintf("%d looked at ", r.Seen)
+	}
+	verb := "redriven"
+	if p.dry {
+		verb = "would redrive"
+	}
+	rate := float64(r.Redriven) / max(now.Sub(p.start).Seconds(), 1e-3)
+	fmt.Fprintf(p.w, "\r%s%d %s (%.0f/s)", bar, r.Redriven, verb, rate)
+	p.shown = true
+}
+
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		p.printLocked(time.Now())
+		fmt.Fprintln(p.w)
+	}
+}
+
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return d.Truncate(time.Second).String()
+	case d < 48*time.Hour:
+		return d.Truncate(time.Minute).String()
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

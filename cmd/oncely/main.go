@@ -1,0 +1,30 @@
+// Command oncely operates oncely consumers: it migrates the Postgres store,
+// lists, shows and redrives dead letters, reports lag and queue depth on any
+// broker, runs a Kafka dev cluster, and runs the crash test.
+//
+//	oncely migrate       --database-url URL [--schema oncely]
+//	oncely dlq list      --broker URL --source S --consumer C
+//	oncely dlq show      --broker URL --source S --consumer C [--id ID]
+//	oncely dlq redrive   --broker URL --source S --consumer C [--reason R] [--error TEXT] [--rate N] [--dry-run]
+//	oncely lag           --broker URL --source S --consumer C
+//	oncely dev kafka     [--addr 127.0.0.1:9092]
+//	oncely crashtest     [--brokers rabbitmq,kafka,sqs] [--kills 100] [--messages 2000]
+//
+// The broker URL (--broker, or BROKER_URL) is one of kafka://host:port,
+// amqp://user:pass@host:port/vhost, sqs://REGION?endpoint=URL or mem://.
+// Every command takes --help.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := newApp(os.Stdout, os.Stderr, os.Getenv).run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,764 @@
+package consumer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/oncely/oncely/adapters/adaptertest"
+	"github.com/oncely/oncely/adapters/memory"
+	"github.com/oncely/oncely/consumer"
+)
+
+// TestPerKeyOrder: 10,000 messages over 100 keys at concurrency 16 with random
+// handler latency. Every key's messages are handled in publish order, keys
+// overlap in time, and every delivery is settled exactly once.
+func TestPerKeyOrder(t *testing.T) {
+	const n, keys, workers = 10_000, 100, 16
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = &consumer.Message{ID: fmt.Sprintf("m-%05d", i), Key: fmt.Sprintf("key-%03d", i%keys), Body: []byte(strconv.Itoa(i / keys))}
+	}
+	var (
+		mu          sync.Mutex
+		next        = make(map[string]int) // key → next expected sequence
+		running     = make(map[string]bool)
+		maxParallel int
+		handled     int
+	)
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		seq, _ := strconv.Atoi(string(m.Body))
+		mu.Lock()
+		if running[m.Key] {
+			t.Errorf("%s: two messages of key %s ran at once", m.ID, m.Key)
+		}
+		running[m.Key] = true
+		if seq != next[m.Key] {
+			t.Errorf("key %s: got sequence %d, want %d", m.Key, seq, next[m.Key])
+		}
+		next[m.Key] = seq + 1
+		maxParallel = max(maxParallel, len(running))
+		mu.Unlock()
+
+		time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
+
+		mu.Lock()
+		delete(running, m.Key)
+		handled++
+		mu.Unlock()
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: workers}, msgs...)
+	e.start()
+	waitFor(t, "every message to be acked", func() bool { return e.src.Stats().Acked >= n })
+	if err := e.stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if handled != n {
+		t.Errorf("handled %d, want %d", handled, n)
+	}
+	for k := range keys {
+		if key := fmt.Sprintf("key-%03d", k); next[key] != n/keys {
+			t.Errorf("key %s: %d messages handled, want %d", key, next[key], n/keys)
+		}
+	}
+	if maxParallel < 2 {
+		t.Errorf("at most %d keys ran at once; want parallelism > 1", maxParallel)
+	}
+	t.Logf("max keys in parallel: %d", maxParallel)
+	st := e.src.Stats()
+	if st.Acked != n || st.Double != 0 || st.Outstanding != 0 || st.Retried != 0 || st.DeadLettered != 0 {
+		t.Errorf("settlements %+v, want exactly %d acks", st, n)
+	}
+	if d := e.broker.Depth(e.source); d != 0 {
+		t.Errorf("broker depth %d after stop, want 0", d)
+	}
+}
+
+// TestSettleOnceWithPanicsAndFailures: handlers panic or fail on first
+// attempts; every delivery is settled exactly once and every message is
+// processed once.
+func TestSettleOnceWithPanicsAndFailures(t *testing.T) {
+	const n = 500
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = msgN(i, fmt.Sprintf("k%d", i%20))
+	}
+	calls, ok := newCounter(), newCounter()
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		i, _ := strconv.Atoi(string(m.Body))
+		call := calls.add(m.ID)
+		switch {
+		case i%7 == 0 && call == 1:
+			panic("first attempt panics")
+		case i%11 == 0 && call <= 2:
+			return errors.New("fails twice")
+		case i == 42:
+			panic("always panics")
+		}
+		ok.add(m.ID)
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 8, Retry: fastRetry(3)}, msgs...)
+	e.start()
+	waitFor(t, "every message to be settled", func() bool { return e.src.Stats().Acked+len(e.deadLetters()) >= n })
+	if err := e.stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var wantRetries int
+	for i, m := range msgs {
+		switch {
+		case i == 42:
+			if ok.get(m.ID) != 0 || calls.get(m.ID) != 3 {
+				t.Errorf("%s: %d calls, %d successes; want 3 and 0", m.ID, calls.get(m.ID), ok.get(m.ID))
+			}
+			wantRetries += 2
+			continue
+		case i%7 == 0:
+			wantRetries++
+		case i%11 == 0:
+			wantRetries += 2
+		}
+		if ok.get(m.ID) != 1 {
+			t.Errorf("%s processed %d times, want once", m.ID, ok.get(m.ID))
+		}
+	}
+	st := e.src.Stats()
+	if st.Acked != n-1 || st.Retried != wantRetries || st.DeadLettered != 1 || st.Double != 0 || st.Outstanding != 0 {
+		t.Errorf("settlements %+v, want %d acks, %d retries, 1 dead letter, no double or open", st, n-1, wantRetries)
+	}
+	if st.Received != st.Acked+st.Retried+st.DeadLettered {
+		t.Errorf("received %d deliveries but settled %d", st.Received, st.Acked+st.Retried+st.DeadLettered)
+	}
+	dl := e.deadLetters()
+	if len(dl) != 1 || dl[0].ID != "m-00042" || dl[0].Header(consumer.HeaderDeadLetterReason) != consumer.ReasonPanic ||
+		dl[0].Header(consumer.HeaderErrorType) != "panic" || !strings.Contains(dl[0].Header(consumer.HeaderStack), "consumer_test") ||
+		dl[0].Header(consumer.HeaderError) != "panic: always panics" {
+		t.Errorf("dead letters: %+v", dl)
+	}
+}
+
+// TestPoison: one always-failing message among 100 good ones at concurrency
+// 10 is dead-lettered after MaxAttempts with reason and error headers; the
+// good ones are processed once each.
+func TestPoison(t *testing.T) {
+	const good, attempts = 100, 4
+	var msgs []*consumer.Message
+	for i := range good {
+		msgs = append(msgs, msgN(i, fmt.Sprintf("k%d", i%10)))
+		if i == good/2 {
+			msgs = append(msgs, &consumer.Message{ID: "poison", Key: "k3", Body: []byte("poison-body"), Headers: map[string]string{"x-trace": "abc"}})
+		}
+	}
+	ok, poison := newCounter(), atomic.Int32{}
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		if m.ID == "poison" {
+			poison.Add(1)
+			return fmt.Errorf("cannot apply: %w", errPoison)
+		}
+		ok.add(m.ID)
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 10, Retry: fastRetry(attempts)}, msgs...)
+	e.start()
+	waitFor(t, "the poison message in the DLQ", func() bool { return len(e.deadLetters()) >= 1 && e.src.Stats().Acked >= good })
+	if err := e.stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for i := range good {
+		if id := fmt.Sprintf("m-%05d", i); ok.get(id) != 1 {
+			t.Errorf("%s processed %d times", id, ok.get(id))
+		}
+	}
+	if ok.distinct() != good {
+		t.Errorf("%d good messages processed, want %d", ok.distinct(), good)
+	}
+	if got := poison.Load(); got != attempts {
+		t.Errorf("poison handled %d times, want %d", got, attempts)
+	}
+	dl := e.deadLetters()
+	if len(dl) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(dl))
+	}
+	m := dl[0]
+	want := map[string]string{
+		consumer.HeaderDeadLetterReason: consumer.ReasonExhausted,
+		consumer.HeaderError:            "cannot apply: poison pill",
+		consumer.HeaderErrorType:        "*fmt.wrapError",
+		consumer.HeaderAttempt:          strconv.Itoa(attempts),
+		consumer.HeaderConsumer:         "test",
+		consumer.HeaderOriginalSource:   "src",
+		"x-trace":                       "abc",
+	}
+	for k, v := range want {
+		if m.Header(k) != v {
+			t.Errorf("header %s = %q, want %q", k, m.Header(k), v)
+		}
+	}
+	if m.ID != "poison" || m.Key != "k3" || string(m.Body) != "poison-body" {
+		t.Errorf("dead letter %q %q %q changed", m.ID, m.Key, m.Body)
+	}
+	st := e.src.Stats()
+	if st.Acked != good || st.Retried != attempts-1 || st.DeadLettered != 1 || st.Double != 0 {
+		t.Errorf("settlements %+v", st)
+	}
+	if got := e.rec.count(consumer.OutcomeDeadLettered); got != 1 {
+		t.Errorf("%d dead-lettered events, want 1", got)
+	}
+}
+
+var errPoison = errors.New("poison pill")
+
+// TestMissingAndInvalidID: messages without ID or with an oversized one are
+// dead-lettered with their reasons and never reach the handler.
+func TestMissingAndInvalidID(t *testing.T) {
+	long := strings.Repeat("x", consumer.MaxIDLengthDefault+1)
+	limit := strings.Repeat("y", consumer.MaxIDLengthDefault)
+	calls := newCounter()
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		calls.add(m.ID)
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 2},
+		&consumer.Message{Key: "a", Body: []byte("no id")},
+		&consumer.Message{ID: long, Key: "a", Body: []byte("long id")},
+		&consumer.Message{ID: limit, Key: "a", Body: []byte("limit id")},
+		&consumer.Message{ID: "fine", Key: "a", Body: []byte("fine")},
+	)
+	e.start()
+	waitFor(t, "two dead letters and two acks", func() bool { return len(e.deadLetters()) >= 2 && e.src.Stats().Acked >= 2 })
+	if err := e.stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if calls.distinct() != 2 || calls.get("fine") != 1 || calls.get(limit) != 1 {
+		t.Errorf("handler saw %v, want the two valid IDs once", calls.n)
+	}
+	dl := e.deadLetters()
+	if len(dl) != 2 {
+		t.Fatalf("%d dead letters", len(dl))
+	}
+	reasons := map[string]string{string(dl[0].Body): dl[0].Header(consumer.HeaderDeadLetterReason), string(dl[1].Body): dl[1].Header(consumer.HeaderDeadLetterReason)}
+	if reasons["no id"] != consumer.ReasonMissingID || reasons["long id"] != consumer.ReasonInvalidID {
+		t.Errorf("reasons %v", reasons)
+	}
+	for _, m := range dl {
+		if m.Header(consumer.HeaderError) == "" || m.Header(consumer.HeaderAttempt) != "1" {
+			t.Errorf("dead letter %q lacks error or attempt headers: %v", m.Body, m.Headers)
+		}
+		if string(m.Body) == "long id" && m.ID != long {
+			t.Errorf("invalid ID changed to %q", m.ID)
+		}
+	}
+}
+
+// TestGracefulStopDrains: Stop waits for in-flight handlers, which finish
+// with live contexts and are acked; undelivered messages stay on the broker.
+func TestGracefulStopDrains(t *testing.T) {
+	const n, workers = 10, 2
+	release := make(chan struct{})
+	var started, cancelled atomic.Int32
+	h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
+		started.Add(1)
+		<-release
+		if ctx.Err() != nil {
+			cancelled.Add(1)
+		}
+		return nil
+	})
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = msgN(i, fmt.Sprint(i))
+	}
+	e := newEnv(t, h, consumer.Config{Concurrency: workers, MaxInFlight: workers}, msgs...)
+	e.start()
+	waitFor(t, "both workers busy", func() bool { return started.Load() == workers })
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- e.stop(10 * time.Second) }()
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned %v while handlers were running", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	callsAtStop := e.src.Stats().ReceiveCalls
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	st := e.src.Stats()
+	if st.Acked != workers || st.Outstanding != 0 || started.Load() != workers || cancelled.Load() != 0 {
+		t.Errorf("after drain: %+v, %d started, %d cancelled; want %d acked with live contexts", st, started.Load(), cancelled.Load(), workers)
+	}
+	if st.ReceiveCalls != callsAtStop {
+		t.Errorf("Receive called %d times after Stop", st.ReceiveCalls-callsAtStop)
+	}
+	if d, f := e.broker.Depth(e.source), e.broker.InFlight(e.source); d != n-workers || f != 0 {
+		t.Errorf("broker depth %d in flight %d, want %d and 0", d, f, n-workers)
+	}
+}
+
+// TestHardStop: after SoftStopTimeout, handler contexts are cancelled and
+// their deliveries are left unsettled; closing the source hands them back.
+func TestHardStop(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  consumer.Config
+		stop time.Duration // Stop's own deadline
+	}{
+		{"SoftStopTimeout", consumer.Config{Concurrency: 4, SoftStopTimeout: 30 * time.Millisecond}, 10 * time.Second},
+		{"StopDeadline", consumer.Config{Concurrency: 4}, 30 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 20
+			var started, succeeded atomic.Int32
+			h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+				started.Add(1)
+				<-ctx.Done()
+				if m.ID == "m-00001" {
+					// Handlers that finish despite the cancellation are acked.
+					succeeded.Add(1)
+					return nil
+				}
+				return ctx.Err()
+			})
+			msgs := make([]*consumer.Message, n)
+			for i := range msgs {
+				msgs[i] = msgN(i, fmt.Sprint(i%4))
+			}
+			e := newEnv(t, h, tc.cfg, msgs...)
+			e.start()
+			waitFor(t, "four handlers running", func() bool { return started.Load() == 4 })
+			begin := time.Now()
+			if err := e.stop(tc.stop); err != nil {
+				t.Fatal(err)
+			}
+			if el := time.Since(begin); el > 5*time.Second {
+				t.Errorf("stop took %s", el)
+			}
+			st := e.src.Stats()
+			if st.Acked != int(succeeded.Load()) || st.Retried != 0 || st.DeadLettered != 0 || st.Double != 0 {
+				t.Errorf("settlements %+v, want only the %d finished handlers acked", st, succeeded.Load())
+			}
+			if got := e.rec.count(consumer.OutcomeAbandoned); got != st.Received-st.Acked {
+				t.Errorf("%d abandoned events, want %d", got, st.Received-st.Acked)
+			}
+			if d, f := e.broker.Depth(e.source), e.broker.InFlight(e.source); d != n-st.Acked || f != 0 {
+				t.Errorf("broker depth %d in flight %d, want %d and 0", d, f, n-st.Acked)
+			}
+			again := adaptertest.ReceiveN(t, e.broker.NewSource(e.source, "test"), n-st.Acked, 5*time.Second)
+			redelivered := 0
+			for _, d := range again {
+				if d.Message().Attempt == 2 {
+					redelivered++
+				}
+			}
+			if redelivered != st.Received-st.Acked {
+				t.Errorf("%d messages came back with Attempt 2, want %d", redelivered, st.Received-st.Acked)
+			}
+		})
+	}
+}
+
+// TestStuckHandler: a handler that ignores cancellation makes Run return
+// ErrStuckHandlers; its delivery is redelivered and never acked, even when
+// the handler returns later; no goroutine is left once it does.
+func TestStuckHandler(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Int32
+	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+		started.Add(1)
+		<-release
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 2, SoftStopTimeout: 10 * time.Millisecond, HardStopTimeout: 20 * time.Millisecond},
+		msgN(0, "a"), msgN(1, "a"), msgN(2, "b"))
+	e.start()
+	waitFor(t, "two handlers running", func() bool { return started.Load() == 2 })
+	if err := e.stop(5 * time.Second); !errors.Is(err, consumer.ErrStuckHandlers) {
+		t.Fatalf("Run returned %v, want ErrStuckHandlers", err)
+	}
+	if d, f := e.broker.Depth(e.source), e.broker.InFlight(e.source); d != 3 || f != 0 {
+		t.Errorf("broker depth %d in flight %d, want 3 and 0", d, f)
+	}
+	close(release)
+	waitFor(t, "abandoned events for the stuck handlers", func() bool { return e.rec.count(consumer.OutcomeAbandoned) >= 3 })
+	if st := e.src.Stats(); st.Acked != 0 || st.Retried != 0 || st.DeadLettered != 0 {
+		t.Errorf("settled after stop: %+v", st)
+	}
+	if d := e.broker.Depth(e.source); d != 3 {
+		t.Errorf("broker depth %d, want 3", d)
+	}
+	if started.Load() != 2 {
+		t.Errorf("%d handlers started, want 2 (the third was abandoned)", started.Load())
+	}
+}
+
+// pauseCheckSource records Receive calls that start while the consumer's
+// breaker is open.
+type pauseCheckSource struct {
+	consumer.Source
+	c        *consumer.Consumer
+	whileOff atomic.Int32
+}
+
+func (s *pauseCheckSource) Receive(ctx context.Context, n int) ([]consumer.Delivery, error) {
+	if s.c.Paused() {
+		s.whileOff.Add(1)
+	}
+	return s.Source.Receive(ctx, n)
+}
+
+// TestOutage: Unavailable errors hold the delivery, open the breaker (intake
+// pauses: Receive is not called) and close it after a success; nothing is
+// retried on the broker or dead-lettered.
+func TestOutage(t *testing.T) {
+	broker := memory.NewBroker()
+	var down atomic.Bool
+	down.Store(true)
+	ok := newCounter()
+	var failures atomic.Int32
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		if down.Load() {
+			failures.Add(1)
+			return consumer.Unavailable(errors.New("database is down"))
+		}
+		ok.add(m.ID)
+		return nil
+	})
+	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+	src := &pauseCheckSource{Source: counting}
+	rec := newRecorder()
+	opened := make(chan struct{})
+	var once sync.Once
+	rec.onEvent = func(consumer.Event) {
+		if len(rec.breakerChanges()) > 0 {
+			once.Do(func() { close(opened) })
+		}
+	}
+	c, err := consumer.New(src, h, consumer.Config{
+		Name: "test", Concurrency: 2, BreakerThreshold: 3, OutageBackoff: fastOutage, Retry: fastRetry(2), Logger: discard, Observer: rec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.c = c
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	publish := func(id string) {
+		if err := broker.Publish(context.Background(), "src", &consumer.Message{ID: id, Key: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	publish("m-0")
+	select {
+	case <-opened:
+	case <-time.After(10 * time.Second):
+		t.Fatal("breaker did not open")
+	}
+	if !c.Paused() {
+		t.Fatal("Paused() is false with the breaker open")
+	}
+	// The Receive already waiting when the breaker opened returns m-1; no
+	// new Receive starts while the breaker is open, so m-2 stays queued.
+	publish("m-1")
+	waitFor(t, "m-1 to be received", func() bool { return counting.Stats().Received == 2 })
+	publish("m-2")
+	for range 50 {
+		time.Sleep(4 * time.Millisecond)
+		if got := counting.Stats().Received; got != 2 {
+			t.Fatalf("%d deliveries received while the breaker was open, want 2", got)
+		}
+	}
+	if src.whileOff.Load() != 0 {
+		t.Errorf("Receive called %d times with the breaker open", src.whileOff.Load())
+	}
+
+	down.Store(false)
+	waitFor(t, "all three processed", func() bool { return counting.Stats().Acked == 3 })
+	if c.Paused() {
+		t.Error("breaker still open after successes")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.breakerChanges(); len(got) != 2 || !got[0] || got[1] {
+		t.Errorf("breaker changes %v, want [true false]", got)
+	}
+	st := counting.Stats()
+	if st.Retried != 0 || st.DeadLettered != 0 || len(broker.DeadLetters("src", "test")) != 0 || st.Acked != 3 || st.Double != 0 {
+		t.Errorf("settlements %+v; an outage must neither retry nor dead-letter", st)
+	}
+	if f := failures.Load(); f < 3 {
+		t.Errorf("%d failed attempts, want >= 3 (the threshold)", f)
+	}
+	if got := rec.count(consumer.OutcomeFailed); got != int(failures.Load()) {
+		t.Errorf("%d failed events for %d outage failures", got, failures.Load())
+	}
+	for _, id := range []string{"m-0", "m-1", "m-2"} {
+		if ok.get(id) != 1 {
+			t.Errorf("%s processed %d times", id, ok.get(id))
+		}
+	}
+}
+
+// TestSettlementFailure: a failed ack, retry or dead-letter publish leaves the
+// original unsettled (nothing published) and is tried again without running
+// the handler again.
+func TestSettlementFailure(t *testing.T) {
+	for _, tc := range []struct {
+		op      memory.Op
+		err     error // the handler's error on the first attempt
+		outcome consumer.Outcome
+	}{
+		{memory.OpAck, nil, consumer.OutcomeProcessed},
+		{memory.OpRetry, errors.New("transient"), consumer.OutcomeRetried},
+		{memory.OpDeadLetter, consumer.Permanent(errors.New("bad")), consumer.OutcomeDeadLettered},
+	} {
+		t.Run(tc.op.String(), func(t *testing.T) {
+			calls := newCounter()
+			h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+				if calls.add(m.ID) == 1 {
+					return tc.err
+				}
+				return nil
+			})
+			e := newEnv(t, h, consumer.Config{Concurrency: 1, OutageBackoff: fastOutage, Retry: fastRetry(3)}, msgN(0, "k"))
+			type snapshot struct{ depth, inFlight, dlq int }
+			var mu sync.Mutex
+			var snaps []snapshot
+			e.rec.onEvent = func(ev consumer.Event) {
+				if ev.Outcome == consumer.OutcomeFailed {
+					mu.Lock()
+					snaps = append(snaps, snapshot{e.broker.Depth("src"), e.broker.InFlight("src"), len(e.deadLetters())})
+					mu.Unlock()
+				}
+			}
+			e.broker.InjectFaults(tc.op, 2)
+			e.start()
+			waitFor(t, "the outcome", func() bool { return e.rec.count(tc.outcome) >= 1 })
+			if tc.op == memory.OpRetry {
+				waitFor(t, "the retried copy to be acked", func() bool { return e.src.Stats().Acked == 1 })
+			}
+			if err := e.stop(5 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(snaps) != 2 {
+				t.Fatalf("%d failed settlements reported, want 2", len(snaps))
+			}
+			for i, s := range snaps {
+				if s != (snapshot{1, 1, 0}) {
+					t.Errorf("after failed settlement %d: depth %d in flight %d dlq %d; want the original in flight and nothing published", i+1, s.depth, s.inFlight, s.dlq)
+				}
+			}
+			wantCalls := 1
+			if tc.op == memory.OpRetry {
+				wantCalls = 2
+			}
+			if got := calls.get("m-00000"); got != wantCalls {
+				t.Errorf("handler ran %d times, want %d", got, wantCalls)
+			}
+			if got := e.rec.count(tc.outcome); got != 1 {
+				t.Errorf("%d %s events, want 1", got, tc.outcome)
+			}
+			wantDLQ := 0
+			if tc.op == memory.OpDeadLetter {
+				wantDLQ = 1
+			}
+			if got := len(e.deadLetters()); got != wantDLQ {
+				t.Errorf("%d dead letters, want %d", got, wantDLQ)
+			}
+			if st := e.src.Stats(); st.Double != 0 || st.Outstanding != 0 {
+				t.Errorf("settlements %+v", st)
+			}
+			if d := e.broker.Depth("src"); d != 0 {
+				t.Errorf("depth %d, want 0", d)
+			}
+		})
+	}
+}
+
+// TestReceiveErrors: a failing Receive is retried with backoff and nothing
+// is lost.
+func TestReceiveErrors(t *testing.T) {
+	ok := newCounter()
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		ok.add(m.ID)
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 2, OutageBackoff: fastOutage}, msgN(0, "a"), msgN(1, "b"))
+	e.broker.InjectFaults(memory.OpReceive, 3)
+	e.start()
+	waitFor(t, "both messages", func() bool { return e.src.Stats().Acked == 2 })
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if ok.get("m-00000") != 1 || ok.get("m-00001") != 1 {
+		t.Errorf("processed %v", ok.n)
+	}
+	if st := e.src.Stats(); st.ReceiveCalls < 4 {
+		t.Errorf("%d Receive calls, want >= 4 (3 failed)", st.ReceiveCalls)
+	}
+}
+
+// leasedSource hands out deliveries whose lease the test can revoke.
+type leasedSource struct {
+	consumer.Source
+	lost chan struct{}
+}
+
+type leasedDelivery struct {
+	consumer.Delivery
+	lost chan struct{}
+}
+
+func (d leasedDelivery) Lost() <-chan struct{} { return d.lost }
+
+func (s *leasedSource) Receive(ctx context.Context, n int) ([]consumer.Delivery, error) {
+	ds, err := s.Source.Receive(ctx, n)
+	for i, d := range ds {
+		ds[i] = leasedDelivery{Delivery: d, lost: s.lost}
+	}
+	return ds, err
+}
+
+// TestLeaseLost: when a delivery's lease is lost the handler's context is
+// cancelled and the delivery is not settled, even if the handler succeeds.
+func TestLeaseLost(t *testing.T) {
+	broker := memory.NewBroker()
+	if err := broker.Publish(context.Background(), "src", msgN(0, "a")); err != nil {
+		t.Fatal(err)
+	}
+	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+	src := &leasedSource{Source: counting, lost: make(chan struct{})}
+	started := make(chan struct{})
+	var sawCancel atomic.Bool
+	h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
+		close(started)
+		<-ctx.Done()
+		sawCancel.Store(true)
+		return nil // succeeds anyway: must not be acked
+	})
+	rec := newRecorder()
+	c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	<-started
+	close(src.lost)
+	waitFor(t, "the abandoned event", func() bool { return rec.count(consumer.OutcomeAbandoned) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !sawCancel.Load() {
+		t.Error("handler context not cancelled on lost lease")
+	}
+	if st := counting.Stats(); st.Acked+st.Retried+st.DeadLettered != 0 {
+		t.Errorf("settled a delivery whose lease was lost: %+v", st)
+	}
+	if broker.Depth("src") != 1 {
+		t.Errorf("depth %d, want 1", broker.Depth("src"))
+	}
+}
+
+// TestRetryAfter: RetryAfter's delay wins over a shorter policy delay.
+func TestRetryAfter(t *testing.T) {
+	const after = 150 * time.Millisecond
+	var mu sync.Mutex
+	var failedAt, retriedAt time.Time
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if m.Attempt == 1 {
+			failedAt = time.Now()
+			return consumer.RetryAfter(errors.New("rate limited"), after)
+		}
+		retriedAt = time.Now()
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 1, Retry: fastRetry(3)}, msgN(0, "a"))
+	e.start()
+	waitFor(t, "the retried copy", func() bool { return e.src.Stats().Acked == 1 })
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if gap := retriedAt.Sub(failedAt); gap < after {
+		t.Errorf("retried %s after the failure, before RetryAfter's %s", gap, after)
+	}
+	if got := e.rec.events[0]; got.Outcome != consumer.OutcomeRetried || got.RetryAfter < after {
+		t.Errorf("first event %+v", got)
+	}
+}
+
+// TestUnordered: Unordered runs messages of one key in parallel.
+func TestUnordered(t *testing.T) {
+	const n = 8
+	var running, peak atomic.Int32
+	gate := make(chan struct{})
+	h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
+		r := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if r <= p || peak.CompareAndSwap(p, r) {
+				break
+			}
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+		return nil
+	})
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = msgN(i, "same")
+	}
+	e := newEnv(t, h, consumer.Config{Concurrency: 4, Ordering: consumer.Unordered}, msgs...)
+	e.start()
+	waitFor(t, "four handlers of one key at once", func() bool { return peak.Load() == 4 })
+	close(gate)
+	waitFor(t, "all acked", func() bool { return e.src.Stats().Acked == n })
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunOnce: Run twice fails; Stop before Run returns nil.
+func TestRunOnce(t *testing.T) {
+	e := newEnv(t, consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }), consumer.Config{})
+	if err := e.c.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop before Run: %v", err)
+	}
+	e2 := newEnv(t, consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }), consumer.Config{})
+	e2.start()
+	if err := e2.c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("second Run: %v", err)
+	}
+}

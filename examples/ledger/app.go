@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/retry"
+	"github.com/oncely/oncely/store/postgres"
+)
+
+// consumerName is the consumer the ledger runs as; the source is -source
+// (default "payments"). Only BROKER_URL changes between brokers.
+const consumerName = "ledger"
+
+// tablesSQL creates the ledger's tables when absent. ledger_entries has no
+// unique constraint on message_id on purpose: a duplicate effect shows as a
+// second row.
+const tablesSQL = `
+CREATE TABLE IF NOT EXISTS ledger_accounts (
+	account       text PRIMARY KEY,
+	balance_cents bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS ledger_entries (
+	id           bigserial PRIMARY KEY,
+	message_id   text NOT NULL,
+	account      text NOT NULL,
+	amount_cents bigint NOT NULL,
+	created_at   timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS ledger_entries_message_id ON ledger_entries (message_id);
+`
+
+// payment is a message body.
+type payment struct {
+	Account     string `json:"account"`
+	AmountCents int64  `json:"amount_cents"`
+}
+
+// poisonAccount makes the handler fail every time.
+const poisonAccount = "poison"
+
+// handler applies payments. With dedupe it writes in the claim's
+// transaction (postgres.Tx); without, in a transaction of its own.
+type handler struct {
+	pool   *pgxpool.Pool
+	dedupe bool
+	delay  time.Duration
+}
+
+// Handle decodes and applies one payment.
+func (h *handler) Handle(ctx context.Context, msg *consumer.Message) error {
+	var p payment
+	if err := json.Unmarshal(msg.Body, &p); err != nil {
+		return consumer.Permanent(fmt.Errorf("decoding payment: %w", err))
+	}
+	if p.Account == "" {
+		return consumer.Permanent(errors.New(`payment has no "account"`))
+	}
+	if p.Account == poisonAccount {
+		return fmt.Errorf("account %q is rejected on every attempt", poisonAccount)
+	}
+	if h.delay > 0 {
+		t := time.NewTimer(h.delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	if h.dedupe {
+		tx, ok := postgres.Tx(ctx)
+		if !ok {
+			return errors.New("no claim transaction in the context: the idempotency middleware is missing")
+		}
+		return apply(ctx, tx, msg.ID, p)
+	}
+	return pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error { return apply(ctx, tx, msg.ID, p) })
+}
+
+// apply is the effect: the balance and one ledger entry.
+func apply(ctx context.Context, tx pgx.Tx, id string, p payment) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO ledger_accounts (account, balance_cents) VALUES ($1, $2)
+		ON CONFLICT (account) DO UPDATE SET balance_cents = ledger_accounts.balance_cents + EXCLUDED.balance_cents`,
+		p.Account, p.AmountCents); err != nil {
+		return fmt.Errorf("updating account %s: %w", p.Account, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (message_id, account, amount_cents) VALUES ($1, $2, $3)`,
+		id, p.Account, p.AmountCents); err != nil {
+		return fmt.Errorf("inserting ledger entry: %w", err)
+	}
+	return nil
+}
+
+// serve runs the ledger until ctx is done, then drains.
+func serve(ctx context.Context, cfg config, log *slog.Logger) error {
+	pool, err := pgxpool.New(ctx, cfg.databaseURL)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(ctx, tablesSQL); err != nil {
+		return fmt.Errorf("creating the ledger tables: %w", err)
+	}
+
+	var mws []consumer.Middleware
+	if cfg.dedupe {
+		if err := postgres.Migrate(ctx, pool, cfg.schema); err != nil {
+			return fmt.Errorf("migrating the oncely store: %w", err)
+		}
+		st, err := postgres.New(pool, postgres.Config{Schema: cfg.schema, Logger: log})
+		if err != nil {
+			return err
+		}
+		mws = append(mws, middleware.Idempotency(st))
+	}
+
+	broker, err := adapters.Open(ctx, cfg.brokerURL, adapters.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	defer broker.Close()
+	src, err := broker.Source(ctx, cfg.source, consumerName)
+	if err != nil {
+		return err
+	}
+
+	ccfg := consumer.Config{
+		Name:        consumerName,
+		Concurrency: cfg.concurrency,
+		Retry: retry.Policy{
+			MaxAttempts:     cfg.maxAttempts,
+			InitialInterval: cfg.retryDelay,
+			MaxInterval:     10 * cfg.retryDelay,
+		},
+		SoftStopTimeout: 20 * time.Second,
+		Logger:          log,
+	}
+	var obs *observability
+	if cfg.addr != "" {
+		obs, err = newObservability(cfg.addr, consumerName, log)
+		if err != nil {
+			_ = src.Close(ctx)
+			return err
+		}
+		ccfg.Observer = obs.observer()
+		mws = append([]consumer.Middleware{obs.middleware()}, mws...)
+	}
+	c, err := consumer.New(src, &handler{pool: pool, dedupe: cfg.dedupe, delay: cfg.handlerDelay}, ccfg, mws...)
+	if err != nil {
+		_ = src.Close(ctx)
+		return err
+	}
+	if obs != nil {
+		stopObs := obs.start(ctx, c, src)
+		defer stopObs()
+	}
+	log.Info("ledger started", "broker", broker.Kind(), "source", cfg.source, "consumer", consumerName,
+		"dedupe", cfg.dedupe, "concurrency", cfg.concurrency)
+	if err := c.Run(ctx); err != nil {
+		return err
+	}
+	log.Info("ledger stopped cleanly")
+	return nil
+}

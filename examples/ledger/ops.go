@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+)
+
+// observability is the -addr server: Prometheus metrics on /metrics, and
+// /livez and /readyz (ready while the broker is connected and the breaker
+// closed).
+type observability struct {
+	addr    string
+	name    string
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	metrics *middleware.Metrics
+	health  middleware.Health
+}
+
+func newObservability(addr, name string, log *slog.Logger) (*observability, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: name, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &observability{addr: addr, name: name, log: log, reg: reg, metrics: m}, nil
+}
+
+func (o *observability) observer() consumer.Observer { return o.metrics.Observer(o.name) }
+
+func (o *observability) middleware() consumer.Middleware { return o.metrics.Middleware }
+
+// start serves the endpoints and polls the backlog until the returned stop
+// function is called.
+func (o *observability) start(ctx context.Context, c *consumer.Consumer, src consumer.Source) (stop func()) {
+	o.health.Add(o.name, c, src)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := middleware.ServeOps(ctx, o.addr, o.reg, &o.health); err != nil {
+			o.log.Error("metrics and health server stopped", "addr", o.addr, "error", err)
+		}
+	})
+	if r, ok := src.(consumer.BacklogReporter); ok {
+		wg.Go(func() { _ = o.metrics.PollBacklog(ctx, r, o.name, 15*time.Second) })
+	}
+	o.log.Info("serving /metrics, /livez and /readyz", "addr", o.addr)
+	return func() { cancel(); wg.Wait() }
+}

@@ -1,0 +1,126 @@
+package crashtest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/internal/crashtest"
+	"github.com/oncely/oncely/internal/testenv"
+)
+
+var (
+	buildOnce sync.Once
+	bins      crashtest.Binaries
+	buildErr  error
+	binDir    string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+func binaries(t *testing.T) crashtest.Binaries {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "oncely-crashtest-test-")
+		if buildErr == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			bins, buildErr = crashtest.Build(ctx, binDir)
+		}
+	})
+	require.NoError(t, buildErr)
+	return bins
+}
+
+// crash runs 10 kills with dedupe against url and requires no lost and no
+// duplicated effect, every kill having landed after the process started,
+// most of them mid-stream, and every poison payment dead-lettered.
+func crash(t *testing.T, name, url string) {
+	dbURL := testenv.Postgres(t)
+	b := binaries(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	logDir := t.TempDir()
+	res, err := crashtest.Run(ctx, crashtest.Config{
+		Name: name, BrokerURL: url, DatabaseURL: dbURL, Ledger: b.Ledger, Dedupe: true, Kills: 10, LogDir: logDir,
+		Progress: t.Logf,
+	})
+	var table strings.Builder
+	_ = crashtest.WriteTable(&table, []crashtest.Result{res})
+	t.Logf("\n%s", table.String())
+	if err != nil || res.Lost() > 0 || res.Duplicated() > 0 {
+		dumpLogs(t, logDir)
+	}
+	require.NoError(t, err)
+	require.Len(t, res.Kills, 10)
+	for i, k := range res.Kills {
+		require.GreaterOrEqual(t, k.After, 300*time.Millisecond, "kill %d", i)
+		require.LessOrEqual(t, k.After, 3*time.Second, "kill %d", i)
+	}
+	require.Equal(t, 10*(crashtest.BatchDefault-1), res.Messages)
+	require.Zero(t, res.Lost(), "payments lost with dedupe")
+	require.Zero(t, res.Duplicated(), "payments applied twice with dedupe")
+	require.Zero(t, res.BadExits, "every SIGTERM ends the ledger with exit 0")
+	require.Equal(t, res.Poison, res.PoisonDeadLettered, "every poison payment ends in the dead-letter destination")
+	require.GreaterOrEqual(t, res.MidStream(), 3, "kills must land while a batch is being worked on")
+}
+
+func dumpLogs(t *testing.T, dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if len(b) > 4000 {
+			b = b[len(b)-4000:]
+		}
+		t.Logf("--- %s\n%s", filepath.Base(f), b)
+	}
+}
+
+func TestCrashRabbitMQ(t *testing.T) {
+	t.Parallel()
+	crash(t, "rabbitmq", testenv.RabbitMQ(t))
+}
+
+func TestCrashKafka(t *testing.T) {
+	t.Parallel()
+	testenv.Postgres(t)
+	b := binaries(t)
+	k, err := crashtest.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
+	require.NoError(t, err)
+	t.Cleanup(k.Stop)
+	crash(t, "kafka", k.URL+"?instance_id=ledger-crashtest")
+}
+
+func TestConfigErrors(t *testing.T) {
+	_, err := crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "mem://", Kills: -1})
+	require.ErrorContains(t, err, "mem:// lives inside the ledger process")
+	require.ErrorContains(t, err, "DatabaseURL is required")
+	require.ErrorContains(t, err, "Ledger (the built examples/ledger binary) is required")
+	require.ErrorContains(t, err, "Kills, Batch and Concurrency must be >= 1")
+}
+
+func TestWriteTable(t *testing.T) {
+	var b strings.Builder
+	res := crashtest.Result{Broker: "kafka", Dedupe: false, Messages: 398, Poison: 2, PoisonDeadLettered: 2, Elapsed: 12 * time.Second,
+		Kills: []crashtest.Kill{{After: time.Second, DoneBefore: 50, Duplicated: 12}, {After: 2 * time.Second, DoneBefore: 0}}}
+	require.NoError(t, crashtest.WriteTable(&b, []crashtest.Result{res}))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 2)
+	require.Equal(t, strings.Fields("broker dedupe kills mid-stream kills with loss kills with duplicates worst kill lost duplicated messages poison in DLQ unclean exits time"), strings.Fields(lines[0]))
+	require.Equal(t, strings.Fields(fmt.Sprintf("kafka false 2 1 0 of 2 1 of 2 12 twice 0 12 398 2 of 2 0 12s")), strings.Fields(lines[1]))
+	require.Equal(t, 1, res.KillsWithDuplicates())
+	require.Equal(t, 0, res.KillsWithLoss())
+}

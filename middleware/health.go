@@ -1,0 +1,134 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// Pauser is what Health asks about the breaker; *consumer.Consumer implements
+// it.
+type Pauser interface {
+	// Paused reports whether the breaker has paused intake.
+	Paused() bool
+}
+
+// Health serves liveness and readiness for the consumers added to it. The
+// zero value is ready to use and, with no consumers added, always ready.
+type Health struct {
+	mu      sync.RWMutex
+	targets []healthTarget
+}
+
+type healthTarget struct {
+	name string
+	c    Pauser
+	src  consumer.Source
+}
+
+// Add makes readiness depend on one consumer: it is ready while c's breaker
+// is closed and src, when it implements consumer.Connected, is connected. name
+// appears in the /readyz body. c or src may be nil to skip that check.
+func (h *Health) Add(name string, c Pauser, src consumer.Source) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.targets = append(h.targets, healthTarget{name: name, c: c, src: src})
+}
+
+// Ready returns nil when every added consumer is ready, else an error naming
+// each consumer that is not and why.
+func (h *Health) Ready() error {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var errs []error
+	for _, t := range h.targets {
+		if cs, ok := t.src.(consumer.Connected); ok && !cs.Connected() {
+			errs = append(errs, fmt.Errorf("%s: not connected to the broker", t.name))
+		}
+		if t.c != nil && t.c.Paused() {
+			errs = append(errs, fmt.Errorf("%s: breaker open, intake paused", t.name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// LiveHandler answers 200 "ok" to every request: the process is up and
+// serving. It checks nothing else, so a restart cannot cure what it reports.
+func (h *Health) LiveHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+// ReadyHandler answers 200 "ok" while Ready returns nil, else 503 with one
+// line per problem.
+func (h *Health) ReadyHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := h.Ready(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(strings.TrimSpace(err.Error()) + "\n"))
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+// OpsHandler returns a mux serving /metrics from g (the OpenMetrics or text
+// exposition), and /livez and /readyz from h. A nil h serves no health
+// endpoints; a nil g serves no /metrics.
+func OpsHandler(g prometheus.Gatherer, h *Health) http.Handler {
+	mux := http.NewServeMux()
+	if g != nil {
+		mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	}
+	if h != nil {
+		mux.Handle("GET /livez", h.LiveHandler())
+		mux.Handle("GET /readyz", h.ReadyHandler())
+	}
+	return mux
+}
+
+// ServeOps serves OpsHandler(g, h) on addr (such as ":9090") until ctx is
+// done, then shuts the server down, giving open requests up to 5 seconds. It
+// returns nil after a shutdown caused by ctx, or the error that stopped the
+// server (such as the address being in use).
+func ServeOps(ctx context.Context, addr string, g prometheus.Gatherer, h *Health) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("oncely: ops server: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           OpsHandler(g, h),
+		ReadHeaderTimeout: 5 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("oncely: ops server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	<-done
+	if err != nil {
+		return fmt.Errorf("oncely: ops server shutdown: %w", err)
+	}
+	return nil
+}

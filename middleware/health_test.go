@@ -1,0 +1,198 @@
+package middleware_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+)
+
+func obsGet(t *testing.T, c *http.Client, url string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// obsEventually polls cond every millisecond for up to 10 seconds.
+func obsEventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestHealthReadyFollowsConnectionAndBreaker(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := prometheus.NewRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+
+	src := newObsSource(1)
+	recovered := make(chan struct{})
+	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+		select {
+		case <-recovered:
+			return nil
+		default:
+			return consumer.Unavailable(errors.New("database down"))
+		}
+	})
+	cfg := obsFastConfig()
+	cfg.BreakerThreshold = 1
+	cfg.Observer = m.Observer("ledger")
+	c, err := consumer.New(src, h, cfg, m.Middleware)
+	require.NoError(t, err)
+
+	var health middleware.Health
+	health.Add("ledger", c, src)
+	srv := httptest.NewServer(middleware.OpsHandler(reg, &health))
+	defer srv.Close()
+	cl := srv.Client()
+	ready := func() (int, string) { return obsGet(t, cl, srv.URL+"/readyz") }
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(ctx) }()
+
+	code, body := ready()
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "ok\n", body)
+
+	src.connected.Store(false)
+	code, body = ready()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, "ledger: not connected to the broker\n", body)
+	code, body = obsGet(t, cl, srv.URL+"/livez")
+	require.Equal(t, http.StatusOK, code, "live while the process runs, whatever the broker does")
+	require.Equal(t, "ok\n", body)
+	src.connected.Store(true)
+	code, _ = ready()
+	require.Equal(t, http.StatusOK, code)
+
+	// An outage opens the breaker: not ready until the handler recovers.
+	src.publish(obsMsg("a"))
+	obsEventually(t, "the breaker opens", c.Paused)
+	code, body = ready()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, "ledger: breaker open, intake paused\n", body)
+	_, metrics := obsGet(t, cl, srv.URL+"/metrics")
+	require.Contains(t, metrics, `oncely_breaker_open{consumer="ledger"} 1`)
+
+	close(recovered)
+	<-src.reached
+	obsEventually(t, "the breaker closes", func() bool { return !c.Paused() })
+	code, _ = ready()
+	require.Equal(t, http.StatusOK, code)
+	_, metrics = obsGet(t, cl, srv.URL+"/metrics")
+	require.Contains(t, metrics, `oncely_breaker_open{consumer="ledger"} 0`)
+	require.Contains(t, metrics, `oncely_messages_total{consumer="ledger",outcome="processed",source="payments"} 1`)
+
+	require.NoError(t, c.Stop(ctx))
+	require.NoError(t, <-runErr)
+}
+
+func TestHealthWithoutChecks(t *testing.T) {
+	var h middleware.Health
+	require.NoError(t, h.Ready())
+	h.Add("plain", nil, &obsPlainSource{})
+	require.NoError(t, h.Ready(), "a source without Connected counts as connected")
+
+	rec := httptest.NewRecorder()
+	middleware.OpsHandler(nil, &h).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusNotFound, rec.Code, "no gatherer, no /metrics")
+}
+
+// obsPlainSource is a Source that does not implement consumer.Connected.
+type obsPlainSource struct{ consumer.Source }
+
+func TestServeOps(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := prometheus.NewRegistry()
+	_, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: "ledger"})
+	require.NoError(t, err)
+
+	// Find a free port, then serve on it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- middleware.ServeOps(ctx, addr, reg, &middleware.Health{}) }()
+
+	cl := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	var body string
+	obsEventually(t, "the ops server answers", func() bool {
+		resp, err := cl.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == http.StatusOK
+	})
+	require.True(t, strings.Contains(body, "oncely_breaker_open"), body)
+	code, _ := obsGet(t, cl, "http://"+addr+"/readyz")
+	require.Equal(t, http.StatusOK, code)
+
+	cancel()
+	require.NoError(t, <-done)
+
+	// An address in use is an error, at once.
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	require.Error(t, middleware.ServeOps(context.Background(), ln.Addr().String(), reg, nil))
+}
+
+func ExampleHealth() {
+	src := &obsPlainSource{} // a Source; one implementing consumer.Connected is asked too
+	breaker := &obsBreaker{}
+	var health middleware.Health
+	health.Add("ledger", breaker, src)
+	ops := middleware.OpsHandler(prometheus.NewRegistry(), &health)
+
+	get := func(path string) {
+		rec := httptest.NewRecorder()
+		ops.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		fmt.Print(path, " ", rec.Code, " ", rec.Body.String())
+	}
+	get("/readyz")
+	breaker.open = true
+	get("/readyz")
+	get("/livez")
+	// Output:
+	// /readyz 200 ok
+	// /readyz 503 ledger: breaker open, intake paused
+	// /livez 200 ok
+}
+
+// obsBreaker stands in for a *consumer.Consumer's Paused.
+type obsBreaker struct{ open bool }
+
+func (b *obsBreaker) Paused() bool { return b.open }

@@ -1,0 +1,709 @@
+package middleware_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.uber.org/goleak"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/retry"
+)
+
+// obsSource is an in-test consumer.Source for the observability tests: it
+// requeues retried copies, records acks and dead letters, and signals when a
+// number of final settlements (acks plus dead letters) was reached.
+type obsSource struct {
+	mu      sync.Mutex
+	pending []*consumer.Message
+	acked   []string
+	retried []map[string]string
+	dead    map[string]map[string]string
+	final   int
+	target  int
+	reached chan struct{}
+	wake    chan struct{}
+	closed  chan struct{}
+	once    sync.Once
+
+	connected atomic.Bool
+}
+
+func newObsSource(target int) *obsSource {
+	s := &obsSource{
+		dead:    map[string]map[string]string{},
+		target:  target,
+		reached: make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+		closed:  make(chan struct{}),
+	}
+	s.connected.Store(true)
+	return s
+}
+
+// obsMsg returns a first-delivery message from source "payments".
+func obsMsg(id string) *consumer.Message {
+	return &consumer.Message{ID: id, Key: id, Source: "payments", Attempt: 1, Partition: -1, Offset: -1}
+}
+
+func (s *obsSource) publish(msgs ...*consumer.Message) {
+	s.mu.Lock()
+	s.pending = append(s.pending, msgs...)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// settledFinal must be called with mu held.
+func (s *obsSource) settledFinal() {
+	s.final++
+	if s.final == s.target {
+		close(s.reached)
+	}
+}
+
+func (s *obsSource) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	for {
+		s.mu.Lock()
+		if n := min(max, len(s.pending)); n > 0 {
+			out := make([]consumer.Delivery, n)
+			for i := range n {
+				out[i] = &obsDelivery{s: s, m: s.pending[i]}
+			}
+			s.pending = s.pending[n:]
+			s.mu.Unlock()
+			return out, nil
+		}
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.closed:
+			return nil, consumer.ErrSourceClosed
+		case <-s.wake:
+		}
+	}
+}
+
+func (s *obsSource) Close(context.Context) error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
+}
+
+func (s *obsSource) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{Broker: "kafka"}
+}
+
+// Connected implements consumer.Connected.
+func (s *obsSource) Connected() bool { return s.connected.Load() }
+
+type obsDelivery struct {
+	s *obsSource
+	m *consumer.Message
+}
+
+func (d *obsDelivery) Message() *consumer.Message { return d.m }
+
+func (d *obsDelivery) Ack(context.Context) error {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	d.s.acked = append(d.s.acked, d.m.ID)
+	d.s.settledFinal()
+	return nil
+}
+
+func (d *obsDelivery) Retry(_ context.Context, _ time.Duration, h map[string]string) error {
+	c := d.m.Clone()
+	c.Headers = h
+	c.Attempt = consumer.AttemptFromHeaders(h)
+	d.s.mu.Lock()
+	d.s.retried = append(d.s.retried, h)
+	d.s.mu.Unlock()
+	d.s.publish(c)
+	return nil
+}
+
+func (d *obsDelivery) DeadLetter(_ context.Context, h map[string]string) error {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	d.s.dead[d.m.ID] = h
+	d.s.settledFinal()
+	return nil
+}
+
+// obsRun runs c until src reached its target of final settlements, then
+// stops it; it fails t if that takes longer than 20 seconds.
+func obsRun(t *testing.T, c *consumer.Consumer, src *obsSource) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(ctx) }()
+	select {
+	case <-src.reached:
+	case <-ctx.Done():
+		src.mu.Lock()
+		t.Errorf("only %d of %d deliveries settled in time", src.final, src.target)
+		src.mu.Unlock()
+	}
+	require.NoError(t, c.Stop(ctx))
+	require.NoError(t, <-runErr)
+}
+
+func obsFastConfig() consumer.Config {
+	return consumer.Config{
+		Name:          "ledger",
+		Concurrency:   4,
+		Logger:        slog.New(slog.DiscardHandler),
+		Retry:         retry.Policy{MaxAttempts: 3, InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond},
+		OutageBackoff: retry.Policy{InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond},
+	}
+}
+
+// obsValue returns the value of the counter or gauge name with exactly the
+// given labels, failing t when the series does not exist.
+func obsValue(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	m := obsFind(t, g, name, labels)
+	require.NotNil(t, m, "no series %s%v", name, labels)
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	}
+	t.Fatalf("%s is neither a counter nor a gauge", name)
+	return 0
+}
+
+// obsFind returns the series name with exactly the given labels, or nil.
+func obsFind(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) *dto.Metric {
+	t.Helper()
+	m, err := obsLookup(g, name, labels)
+	require.NoError(t, err)
+	return m
+}
+
+func obsSeries(t *testing.T, g prometheus.Gatherer, name string) []*dto.Metric {
+	t.Helper()
+	ms, err := obsGather(g, name)
+	require.NoError(t, err)
+	return ms
+}
+
+// obsLookup is obsFind for goroutines that must not call t.FailNow.
+func obsLookup(g prometheus.Gatherer, name string, labels map[string]string) (*dto.Metric, error) {
+	ms, err := obsGather(g, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		got := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			got[lp.GetName()] = lp.GetValue()
+		}
+		if fmt.Sprint(got) == fmt.Sprint(labels) {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+func obsGather(g prometheus.Gatherer, name string) ([]*dto.Metric, error) {
+	mfs, err := g.Gather()
+	if err != nil {
+		return nil, err
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric(), nil
+		}
+	}
+	return nil, nil
+}
+
+func TestMetricsCountOutcomesOfARun(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := prometheus.NewPedanticRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: "ledger"})
+	require.NoError(t, err)
+
+	// 11 final settlements: 9 acks (7 processed, 2 duplicates), 2 dead letters.
+	src := newObsSource(11)
+	for i := range 5 {
+		src.publish(obsMsg(fmt.Sprint("ok-", i)))
+	}
+	src.publish(obsMsg("dup-1"), obsMsg("dup-2"), obsMsg("flaky"), obsMsg("poison"), obsMsg("perm"), obsMsg("outage"))
+
+	var outages atomic.Int32
+	var calls atomic.Int32
+	h := consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
+		calls.Add(1)
+		switch {
+		case strings.HasPrefix(msg.ID, "dup-"):
+			consumer.MarkDuplicate(ctx)
+		case msg.ID == "flaky" && msg.Attempt == 1:
+			return errors.New("flaky")
+		case msg.ID == "poison":
+			return errors.New("poison")
+		case msg.ID == "perm":
+			return consumer.Permanent(errors.New("bad payload"))
+		case msg.ID == "outage" && outages.Add(1) == 1:
+			return consumer.Unavailable(errors.New("database down"))
+		}
+		return nil
+	})
+	cfg := obsFastConfig()
+	cfg.Observer = m
+	c, err := consumer.New(src, h, cfg, m.Middleware)
+	require.NoError(t, err)
+	obsRun(t, c, src)
+
+	want := map[consumer.Outcome]float64{
+		consumer.OutcomeProcessed:    7, // 5 ok, flaky on attempt 2, outage on its second try
+		consumer.OutcomeDuplicate:    2,
+		consumer.OutcomeRetried:      3, // flaky once, poison twice
+		consumer.OutcomeDeadLettered: 2, // poison exhausted, perm
+		consumer.OutcomeFailed:       1, // outage
+		consumer.OutcomeAbandoned:    0,
+	}
+	require.Len(t, obsSeries(t, reg, middleware.MetricMessages), len(want), "one series per outcome, no others")
+	for outcome, n := range want {
+		got := obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": string(outcome), "source": "payments"})
+		require.Equal(t, n, got, "outcome %s", outcome)
+	}
+	require.Equal(t, int32(15), calls.Load())
+	hist := obsFind(t, reg, middleware.MetricHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"})
+	require.NotNil(t, hist)
+	require.Equal(t, uint64(15), hist.GetHistogram().GetSampleCount(), "one observation per handler call")
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, map[string]string{"consumer": "ledger", "source": "payments"}))
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBreakerOpen, map[string]string{"consumer": "ledger"}))
+
+	// The run's settlements agree with the counters.
+	require.Len(t, src.acked, 9)
+	require.Len(t, src.dead, 2)
+	require.Equal(t, consumer.ReasonExhausted, src.dead["poison"][consumer.HeaderDeadLetterReason])
+	require.Equal(t, consumer.ReasonPermanent, src.dead["perm"][consumer.HeaderDeadLetterReason])
+
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP oncely_breaker_opens_total Times the consumer's breaker opened.
+# TYPE oncely_breaker_opens_total counter
+oncely_breaker_opens_total{consumer="ledger"} 0
+`), middleware.MetricBreakerOpens))
+}
+
+func TestMetricsInFlightWhileHandlerRuns(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := prometheus.NewRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := m.Middleware(consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+		close(entered)
+		<-release
+		return nil
+	}))
+	done := make(chan error, 1)
+	go func() { done <- h.Handle(consumer.WithName(context.Background(), "ledger"), obsMsg("a")) }()
+	<-entered
+	labels := map[string]string{"consumer": "ledger", "source": "payments"}
+	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricInFlight, labels))
+	close(release)
+	require.NoError(t, <-done)
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, labels))
+}
+
+func TestMetricsBreakerState(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := prometheus.NewRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	labels := map[string]string{"consumer": "ledger"}
+	obs := m.Observer("ledger")
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBreakerOpen, labels), "the gauge exists at 0 before any change")
+
+	// A real consumer: one outage failure opens the breaker (threshold 1); the
+	// held message's next attempt sees it open, succeeds and closes it.
+	src := newObsSource(1)
+	src.publish(obsMsg("a"))
+	var c *consumer.Consumer
+	var openSeen atomic.Bool
+	var tries atomic.Int32
+	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+		if tries.Add(1) == 1 {
+			return consumer.Unavailable(errors.New("down"))
+		}
+		g, err := obsLookup(reg, middleware.MetricBreakerOpen, labels)
+		openSeen.Store(c.Paused() && err == nil && g.GetGauge().GetValue() == 1)
+		return nil
+	})
+	cfg := obsFastConfig()
+	cfg.BreakerThreshold = 1
+	cfg.Observer = obs
+	c, err = consumer.New(src, h, cfg)
+	require.NoError(t, err)
+	obsRun(t, c, src)
+	require.True(t, openSeen.Load(), "gauge was 1 while the breaker was open")
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBreakerOpen, labels))
+	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricBreakerOpens, labels))
+	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": "failed", "source": "payments"}))
+
+	// *Metrics itself labels the breaker with MetricsConfig.Consumer.
+	reg2 := prometheus.NewRegistry()
+	m2, err := middleware.NewMetrics(reg2, middleware.MetricsConfig{Consumer: "billing"})
+	require.NoError(t, err)
+	m2.BreakerChanged(true)
+	require.Equal(t, 1.0, obsValue(t, reg2, middleware.MetricBreakerOpen, map[string]string{"consumer": "billing"}))
+}
+
+func TestNewMetricsTwiceOnOneRegistryFails(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	_, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	_, err = middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	var are prometheus.AlreadyRegisteredError
+	require.ErrorAs(t, err, &are)
+
+	// A failure part-way unregisters what it registered: a second attempt
+	// fails on the same clash again, not on an earlier metric.
+	reg = prometheus.NewRegistry()
+	clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: middleware.MetricBacklog, Help: "clash"})
+	require.NoError(t, reg.Register(clash))
+	for range 2 {
+		_, err = middleware.NewMetrics(reg, middleware.MetricsConfig{})
+		require.ErrorContains(t, err, middleware.MetricBacklog)
+		require.False(t, errors.As(err, &are), "no metric of the failed attempt stayed registered: %v", err)
+	}
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	require.Len(t, mfs, 1)
+}
+
+func TestNewMetricsRejectsBadConfig(t *testing.T) {
+	_, err := middleware.NewMetrics(nil, middleware.MetricsConfig{Buckets: []float64{1, 0.5}})
+	require.ErrorContains(t, err, "nil prometheus.Registerer")
+	require.ErrorContains(t, err, "strictly increasing")
+	_, err = middleware.NewMetrics(prometheus.NewRegistry(), middleware.MetricsConfig{Buckets: []float64{}})
+	require.ErrorContains(t, err, "config.Buckets is empty")
+}
+
+// obsReporter is a scripted consumer.BacklogReporter: each call announces
+// itself on calls, waits for release, then returns the next answer (the last
+// one repeats).
+type obsReporter struct {
+	mu      sync.Mutex
+	answers []obsAnswer
+	n       int
+	calls   chan int
+	release chan struct{}
+}
+
+type obsAnswer struct {
+	lines []consumer.Backlog
+	err   error
+}
+
+func (r *obsReporter) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
+	r.mu.Lock()
+	r.n++
+	n := r.n
+	a := r.answers[min(n, len(r.answers))-1]
+	r.mu.Unlock()
+	select {
+	case r.calls <- n:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-r.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return a.lines, a.err
+}
+
+func TestPollBacklog(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := prometheus.NewRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	r := &obsReporter{calls: make(chan int), release: make(chan struct{}), answers: []obsAnswer{
+		{lines: []consumer.Backlog{
+			{Source: "payments", Partition: 0, Lag: 7, DeadLetters: -1},
+			{Source: "payments", Partition: 1, Lag: 0, DeadLetters: -1},
+			{Source: "payments", Partition: 2, Lag: 42, DeadLetters: -1},
+			{Source: "payments", Partition: -1, Lag: -1, DeadLetters: 3},
+		}},
+		{err: errors.New("broker unreachable")},
+		{lines: []consumer.Backlog{ // partition 2 revoked from this member
+			{Source: "payments", Partition: 0, Lag: 5, DeadLetters: -1},
+			{Source: "payments", Partition: 1, Lag: 1, DeadLetters: -1},
+			{Source: "payments", Partition: -1, Lag: -1, DeadLetters: 0},
+		}},
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.PollBacklog(ctx, r, "ledger", time.Millisecond) }()
+	// poll lets call n return and waits until call n+1 has begun, so the
+	// gauges hold exactly poll n's result.
+	poll := func(n int) {
+		t.Helper()
+		r.release <- struct{}{}
+		require.Equal(t, n+1, <-r.calls)
+	}
+	require.Equal(t, 1, <-r.calls)
+
+	lag := func(p string) map[string]string {
+		return map[string]string{"consumer": "ledger", "source": "payments", "partition": p}
+	}
+	dlq := map[string]string{"consumer": "ledger", "source": "payments"}
+	errs := map[string]string{"consumer": "ledger"}
+	poll(1)
+	require.Equal(t, 7.0, obsValue(t, reg, middleware.MetricBacklog, lag("0")))
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBacklog, lag("1")))
+	require.Equal(t, 42.0, obsValue(t, reg, middleware.MetricBacklog, lag("2")))
+	require.Nil(t, obsFind(t, reg, middleware.MetricBacklog, lag("")), "unknown lag sets no series")
+	require.Equal(t, 3.0, obsValue(t, reg, middleware.MetricDeadLetters, dlq))
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBacklogPollErrors, errs))
+
+	poll(2) // fails and keeps the values
+	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricBacklogPollErrors, errs))
+	require.Equal(t, 42.0, obsValue(t, reg, middleware.MetricBacklog, lag("2")))
+
+	poll(3)
+	require.Equal(t, 5.0, obsValue(t, reg, middleware.MetricBacklog, lag("0")))
+	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricBacklog, lag("1")))
+	require.Nil(t, obsFind(t, reg, middleware.MetricBacklog, lag("2")), "a partition no longer reported is removed")
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricDeadLetters, dlq))
+	require.Len(t, obsSeries(t, reg, middleware.MetricBacklog), 2)
+
+	cancel()
+	require.NoError(t, <-done)
+
+	require.Error(t, m.PollBacklog(context.Background(), nil, "ledger", time.Second))
+	require.Error(t, m.PollBacklog(context.Background(), r, "ledger", 0))
+}
+
+// obsBenchSource hands out n pre-built messages as fast as asked and closes
+// done when all were acked.
+type obsBenchSource struct {
+	mu     sync.Mutex
+	msgs   []*consumer.Message
+	acked  atomic.Int64
+	n      int64
+	done   chan struct{}
+	closed chan struct{}
+	once   sync.Once
+}
+
+type obsBenchDelivery struct {
+	s *obsBenchSource
+	m *consumer.Message
+}
+
+func (d obsBenchDelivery) Message() *consumer.Message { return d.m }
+func (d obsBenchDelivery) Ack(context.Context) error {
+	if d.s.acked.Add(1) == d.s.n {
+		close(d.s.done)
+	}
+	return nil
+}
+func (d obsBenchDelivery) Retry(context.Context, time.Duration, map[string]string) error {
+	return errors.New("unexpected retry")
+}
+func (d obsBenchDelivery) DeadLetter(context.Context, map[string]string) error {
+	return errors.New("unexpected dead letter")
+}
+
+func (s *obsBenchSource) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	s.mu.Lock()
+	n := min(max, len(s.msgs))
+	out := make([]consumer.Delivery, n)
+	for i := range n {
+		out[i] = obsBenchDelivery{s: s, m: s.msgs[i]}
+	}
+	s.msgs = s.msgs[n:]
+	s.mu.Unlock()
+	if n > 0 {
+		return out, nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.closed:
+		return nil, consumer.ErrSourceClosed
+	}
+}
+
+func (s *obsBenchSource) Close(context.Context) error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
+}
+
+func (s *obsBenchSource) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{Broker: "kafka"}
+}
+
+// obsDiscardExporter drops exported spans, as a collector that keeps up would.
+type obsDiscardExporter struct{}
+
+func (obsDiscardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (obsDiscardExporter) Shutdown(context.Context) error                             { return nil }
+
+// obsBenchRun consumes n messages (carrying a traceparent, 64 keys) with a
+// no-op handler and returns the elapsed time and heap allocations.
+func obsBenchRun(b *testing.B, n int, obs consumer.Observer, mws ...consumer.Middleware) (time.Duration, uint64) {
+	b.Helper()
+	src := &obsBenchSource{n: int64(n), done: make(chan struct{}), closed: make(chan struct{})}
+	for i := range n {
+		m := obsMsg(fmt.Sprint("m-", i))
+		m.Key = fmt.Sprint(i % 64)
+		m.Partition, m.Offset = int32(i%8), int64(i)
+		m.Headers = map[string]string{consumer.HeaderTraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+		src.msgs = append(src.msgs, m)
+	}
+	noop := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
+	c, err := consumer.New(src, noop, consumer.Config{Name: "ledger", Observer: obs, Logger: slog.New(slog.DiscardHandler)}, mws...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(ctx) }()
+	select {
+	case <-src.done:
+	case <-ctx.Done():
+		b.Fatal("benchmark run timed out")
+	}
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	if err := c.Stop(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := <-runErr; err != nil {
+		b.Fatal(err)
+	}
+	return elapsed, after.Mallocs - before.Mallocs
+}
+
+// BenchmarkObservabilityOverhead runs the consumer runtime with a no-op
+// handler without and with the metrics observer and middleware and the tracing
+// middleware (OTel SDK, batched to a discarding exporter; every span sampled,
+// or none with _unsampled), alternating in the same run, and reports the
+// instrumented throughput as a ratio of the baseline's (x_baseline; 0.9 means
+// 10 % loss).
+func BenchmarkObservabilityOverhead(b *testing.B) {
+	type instrument func(b *testing.B) (consumer.Observer, []consumer.Middleware, func())
+	metrics := func(b *testing.B) (*middleware.Metrics, consumer.Observer) {
+		m, err := middleware.NewMetrics(prometheus.NewRegistry(), middleware.MetricsConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m, m
+	}
+	tracing := func(sampler sdktrace.Sampler) (consumer.Middleware, func()) {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(obsDiscardExporter{}))
+		return middleware.Tracing(tp, propagation.TraceContext{}), func() { _ = tp.Shutdown(context.Background()) }
+	}
+	cases := []struct {
+		name string
+		inst instrument
+	}{
+		{"metrics", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
+			m, obs := metrics(b)
+			return obs, []consumer.Middleware{m.Middleware}, func() {}
+		}},
+		{"tracing", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
+			mw, stop := tracing(sdktrace.AlwaysSample())
+			return nil, []consumer.Middleware{mw}, stop
+		}},
+		{"metrics+tracing", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
+			m, obs := metrics(b)
+			mw, stop := tracing(sdktrace.AlwaysSample())
+			return obs, []consumer.Middleware{mw, m.Middleware}, stop
+		}},
+		{"metrics+tracing_unsampled", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
+			m, obs := metrics(b)
+			mw, stop := tracing(sdktrace.NeverSample())
+			return obs, []consumer.Middleware{mw, m.Middleware}, stop
+		}},
+	}
+	// Rounds alternate which run goes first, and the ratio reported is the
+	// median of the rounds' ratios, so load from other processes skews it
+	// little.
+	const rounds = 8
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			n := max(b.N/rounds, 2000)
+			var baseT, instT time.Duration
+			var baseA, instA uint64
+			ratios := make([]float64, 0, rounds)
+			for r := range rounds {
+				var bd, id time.Duration
+				var ba, ia uint64
+				runInst := func() {
+					obs, mws, stop := tc.inst(b)
+					id, ia = obsBenchRun(b, n, obs, mws...)
+					stop()
+				}
+				if r%2 == 1 {
+					runInst()
+				}
+				bd, ba = obsBenchRun(b, n, nil)
+				if r%2 == 0 {
+					runInst()
+				}
+				baseT, baseA, instT, instA = baseT+bd, baseA+ba, instT+id, instA+ia
+				ratios = append(ratios, bd.Seconds()/id.Seconds())
+			}
+			slices.Sort(ratios)
+			total := float64(rounds * n)
+			b.ReportMetric(total/baseT.Seconds(), "base_msgs/s")
+			b.ReportMetric(total/instT.Seconds(), "msgs/s")
+			b.ReportMetric((ratios[rounds/2-1]+ratios[rounds/2])/2, "x_baseline")
+			b.ReportMetric(float64(baseA)/total, "base_allocs/msg")
+			b.ReportMetric(float64(instA)/total, "allocs/msg")
+		})
+	}
+}
+
+func ExampleNewMetrics() {
+	reg := prometheus.NewRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: "ledger"})
+	if err != nil {
+		panic(err)
+	}
+	// m is the consumer's Observer; m.Middleware times the handler.
+	m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: &consumer.Message{Source: "payments"}, Outcome: consumer.OutcomeProcessed})
+	fmt.Println(testutil.CollectAndCount(reg, middleware.MetricMessages), "outcome series")
+
+	_, err = middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	fmt.Println(errors.As(err, new(prometheus.AlreadyRegisteredError)))
+	// Output:
+	// 6 outcome series
+	// true
+}

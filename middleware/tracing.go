@@ -1,0 +1,159 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// TracerName is the instrumentation scope of the spans Tracing starts.
+const TracerName = "github.com/oncely/oncely/middleware"
+
+// Span attributes oncely adds to the messaging semantic conventions.
+const (
+	// AttrAttempt is the delivery attempt, Message.Attempt (1 on first
+	// delivery).
+	AttrAttempt = attribute.Key("oncely.attempt")
+	// AttrDuplicate is true when the attempt found the message already
+	// processed (consumer.MarkDuplicate) and skipped the handler.
+	AttrDuplicate = attribute.Key("oncely.duplicate")
+	// AttrErrorClass is how a failure settles: retryable, permanent or outage
+	// (consumer.Class).
+	AttrErrorClass = attribute.Key("oncely.error.class")
+)
+
+// Tracing returns middleware that starts one span of kind consumer per
+// delivery attempt, named "process <source>", with the messaging semantic
+// convention attributes (messaging.system from the runtime's broker,
+// messaging.destination.name, messaging.message.id,
+// messaging.consumer.group.name, messaging.operation.*, the Kafka partition
+// and offset where present) plus oncely.attempt. Its parent is the trace
+// context prop extracts from the message headers (W3C traceparent and
+// tracestate with propagation.TraceContext), so the span continues the
+// producer's trace. A handler error is recorded on the span and sets its
+// status to Error; a panic is recorded and re-raised.
+//
+// Retried and dead-lettered copies keep the original headers
+// (consumer.FailureHeaders copies them), so every attempt's span is a child of
+// the same producer span, and a redriven copy joins the producer's trace too.
+//
+// A nil tp or prop means otel.GetTracerProvider() or
+// otel.GetTextMapPropagator().
+func Tracing(tp trace.TracerProvider, prop propagation.TextMapPropagator) consumer.Middleware {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if prop == nil {
+		prop = otel.GetTextMapPropagator()
+	}
+	tracer := tp.Tracer(TracerName)
+	startOpts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+	return func(next consumer.Handler) consumer.Handler {
+		return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) (err error) {
+			ctx = prop.Extract(ctx, headerCarrier(msg.Headers))
+			ctx, span := tracer.Start(ctx, "process "+msg.Source, startOpts...)
+			if span.IsRecording() {
+				span.SetAttributes(spanAttributes(ctx, msg)...)
+			}
+			defer func() {
+				if v := recover(); v != nil {
+					perr := fmt.Errorf("panic: %v", v)
+					span.RecordError(perr, trace.WithStackTrace(true))
+					span.SetStatus(codes.Error, perr.Error())
+					span.End()
+					panic(v)
+				}
+				switch {
+				case err != nil:
+					span.SetAttributes(AttrErrorClass.String(consumer.Classify(err).String()))
+					span.RecordError(err)
+					span.SetStatus(codes.Error, err.Error())
+				case consumer.IsDuplicate(ctx):
+					span.SetAttributes(AttrDuplicate.Bool(true))
+				}
+				span.End()
+			}()
+			return next.Handle(ctx, msg)
+		})
+	}
+}
+
+// spanAttributes returns the consume span's attributes. They are set after
+// the sampling decision, so an unsampled span costs no attribute building.
+func spanAttributes(ctx context.Context, msg *consumer.Message) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 10)
+	if sys := messagingSystem(consumer.BrokerFromContext(ctx)); sys.Valid() {
+		attrs = append(attrs, sys)
+	}
+	attrs = append(attrs,
+		semconv.MessagingOperationTypeProcess,
+		semconv.MessagingOperationName("process"),
+		semconv.MessagingDestinationName(msg.Source),
+		semconv.MessagingMessageID(msg.ID),
+		AttrAttempt.Int(msg.Attempt),
+	)
+	if name := consumer.NameFromContext(ctx); name != "" {
+		attrs = append(attrs, semconv.MessagingConsumerGroupName(name))
+	}
+	if msg.Partition >= 0 {
+		attrs = append(attrs, semconv.MessagingDestinationPartitionID(strconv.FormatInt(int64(msg.Partition), 10)))
+	}
+	if msg.Offset >= 0 {
+		attrs = append(attrs, semconv.MessagingKafkaOffset(int(msg.Offset)))
+	}
+	return attrs
+}
+
+// messagingSystem maps a Capabilities.Broker name to the semantic
+// conventions' messaging.system value.
+func messagingSystem(broker string) attribute.KeyValue {
+	switch broker {
+	case "":
+		return attribute.KeyValue{}
+	case "kafka":
+		return semconv.MessagingSystemKafka
+	case "rabbitmq":
+		return semconv.MessagingSystemRabbitMQ
+	case "sqs":
+		return semconv.MessagingSystemAWSSQS
+	}
+	return semconv.MessagingSystemKey.String(broker)
+}
+
+// headerCarrier reads trace context from message headers. Header names are
+// matched exactly first, then case-insensitively (brokers and bridges differ in
+// how they case "traceparent"). Set does nothing: a Message never changes
+// after Receive.
+type headerCarrier map[string]string
+
+func (h headerCarrier) Get(key string) string {
+	if v, ok := h[key]; ok {
+		return v
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, key) {
+			return v
+		}
+	}
+	return ""
+}
+
+func (h headerCarrier) Set(string, string) {}
+
+func (h headerCarrier) Keys() []string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	return keys
+}

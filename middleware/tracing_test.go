@@ -1,0 +1,186 @@
+package middleware_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/goleak"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+)
+
+// obsProduce starts and ends a producer span and returns its context and
+// the headers a producer would send (traceparent, tracestate).
+func obsProduce(t *testing.T, tp trace.TracerProvider, prop propagation.TextMapPropagator) (trace.SpanContext, map[string]string) {
+	t.Helper()
+	ts, err := trace.ParseTraceState("vendor=abc")
+	require.NoError(t, err)
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceState: ts}))
+	ctx, span := tp.Tracer("producer").Start(ctx, "send payments", trace.WithSpanKind(trace.SpanKindProducer))
+	defer span.End()
+	h := map[string]string{}
+	prop.Inject(ctx, propagation.MapCarrier(h))
+	require.NotEmpty(t, h[consumer.HeaderTraceParent])
+	return span.SpanContext(), h
+}
+
+func obsAttrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
+	m := map[attribute.Key]attribute.Value{}
+	for _, kv := range s.Attributes {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func TestTracingConsumeSpanIsChildOfProducer(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+	prop := propagation.TraceContext{}
+
+	producer, headers := obsProduce(t, tp, prop)
+	exp.Reset()
+
+	// "traced" fails on attempt 1 (retried), then permanently on attempt 2
+	// (dead-lettered); "plain" has no trace context and is a duplicate.
+	msg := obsMsg("traced")
+	msg.Headers = headers
+	msg.Partition, msg.Offset = 3, 99
+	src := newObsSource(2)
+	src.publish(msg, obsMsg("plain"))
+	h := consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
+		if msg.ID == "plain" {
+			consumer.MarkDuplicate(ctx)
+			return nil
+		}
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			return consumer.Permanent(errors.New("handler ran outside a span"))
+		}
+		if msg.Attempt == 1 {
+			return errors.New("try again")
+		}
+		return consumer.Permanent(errors.New("bad payload"))
+	})
+	c, err := consumer.New(src, h, obsFastConfig(), middleware.Tracing(tp, prop))
+	require.NoError(t, err)
+	obsRun(t, c, src)
+
+	spans := exp.GetSpans()
+	require.Len(t, spans, 3, "one span per delivery attempt")
+	var traced []tracetest.SpanStub
+	var plain tracetest.SpanStub
+	for _, s := range spans {
+		require.Equal(t, trace.SpanKindConsumer, s.SpanKind)
+		require.Equal(t, "process payments", s.Name)
+		require.Equal(t, middleware.TracerName, s.InstrumentationScope.Name)
+		if obsAttrs(s)["messaging.message.id"].AsString() == "plain" {
+			plain = s
+		} else {
+			traced = append(traced, s)
+		}
+	}
+	require.Len(t, traced, 2)
+	slices.SortFunc(traced, func(a, b tracetest.SpanStub) int {
+		return cmp.Compare(obsAttrs(a)[middleware.AttrAttempt].AsInt64(), obsAttrs(b)[middleware.AttrAttempt].AsInt64())
+	})
+	for i, s := range traced {
+		attempt := int64(i + 1)
+		a := obsAttrs(s)
+		require.Equal(t, producer.TraceID(), s.SpanContext.TraceID(), "attempt %d continues the producer's trace", attempt)
+		require.Equal(t, producer.SpanID(), s.Parent.SpanID(), "attempt %d's parent is the producer span", attempt)
+		require.True(t, s.Parent.IsRemote())
+		require.Equal(t, "vendor=abc", s.SpanContext.TraceState().String(), "tracestate carried on")
+		require.Equal(t, "kafka", a["messaging.system"].AsString())
+		require.Equal(t, "payments", a["messaging.destination.name"].AsString())
+		require.Equal(t, "traced", a["messaging.message.id"].AsString())
+		require.Equal(t, "ledger", a["messaging.consumer.group.name"].AsString())
+		require.Equal(t, "process", a["messaging.operation.type"].AsString())
+		require.Equal(t, "3", a["messaging.destination.partition.id"].AsString())
+		require.Equal(t, int64(99), a["messaging.kafka.offset"].AsInt64())
+		require.Equal(t, attempt, a[middleware.AttrAttempt].AsInt64())
+		require.Equal(t, codes.Error, s.Status.Code)
+		require.Len(t, s.Events, 1)
+		require.Equal(t, "exception", s.Events[0].Name)
+		wantClass := map[int64]string{1: "retryable", 2: "permanent"}[attempt]
+		require.Equal(t, wantClass, a[middleware.AttrErrorClass].AsString())
+	}
+
+	require.False(t, plain.Parent.IsValid(), "no traceparent: a root span")
+	require.Equal(t, codes.Unset, plain.Status.Code)
+	require.True(t, obsAttrs(plain)[middleware.AttrDuplicate].AsBool())
+
+	// The retry and dead-letter copies carry the producer's trace context on.
+	require.Len(t, src.retried, 1)
+	require.Equal(t, headers[consumer.HeaderTraceParent], src.retried[0][consumer.HeaderTraceParent])
+	require.Equal(t, headers[consumer.HeaderTraceState], src.retried[0][consumer.HeaderTraceState])
+	require.Equal(t, headers[consumer.HeaderTraceParent], src.dead["traced"][consumer.HeaderTraceParent])
+	require.Equal(t, headers[consumer.HeaderTraceState], src.dead["traced"][consumer.HeaderTraceState])
+}
+
+func TestFailureHeadersKeepTraceContext(t *testing.T) {
+	msg := obsMsg("m1")
+	msg.Headers = map[string]string{
+		consumer.HeaderTraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		consumer.HeaderTraceState:  "vendor=abc",
+	}
+	for _, f := range []consumer.Failure{
+		{Consumer: "ledger", Err: errors.New("x"), NextAttempt: 2, NotBefore: time.Now().Add(time.Second)},
+		{Consumer: "ledger", Err: errors.New("x"), Reason: consumer.ReasonExhausted, NextAttempt: 5},
+	} {
+		h := consumer.FailureHeaders(msg, f)
+		require.Equal(t, msg.Headers[consumer.HeaderTraceParent], h[consumer.HeaderTraceParent])
+		require.Equal(t, msg.Headers[consumer.HeaderTraceState], h[consumer.HeaderTraceState])
+		// And on the next hop too.
+		next := msg.Clone()
+		next.Headers = h
+		h2 := consumer.FailureHeaders(next, f)
+		require.Equal(t, msg.Headers[consumer.HeaderTraceParent], h2[consumer.HeaderTraceParent])
+	}
+}
+
+func TestTracingRecordsPanic(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+	h := consumer.Chain(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { panic("kaboom") }),
+		consumer.Recover, middleware.Tracing(tp, propagation.TraceContext{}))
+	err := h.Handle(context.Background(), obsMsg("p"))
+	var pe *consumer.PanicError
+	require.ErrorAs(t, err, &pe, "the panic still reaches Recover")
+	spans := exp.GetSpans()
+	require.Len(t, spans, 1, "the span is ended despite the panic")
+	require.Equal(t, codes.Error, spans[0].Status.Code)
+	require.Equal(t, "panic: kaboom", spans[0].Status.Description)
+	_, hasSystem := obsAttrs(spans[0])["messaging.system"]
+	require.False(t, hasSystem, "outside a Consumer the broker is unknown")
+}
+
+func TestTracingHeaderCaseInsensitive(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+	prop := propagation.TraceContext{}
+	producer, headers := obsProduce(t, tp, prop)
+	exp.Reset()
+	msg := obsMsg("c")
+	msg.Headers = map[string]string{"Traceparent": headers[consumer.HeaderTraceParent]}
+	h := middleware.Tracing(tp, prop)(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }))
+	require.NoError(t, h.Handle(consumer.WithBroker(context.Background(), "sqs"), msg))
+	spans := exp.GetSpans()
+	require.Len(t, spans, 1)
+	require.Equal(t, producer.SpanID(), spans[0].Parent.SpanID())
+	require.Equal(t, "aws_sqs", obsAttrs(spans[0])["messaging.system"].AsString())
+}

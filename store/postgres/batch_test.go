@@ -1,0 +1,266 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/pgtest"
+	pgstore "github.com/oncely/oncely/store/postgres"
+)
+
+type outcome struct {
+	id        string
+	duplicate bool
+	err       error
+	visible   bool // the effect was visible to another session when Process returned
+}
+
+// runBatch calls Process for ids concurrently and returns each outcome. The
+// store's BatchLinger is long, so the calls form one batch of len(ids) when
+// BatchSize == len(ids).
+func runBatch(t *testing.T, db *pgtest.DB, s *pgstore.Store, ids []string, fn func(id string) func(context.Context) error) []outcome {
+	t.Helper()
+	ctx := ctxT(t)
+	out := make([]outcome, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			dup, err := s.Process(ctx, "ledger", id, fn(id))
+			var n int
+			_ = db.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE id = $1", id).Scan(&n)
+			out[i] = outcome{id: id, duplicate: dup, err: err, visible: n > 0}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func batchStore(t *testing.T, db *pgtest.DB, size int) *pgstore.Store {
+	return newStore(t, db, pgstore.Config{BatchSize: size, BatchLinger: 10 * time.Second})
+}
+
+func TestBatchFailureRollsBackOnlyItsSavepoint(t *testing.T) {
+	const size = 5
+	for name, failAt := range map[string]int{"first": 1, "middle": 3, "last": size} {
+		t.Run(name, func(t *testing.T) {
+			db := pgtest.New(t)
+			createEffects(t, db)
+			s := batchStore(t, db, size)
+			ids := []string{"a", "b", "c", "d", "e"}
+			var seq atomic.Int32
+			failed := make(chan string, 1)
+			res := runBatch(t, db, s, ids, func(id string) func(context.Context) error {
+				return func(ctx context.Context) error {
+					// Position in the batch = order the handlers run in.
+					if int(seq.Add(1)) == failAt {
+						failed <- id
+						_ = effect(id)(ctx) // written, then rolled back to the savepoint
+						return errBoom
+					}
+					return effect(id)(ctx)
+				}
+			})
+			bad := <-failed
+			require.EqualValues(t, size, seq.Load())
+			for _, r := range res {
+				if r.id == bad {
+					require.Same(t, errBoom, r.err, "the failing message gets its own error, alone")
+					require.False(t, claimed(t, db, "ledger", r.id))
+					require.Equal(t, 0, countEffects(t, db, r.id))
+					continue
+				}
+				require.NoError(t, r.err, r.id)
+				require.False(t, r.duplicate)
+				require.True(t, r.visible, "%s: Process returned before its batch committed", r.id)
+				require.True(t, claimed(t, db, "ledger", r.id))
+				require.Equal(t, 1, countEffects(t, db, r.id))
+			}
+			// The others committed together, in one transaction.
+			var txids int
+			require.NoError(t, db.Pool.QueryRow(ctxT(t), "SELECT count(DISTINCT txid) FROM effects").Scan(&txids))
+			require.Equal(t, 1, txids)
+		})
+	}
+}
+
+func TestBatchDuplicateInsideOneBatch(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := batchStore(t, db, 4)
+	var calls atomic.Int32
+	res := runBatch(t, db, s, []string{"x", "y", "x", "z"}, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error { calls.Add(1); return effect(id)(ctx) }
+	})
+	require.EqualValues(t, 3, calls.Load())
+	dups := 0
+	for _, r := range res {
+		require.NoError(t, r.err)
+		require.True(t, r.visible)
+		if r.duplicate {
+			dups++
+			require.Equal(t, "x", r.id)
+		}
+	}
+	require.Equal(t, 1, dups)
+	require.Equal(t, map[string]int{"x": 1, "y": 1, "z": 1}, effectCounts(t, db))
+
+	// Across batches as well.
+	res = runBatch(t, db, s, []string{"x", "y", "z", "w"}, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error { calls.Add(1); return effect(id)(ctx) }
+	})
+	require.EqualValues(t, 4, calls.Load())
+	for _, r := range res {
+		require.NoError(t, r.err)
+		require.Equal(t, r.id != "w", r.duplicate, r.id)
+	}
+	require.Equal(t, map[string]int{"x": 1, "y": 1, "z": 1, "w": 1}, effectCounts(t, db))
+}
+
+func TestBatchCommitFailureFailsEveryCaller(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	p, pool := proxied(t, db, 2)
+	s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema, BatchSize: 4, BatchLinger: 10 * time.Second})
+	require.NoError(t, err)
+	defer s.Close(context.Background())
+	var seq atomic.Int32
+	res := runBatch(t, db, s, []string{"a", "b", "c", "d"}, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if err := effect(id)(ctx); err != nil {
+				return err
+			}
+			if seq.Add(1) == 4 {
+				p.Cut() // the batch's connection dies before COMMIT
+			}
+			return nil
+		}
+	})
+	for _, r := range res {
+		require.Error(t, r.err, r.id)
+		require.Equal(t, consumer.Outage, consumer.Classify(r.err), "%s: %v", r.id, r.err)
+		require.False(t, r.duplicate)
+	}
+	require.Empty(t, effectCounts(t, db))
+
+	// The next batch commits on a new connection.
+	res = runBatch(t, db, s, []string{"a", "b", "c", "d"}, effect)
+	for _, r := range res {
+		require.NoError(t, r.err)
+	}
+	require.Len(t, effectCounts(t, db), 4)
+}
+
+func TestBatchPanicIsReportedAlone(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := batchStore(t, db, 3)
+	res := runBatch(t, db, s, []string{"a", "b", "c"}, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if id == "b" {
+				_ = effect(id)(ctx)
+				panic("handler bug")
+			}
+			return effect(id)(ctx)
+		}
+	})
+	for _, r := range res {
+		if r.id == "b" {
+			var pe *consumer.PanicError
+			require.ErrorAs(t, r.err, &pe)
+			require.Equal(t, "handler bug", pe.Value)
+			require.NotEmpty(t, pe.Stack)
+			continue
+		}
+		require.NoError(t, r.err)
+	}
+	require.Equal(t, map[string]int{"a": 1, "c": 1}, effectCounts(t, db))
+}
+
+func TestBatchSwallowedErrorAndStoreErrorsStayPerMessage(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := batchStore(t, db, 3)
+	res := runBatch(t, db, s, []string{"a", "b", "c"}, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if err := effect(id)(ctx); err != nil {
+				return err
+			}
+			if id == "b" {
+				tx, _ := pgstore.Tx(ctx)
+				_, _ = tx.Exec(ctx, "SELECT 1/0") // swallowed: b's savepoint is aborted
+			}
+			return nil
+		}
+	})
+	for _, r := range res {
+		if r.id == "b" {
+			require.Error(t, r.err)
+			require.Equal(t, consumer.Retryable, consumer.Classify(r.err))
+			continue
+		}
+		require.NoError(t, r.err)
+	}
+	require.Equal(t, map[string]int{"a": 1, "c": 1}, effectCounts(t, db))
+}
+
+func TestBatchCloseDrains(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s, err := pgstore.New(db.Pool, pgstore.Config{Schema: db.Schema, BatchSize: 5, BatchLinger: time.Hour})
+	require.NoError(t, err)
+
+	// Three calls wait in a batch that lingers for an hour; Close runs them.
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	var ran atomic.Int32
+	for i := range 3 {
+		wg.Go(func() {
+			_, errs[i] = s.Process(ctxT(t), "ledger", fmt.Sprint("m", i), func(ctx context.Context) error {
+				ran.Add(1)
+				return effect(fmt.Sprint("m", i))(ctx)
+			})
+		})
+	}
+	require.Eventually(t, func() bool { return pgstore.Queued(s) == 3 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, s.Close(ctxT(t)))
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	require.EqualValues(t, 3, ran.Load())
+	require.Len(t, effectCounts(t, db), 3)
+
+	_, err = s.Process(ctxT(t), "ledger", "late", func(context.Context) error { return nil })
+	require.ErrorIs(t, err, pgstore.ErrClosed)
+	require.Equal(t, consumer.Outage, consumer.Classify(err))
+}
+
+func TestBatchCallerContextDoneWhileQueued(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := batchStore(t, db, 5)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Process(ctx, "ledger", "m1", effect("m1"))
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return pgstore.Queued(s) == 1 }, 10*time.Second, time.Millisecond)
+	cancel()
+	// The batch runs when the next four arrive; the cancelled call is answered
+	// without running its handler.
+	res := runBatch(t, db, s, []string{"a", "b", "c", "d"}, effect)
+	for _, r := range res {
+		require.NoError(t, r.err)
+	}
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.Equal(t, 0, countEffects(t, db, "m1"))
+	require.False(t, claimed(t, db, "ledger", "m1"))
+}

@@ -1,0 +1,66 @@
+// Package postgres is the Postgres implementation of store.Store, on pgx/v5's
+// pgxpool. It records that a message was processed in the same transaction as
+// the handler's effects ("claim first"), so a redelivered message does nothing.
+//
+// Per delivery, in one transaction:
+//
+//	BEGIN
+//	INSERT INTO <schema>.processed_messages (consumer, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING
+//	-- 0 rows: duplicate → COMMIT, skip the handler, Process returns duplicate = true
+//	-- 1 row: run the handler with the transaction (Tx, HandlerFunc)
+//	COMMIT   -- or ROLLBACK when the handler fails; the claim disappears with it
+//
+// A concurrent copy of the same message blocks on the primary key until the
+// first transaction ends, then sees the conflict, so concurrent duplicates run
+// the handler once. In batch mode (Config.BatchSize > 1) up to BatchSize
+// deliveries share one transaction, each inside its own SAVEPOINT.
+//
+// # Errors
+//
+// The rule that decides between an outage (consumer.Unavailable: the runtime
+// holds the delivery and counts towards its breaker) and a handler failure
+// (returned unchanged: retried or dead-lettered by policy):
+//
+//   - Every failure of the store's own statements (acquiring a connection,
+//     BEGIN, the claim, SAVEPOINT, COMMIT) is wrapped with consumer.Unavailable,
+//     whatever its cause: none of them is the message's fault. A failed COMMIT
+//     is never reported as success.
+//   - A handler's error is returned unchanged, except when it is a
+//     connection-class error and carries no oncely marker (Permanent,
+//     RetryAfter, Unavailable, a panic): a lost or refused connection
+//     (pgconn.SafeToRetry, *pgconn.ConnectError, net.Error, io.EOF, reset or
+//     refused), SQLSTATE class 08 (connection exception), 57P01
+//     admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
+//     53300 too_many_connections, or any error after which the transaction's
+//     connection is closed. Those are wrapped with consumer.Unavailable. A
+//     cancelled or timed-out context (context.Canceled, DeadlineExceeded)
+//     stays the handler's error even though pgx closes the connection of an
+//     interrupted statement.
+//     Serialization failures (40001) and deadlocks (40P01) stay the handler's
+//     errors: they are contention, retried with the policy's backoff.
+//   - A handler that returns nil although a statement in its transaction
+//     failed gets a plain (retryable) error: its work cannot commit.
+//   - A COMMIT the server rejects because of the handler's work (a deferred
+//     constraint, a serialization failure) is returned as a plain error in
+//     single-message mode: nothing committed. In batch mode any COMMIT
+//     failure fails every message of the batch with consumer.Unavailable.
+//
+// Messages with an empty ID or an ID over store.MaxMessageIDLength bytes, and
+// an empty consumer name, are rejected with a consumer.Permanent error before
+// any SQL runs (the runtime dead-letters such messages before they get here;
+// this is defence in depth).
+//
+// # Schema
+//
+// Migrate creates the schema (Config.Schema, default "oncely") and its tables
+// from embedded, numbered SQL files, recording each applied version in
+// <schema>.schema_migrations. Run it once per deployment (the CLI's
+// `oncely migrate` calls it); New does not touch the database.
+//
+// # Retention
+//
+// Claims older than Config.Retention are removed by Prune (or RunPruner) in
+// bounded batches. A message redelivered after its claim was pruned runs
+// again, so the window must exceed the longest retry delay plus the expected
+// dead-letter replay delay; see Config.MinRetention and ValidateRetention.
+package postgres

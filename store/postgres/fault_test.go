@@ -1,0 +1,64 @@
+//go:build faults
+
+package postgres_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/internal/pgtest"
+	pgstore "github.com/oncely/oncely/store/postgres"
+)
+
+// pgCluster runs pg_ctlcluster on the local cluster (the only directory under
+// /etc/postgresql, cluster "main").
+func pgCluster(t *testing.T, action string) error {
+	t.Helper()
+	versions, err := os.ReadDir("/etc/postgresql")
+	if err != nil || len(versions) != 1 {
+		t.Skipf("no single local PostgreSQL cluster under /etc/postgresql: %v", err)
+	}
+	args := []string{"--skip-systemctl-redirect", versions[0].Name(), "main", action}
+	if action == "stop" {
+		args = append(args, "--", "-m", "fast")
+	}
+	out, err := exec.Command("pg_ctlcluster", args...).CombinedOutput()
+	if err != nil {
+		t.Logf("pg_ctlcluster %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return err
+}
+
+// TestFaultClusterStopIsNotPoison stops the real PostgreSQL cluster
+// mid-stream and starts it again: nothing is dead-lettered or acked during the
+// outage, the breaker opens, and afterwards every message is applied once.
+func TestFaultClusterStopIsNotPoison(t *testing.T) {
+	for name, cfg := range map[string]pgstore.Config{
+		"single": {},
+		"batch":  {BatchSize: 8, BatchLinger: 2 * time.Millisecond},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := pgtest.New(t)
+			pool := db.NewPool(t, nil)
+			stopped := false
+			t.Cleanup(func() {
+				if stopped {
+					_ = pgCluster(t, "start") // always bring the shared server back
+				}
+			})
+			r := startOutageRig(t, db, pool, 400, cfg)
+			r.waitProcessed(100)
+			stopped = true
+			require.NoError(t, pgCluster(t, "stop"))
+			r.holdOutage()
+			require.NoError(t, pgCluster(t, "start"))
+			stopped = false
+			r.finish()
+		})
+	}
+}

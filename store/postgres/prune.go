@@ -1,0 +1,61 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Prune deletes claims older than Config.Retention, at most
+// Config.PruneBatchSize rows per statement (each its own short transaction, so
+// no lock is held for long), until none are left or ctx is done. The age is
+// measured on the database's clock. It returns the number of claims deleted.
+// A message whose claim was pruned runs again if it is delivered again.
+func (s *Store) Prune(ctx context.Context) (int64, error) {
+	var cutoff time.Time
+	if err := s.pool.QueryRow(ctx, "SELECT now() - make_interval(secs => $1)", s.cfg.Retention.Seconds()).Scan(&cutoff); err != nil {
+		return 0, fmt.Errorf("postgres store: prune: %w", err)
+	}
+	// ctid = ANY(ARRAY(subquery)) plans as a TID scan over the rows the
+	// index on processed_at found.
+	q := "DELETE FROM " + s.table + " WHERE ctid = ANY(ARRAY(SELECT ctid FROM " + s.table +
+		" WHERE processed_at < $1 LIMIT $2))"
+	var total int64
+	for {
+		tag, err := s.pool.Exec(ctx, q, cutoff, s.cfg.PruneBatchSize)
+		if err != nil {
+			return total, fmt.Errorf("postgres store: prune: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < int64(s.cfg.PruneBatchSize) {
+			return total, nil
+		}
+	}
+}
+
+// RunPruner calls Prune at once and then every interval (Config.PruneInterval
+// when interval is zero) until ctx is done, logging failures and carrying on.
+// It returns ctx's error.
+func (s *Store) RunPruner(ctx context.Context, interval time.Duration) error {
+	if interval <= 0 {
+		interval = s.cfg.PruneInterval
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		n, err := s.Prune(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			s.cfg.Logger.Error("postgres store: pruning claims failed; trying again later", "error", err, "in", interval)
+		case n > 0:
+			s.cfg.Logger.Info("postgres store: pruned claims", "deleted", n, "retention", s.cfg.Retention)
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
