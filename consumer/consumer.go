@@ -447,6 +447,7 @@ func (c *Consumer) deadLetter(d Delivery, msg *Message, reason string, err error
 func (c *Consumer) settle(d Delivery, msg *Message, what string, fn func(context.Context) error) bool {
 	for try := 1; ; try++ {
 		if c.closed.Load() {
+			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: %w", what, ErrSourceClosed)})
 			return false
 		}
 		ctx, cancel := context.WithTimeout(c.baseCtx, c.cfg.SettleTimeout)

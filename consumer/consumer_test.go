@@ -94,17 +94,34 @@ func TestSettleOnceWithPanicsAndFailures(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = msgN(i, fmt.Sprintf("k%d", i%20))
 	}
+	// wantCalls is how often message i reaches the handler.
+	wantCalls := func(i int) int {
+		switch {
+		case i == 42:
+			return 3 // panics every time: dead-lettered after 3 attempts
+		case i%77 == 0:
+			return 3 // panics, then fails
+		case i%11 == 0:
+			return 3
+		case i%7 == 0:
+			return 2
+		}
+		return 1
+	}
 	calls, ok := newCounter(), newCounter()
 	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		i, _ := strconv.Atoi(string(m.Body))
 		call := calls.add(m.ID)
 		switch {
+		case i == 42:
+			panic("always panics")
 		case i%7 == 0 && call == 1:
 			panic("first attempt panics")
 		case i%11 == 0 && call <= 2:
 			return errors.New("fails twice")
-		case i == 42:
-			panic("always panics")
+		}
+		if call != m.Attempt {
+			t.Errorf("%s: call %d has Attempt %d", m.ID, call, m.Attempt)
 		}
 		ok.add(m.ID)
 		return nil
@@ -115,22 +132,18 @@ func TestSettleOnceWithPanicsAndFailures(t *testing.T) {
 	if err := e.stop(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	var wantRetries int
+	wantRetries := 0
 	for i, m := range msgs {
-		switch {
-		case i == 42:
-			if ok.get(m.ID) != 0 || calls.get(m.ID) != 3 {
-				t.Errorf("%s: %d calls, %d successes; want 3 and 0", m.ID, calls.get(m.ID), ok.get(m.ID))
-			}
-			wantRetries += 2
-			continue
-		case i%7 == 0:
-			wantRetries++
-		case i%11 == 0:
-			wantRetries += 2
+		wantRetries += wantCalls(i) - 1 // every failed attempt but m-00042's last is retried
+		if got := calls.get(m.ID); got != wantCalls(i) {
+			t.Errorf("%s reached the handler %d times, want %d", m.ID, got, wantCalls(i))
 		}
-		if ok.get(m.ID) != 1 {
-			t.Errorf("%s processed %d times, want once", m.ID, ok.get(m.ID))
+		wantOK := 1
+		if i == 42 {
+			wantOK = 0
+		}
+		if ok.get(m.ID) != wantOK {
+			t.Errorf("%s processed %d times, want %d", m.ID, ok.get(m.ID), wantOK)
 		}
 	}
 	st := e.src.Stats()
@@ -391,7 +404,7 @@ func TestStuckHandler(t *testing.T) {
 		t.Errorf("broker depth %d in flight %d, want 3 and 0", d, f)
 	}
 	close(release)
-	waitFor(t, "abandoned events for the stuck handlers", func() bool { return e.rec.count(consumer.OutcomeAbandoned) >= 3 })
+	waitFor(t, "abandoned events for the stuck handlers", func() bool { return e.rec.count(consumer.OutcomeAbandoned) >= 2 })
 	if st := e.src.Stats(); st.Acked != 0 || st.Retried != 0 || st.DeadLettered != 0 {
 		t.Errorf("settled after stop: %+v", st)
 	}
@@ -757,8 +770,19 @@ func TestRunOnce(t *testing.T) {
 		t.Fatalf("Stop before Run: %v", err)
 	}
 	e2 := newEnv(t, consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }), consumer.Config{})
-	e2.start()
-	if err := e2.c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "twice") {
+	results := make(chan error, 2)
+	for range 2 {
+		go func() { results <- e2.c.Run(context.Background()) }()
+	}
+	if err := <-results; err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("second Run: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e2.c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-results; err != nil {
+		t.Fatal(err)
 	}
 }

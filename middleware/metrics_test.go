@@ -21,9 +21,11 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/goleak"
 
+	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/retry"
+	memstore "github.com/oncely/oncely/store/memory"
 )
 
 // obsSource is an in-test consumer.Source for the observability tests: it
@@ -706,4 +708,90 @@ func ExampleNewMetrics() {
 	// Output:
 	// 6 outcome series
 	// true
+}
+
+// The same run on adapters/memory, with duplicates found by Idempotency over
+// store/memory, and the backlog read from the memory source at the end.
+func TestMetricsOnMemoryBroker(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := prometheus.NewPedanticRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	claims, err := memstore.New(memstore.Config{})
+	require.NoError(t, err)
+
+	b := memory.NewBroker()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	msgs := []*consumer.Message{{ID: "dup", Key: "dup"}, {ID: "dup", Key: "dup"}, {ID: "flaky"}, {ID: "poison"}, {ID: "perm"}}
+	for i := range 5 {
+		msgs = append(msgs, &consumer.Message{ID: fmt.Sprint("ok-", i)})
+	}
+	require.NoError(t, b.Publish(ctx, "payments", msgs...))
+
+	h := consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
+		switch {
+		case msg.ID == "flaky" && msg.Attempt == 1:
+			return errors.New("flaky")
+		case msg.ID == "poison":
+			return errors.New("poison")
+		case msg.ID == "perm":
+			return consumer.Permanent(errors.New("bad payload"))
+		}
+		return nil
+	})
+	src := b.NewSource("payments", "ledger")
+	cfg := obsFastConfig()
+	cfg.Observer = m.Observer("ledger")
+	c, err := consumer.New(src, h, cfg, m.Middleware, middleware.Idempotency(claims))
+	require.NoError(t, err)
+	runErr := make(chan error, 1)
+	go func() { runErr <- c.Run(ctx) }()
+	obsEventually(t, "every message is settled", func() bool {
+		return b.Depth("payments") == 0 && b.InFlight("payments") == 0 && len(b.DeadLetters("payments", "ledger")) == 2
+	})
+
+	// A checkpoint of the backlog: nothing left, two dead letters.
+	r := &obsReporter{calls: make(chan int), release: make(chan struct{}), answers: []obsAnswer{{}}}
+	pctx, stopPoll := context.WithCancel(ctx)
+	polled := make(chan error, 1)
+	go func() { polled <- m.PollBacklog(pctx, obsForward{src.(consumer.BacklogReporter), r}, "ledger", time.Millisecond) }()
+	require.Equal(t, 1, <-r.calls)
+	r.release <- struct{}{}
+	require.Equal(t, 2, <-r.calls)
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBacklog, map[string]string{"consumer": "ledger", "source": "payments", "partition": ""}))
+	require.Equal(t, 2.0, obsValue(t, reg, middleware.MetricDeadLetters, map[string]string{"consumer": "ledger", "source": "payments"}))
+	stopPoll()
+	require.NoError(t, <-polled)
+
+	require.NoError(t, c.Stop(ctx))
+	require.NoError(t, <-runErr)
+
+	want := map[consumer.Outcome]float64{
+		consumer.OutcomeProcessed:    7, // 5 ok, the first dup, flaky on attempt 2
+		consumer.OutcomeDuplicate:    1, // the second dup
+		consumer.OutcomeRetried:      3, // flaky once, poison twice
+		consumer.OutcomeDeadLettered: 2, // poison exhausted, perm
+		consumer.OutcomeFailed:       0,
+		consumer.OutcomeAbandoned:    0,
+	}
+	require.Len(t, obsSeries(t, reg, middleware.MetricMessages), len(want))
+	for outcome, n := range want {
+		got := obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": string(outcome), "source": "payments"})
+		require.Equal(t, n, got, "outcome %s", outcome)
+	}
+}
+
+// obsForward answers with r's backlog, announcing each call on gate first
+// (gate's own answers are ignored).
+type obsForward struct {
+	r    consumer.BacklogReporter
+	gate *obsReporter
+}
+
+func (f obsForward) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
+	if _, err := f.gate.Backlog(ctx); err != nil {
+		return nil, err
+	}
+	return f.r.Backlog(ctx)
 }

@@ -12,9 +12,14 @@ import (
 // Timeout gives each call of the wrapped handler a context that expires after
 // d. When the handler returns an error after its deadline passed, Timeout
 // returns an error that wraps context.DeadlineExceeded and quotes the
-// handler's error. That error is retryable whatever class the handler's own
-// error had: the deadline, not the message or a dependency, ended the attempt.
-// A handler that finishes successfully after the deadline still succeeds.
+// handler's error. That error is retryable, except that a real outage stays an
+// outage: when the handler's error classifies as consumer.Outage and does not
+// itself stem from the deadline (a store whose connection was refused or reset
+// just before the deadline passed), the Unavailable marker is kept so the
+// runtime holds the delivery and the breaker counts it, instead of retrying a
+// healthy message on the broker. An Unavailable error caused by the deadline
+// (a store blaming the database for our own timeout) is retryable. A handler that finishes
+// successfully after the deadline still succeeds.
 //
 // Timeout cannot stop a handler that ignores its context; it waits for the
 // handler to return, so a delivery is never settled while its handler runs.
@@ -30,7 +35,11 @@ func Timeout(d time.Duration) consumer.Middleware {
 			defer cancel()
 			err := next.Handle(tctx, msg)
 			if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("oncely: handler timed out after %s (handler error: %v): %w", d, err, context.DeadlineExceeded)
+				timedOut := fmt.Errorf("oncely: handler timed out after %s (handler error: %v): %w", d, err, context.DeadlineExceeded)
+				if consumer.Classify(err) == consumer.Outage && !errors.Is(err, context.DeadlineExceeded) {
+					return consumer.Unavailable(timedOut)
+				}
+				return timedOut
 			}
 			return err
 		})

@@ -85,3 +85,17 @@ func ExampleTimeout() {
 	// oncely: handler timed out after 10ms (handler error: context deadline exceeded): context deadline exceeded
 	// deadline exceeded: true class: retryable
 }
+
+func TestTimeoutKeepsOutage(t *testing.T) {
+	h := middleware.Timeout(10 * time.Millisecond)(consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
+		<-ctx.Done()
+		return consumer.Unavailable(errors.New("dial db: connection refused"))
+	}))
+	err := h.Handle(context.Background(), &consumer.Message{ID: "m1"})
+	if got := consumer.Classify(err); got != consumer.Outage {
+		t.Fatalf("Classify = %v, want outage; err = %v", got, err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v does not wrap DeadlineExceeded", err)
+	}
+}

@@ -146,11 +146,12 @@ func (p Policy) Delay(n int, rnd *rand.Rand) time.Duration {
 // Exhausted reports whether a failure of attempt n leaves no attempts.
 func (p Policy) Exhausted(n int) bool { return n >= p.WithDefaults().MaxAttempts }
 
-// LongestDelay is the largest delay the policy can produce (MaxInterval plus
-// jitter), for checks such as "claim retention must exceed the longest retry".
+// LongestDelay is an upper bound of every delay the policy produces:
+// MaxInterval plus jitter, whatever MaxAttempts is. Use it for checks such as
+// "claim retention must exceed the longest retry" and a broker's delay limit.
 func (p Policy) LongestDelay() time.Duration {
 	p = p.WithDefaults()
-	return time.Duration(float64(p.BaseDelay(p.MaxAttempts)) * (1 + p.jitter()))
+	return time.Duration(float64(p.MaxInterval) * (1 + p.jitter()))
 }
 
 // BackOff returns a backoff.BackOff that yields Delay(1), Delay(2), … and

@@ -128,6 +128,7 @@ func TestDelayCapIncludesJitterOnly(t *testing.T) {
 		require.LessOrEqual(t, d, 11*time.Second, "attempt %d", n)
 	}
 	require.Equal(t, 11*time.Second, p.LongestDelay())
+	require.Equal(t, 6*time.Minute, retry.Policy{MaxAttempts: 2}.LongestDelay(), "a bound: MaxInterval plus jitter, whatever MaxAttempts")
 	for range 1000 {
 		d := p.Delay(50, r)
 		require.GreaterOrEqual(t, d, 9*time.Second)
@@ -140,7 +141,7 @@ func TestNoJitter(t *testing.T) {
 	for n := 1; n <= 10; n++ {
 		require.Equal(t, p.BaseDelay(n), p.Delay(n, r))
 	}
-	require.Equal(t, p.BaseDelay(retry.MaxAttemptsDefault), p.LongestDelay(), "no jitter on the longest delay either")
+	require.Equal(t, retry.MaxIntervalDefault, p.LongestDelay(), "no jitter on the longest delay either")
 }
 
 // TestWithDefaultsIdempotent: the runtime applies defaults once and the

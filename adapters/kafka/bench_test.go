@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -30,7 +31,9 @@ import (
 // consumes it in fresh child processes, alternating (a) a hand-written
 // franz-go group consumer committing after each poll and (b) consumer.Consumer
 // over this Source, both with a no-op handler. Each child reports records/s,
-// CPU seconds and peak RSS of its own process.
+// CPU seconds and peak RSS of its own process. Records/s is measured from
+// creating the client (the Source, for oncely) to the last record handled,
+// group join included for both.
 
 const (
 	benchChildEnv = "ONCELY_KAFKA_BENCH_CHILD"
@@ -156,6 +159,17 @@ func TestBenchChild(t *testing.T) {
 	}
 	f := strings.Fields(spec)
 	mode, addrs, topic, group := f[0], strings.Split(f[1], ","), f[2], f[3]
+	if p := os.Getenv("ONCELY_KAFKA_BENCH_PROFILE"); p != "" {
+		pf, err := os.Create(p + "." + mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var r benchResult
 	switch mode {
 	case "franz-go":
@@ -182,6 +196,7 @@ func noop(m *consumer.Message) bool { return m.ID != "" }
 // consumeFranz is the baseline: a plain franz-go group consumer with manual
 // commits after each poll.
 func consumeFranz(t *testing.T, addrs []string, topic, group string) benchResult {
+	start := time.Now()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll())
 	if err != nil {
@@ -189,7 +204,6 @@ func consumeFranz(t *testing.T, addrs []string, topic, group string) benchResult
 	}
 	defer cl.CloseAllowingRebalance()
 	ctx := context.Background()
-	start := time.Now()
 	n := 0
 	for n < benchRecords {
 		fs := cl.PollRecords(ctx, MaxPollRecordsDefault)
@@ -240,4 +254,66 @@ func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResul
 		t.Fatal(err)
 	}
 	return benchResult{Records: int(n.Load()), Seconds: secs}
+}
+
+// BenchmarkKeyConcurrency compares, on one partition with 100 keys and a
+// handler sleeping 5ms, key-ordered concurrency 32 against strict partition
+// order (consumer.OrderByPartition). Rates are measured from the first
+// handled record to the last.
+func BenchmarkKeyConcurrency(b *testing.B) {
+	addrs := newCluster(b, 1)
+	topic := uniqueTopic("keys")
+	const keyed, ordered = 3200, 300
+	ctx := context.Background()
+	cl := client(b, addrs)
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]*kgo.Record, keyed)
+	for i := range recs {
+		recs[i] = &kgo.Record{Topic: topic, Key: []byte("key-" + strconv.Itoa(i%100)), Value: []byte("x"),
+			Headers: []kgo.RecordHeader{{Key: consumer.HeaderMessageID, Value: []byte("m-" + strconv.Itoa(i))}}}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		b.Fatal(err)
+	}
+	run := func(group string, n int, cfg consumer.Config) float64 {
+		src, err := New(ctx, Config{Brokers: addrs, Topic: topic, Group: group, Logger: testLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var count atomic.Int64
+		var first, last atomic.Int64
+		done := make(chan struct{})
+		cfg.Name, cfg.Logger = group, testLogger()
+		c, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+			first.CompareAndSwap(0, time.Now().UnixNano())
+			time.Sleep(5 * time.Millisecond)
+			if k := count.Add(1); k == int64(n) {
+				last.Store(time.Now().UnixNano())
+				close(done)
+			}
+			return nil
+		}), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runErr := make(chan error, 1)
+		go func() { runErr <- c.Run(ctx) }()
+		<-done
+		if err := c.Stop(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-runErr; err != nil {
+			b.Fatal(err)
+		}
+		return float64(n-1) / time.Duration(last.Load()-first.Load()).Seconds()
+	}
+	b.ResetTimer()
+	byKey := run("by-key", keyed, consumer.Config{Concurrency: 32})
+	byPartition := run("by-partition", ordered, consumer.Config{Concurrency: 32, Ordering: consumer.OrderByPartition})
+	b.Logf("key order, concurrency 32: %.0f records/s; partition order: %.0f records/s; ratio %.1f", byKey, byPartition, byKey/byPartition)
+	b.ReportMetric(byKey, "msgs/s")
+	b.ReportMetric(byPartition, "partition_order_msgs/s")
+	b.ReportMetric(byKey/byPartition, "x_baseline")
 }

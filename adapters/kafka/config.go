@@ -17,7 +17,7 @@ import (
 // Defaults applied to zero fields of Config.
 const (
 	MaxPollRecordsDefault       = 1000
-	MaxPartitionInFlightDefault = 2000
+	MaxPartitionInFlightDefault = 10000
 	CommitIntervalDefault       = time.Second
 	RevokeTimeoutDefault        = 20 * time.Second
 	RebalanceTimeoutDefault     = time.Minute
@@ -90,8 +90,12 @@ type Config struct {
 
 	// MaxPartitionInFlight bounds the records of one partition taken from
 	// the broker but not yet settled. A partition at the bound is paused
-	// (fetching stops) until half of them settled. Defaults to
-	// MaxPartitionInFlightDefault (2000); must be >= MaxPollRecords.
+	// (fetching stops) until half of them settled. Pausing drops what
+	// franz-go buffered for the partition (it is fetched again on resume),
+	// so keep it well above the consumer's MaxInFlight: it is a memory bound
+	// for a stuck partition, not the throttle (the runtime throttles by not
+	// calling Receive). Defaults to MaxPartitionInFlightDefault (10000); must
+	// be >= MaxPollRecords.
 	MaxPartitionInFlight int
 
 	// CommitInterval is the period of background commits of the settled

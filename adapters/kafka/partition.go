@@ -30,6 +30,11 @@ type entry struct {
 	// lost is the current delivery's own lease channel (RetryInPlace only:
 	// an in-place retry abandons later deliveries of the same key).
 	lost chan struct{}
+
+	// m0 and d0 are the first delivery's Message and delivery, allocated
+	// with the entry (one allocation per record on the common path).
+	m0 consumer.Message
+	d0 delivery
 }
 
 // partition tracks one owned topic partition. All fields are guarded by
@@ -86,12 +91,16 @@ func (p *partition) take(s *Source, out []consumer.Delivery, max int, now time.T
 			m = s.message(e.rec, e.retryHeaders)
 		}
 		e.msg = nil // a redelivery builds a new Message
-		lost := p.lost
+		d := &e.d0
+		if e.gen > 1 {
+			d = new(delivery)
+		}
+		d.s, d.p, d.e, d.gen, d.msg, d.lost = s, p, e, e.gen, m, p.lost
 		if s.cfg.RetryMode == RetryInPlace {
 			e.lost = make(chan struct{})
-			lost = e.lost
+			d.lost = e.lost
 		}
-		out = append(out, &delivery{s: s, p: p, e: e, gen: e.gen, lost: lost, msg: m})
+		out = append(out, d)
 	}
 	return out
 }
@@ -139,7 +148,9 @@ func (p *partition) commitPoint() (kgo.EpochOffset, bool) {
 
 // newEntry builds the entry and Message of record r taken from p.
 func (s *Source) newEntry(p *partition, r *kgo.Record) *entry {
-	e := &entry{rec: r, msg: s.message(r, nil)}
+	e := &entry{rec: r}
+	s.fill(&e.m0, r, nil)
+	e.msg = &e.m0
 	if p.tier {
 		e.notBefore = consumer.NotBeforeFromHeaders(e.msg.Headers)
 	}
@@ -148,6 +159,13 @@ func (s *Source) newEntry(p *partition, r *kgo.Record) *entry {
 
 // message builds the Message of r; h, when not nil, replaces its headers.
 func (s *Source) message(r *kgo.Record, h map[string]string) *consumer.Message {
+	m := new(consumer.Message)
+	s.fill(m, r, h)
+	return m
+}
+
+// fill sets m from r; h, when not nil, replaces r's headers.
+func (s *Source) fill(m *consumer.Message, r *kgo.Record, h map[string]string) {
 	if h == nil {
 		h = make(map[string]string, len(r.Headers))
 		for _, kv := range r.Headers {
@@ -166,16 +184,18 @@ func (s *Source) message(r *kgo.Record, h map[string]string) *consumer.Message {
 	if id == "" && s.cfg.DeriveID {
 		id = r.Topic + "/" + strconv.FormatInt(int64(r.Partition), 10) + "/" + strconv.FormatInt(r.Offset, 10)
 	}
-	m := &consumer.Message{
+	*m = consumer.Message{
 		ID:        id,
 		Key:       string(r.Key),
 		Body:      r.Value,
 		Headers:   h,
 		Source:    r.Topic,
-		Attempt:   max(1, consumer.AttemptFromHeaders(h)),
+		Attempt:   1,
 		Partition: r.Partition,
 		Offset:    r.Offset,
 		Timestamp: r.Timestamp,
 	}
-	return m
+	if _, ok := h[consumer.HeaderAttempt]; ok {
+		m.Attempt = max(1, consumer.AttemptFromHeaders(h))
+	}
 }

@@ -92,7 +92,14 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 			for j := range msgs {
 				msgs[j] = &consumer.Message{ID: fmt.Sprintf("m-%05d", i+j), Key: fmt.Sprintf("k%d", (i+j)%97), Body: []byte("x")}
 			}
-			publish(t, prod, topic, msgs...)
+			recs := make([]*kgo.Record, len(msgs))
+			for j, m := range msgs {
+				recs[j] = &kgo.Record{Topic: topic, Key: []byte(m.Key), Value: m.Body, Headers: []kgo.RecordHeader{{Key: consumer.HeaderMessageID, Value: []byte(m.ID)}}}
+			}
+			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Errorf("produce: %v", err)
+				return
+			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -50,10 +51,8 @@ type delivery struct {
 func (s *Source) newDelivery(m types.Message, sent time.Time) *delivery {
 	attrs := m.MessageAttributes
 	sqsID := aws.ToString(m.MessageId)
-	headers := s.retryHeaders(sqsID)
-	if headers == nil {
-		headers = Headers(attrs)
-	}
+	headers := Headers(attrs)
+	maps.Copy(headers, s.retryHeaders(sqsID))
 	var id string
 	if v, ok := attrs[s.cfg.IDAttribute]; ok {
 		id = aws.ToString(v.StringValue)

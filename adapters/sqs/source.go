@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -474,6 +473,7 @@ func (s *Source) rememberRetry(sqsID string, headers map[string]string, after ti
 }
 
 // retryHeaders returns the failure context remembered for sqsID, or nil.
+// The caller must not modify it.
 func (s *Source) retryHeaders(sqsID string) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -485,7 +485,7 @@ func (s *Source) retryHeaders(sqsID string) map[string]string {
 		delete(s.retried, sqsID)
 		return nil
 	}
-	return maps.Clone(rc.headers)
+	return rc.headers
 }
 
 // Backlog reports the source queue's messages (visible plus in flight) and

@@ -115,8 +115,8 @@ type Redelivery struct {
 	Timeout time.Duration
 }
 
-// Run plays the scenarios with Check and reports each failed one with
-// t.Error, so a test sees every broken scenario at once.
+// Run plays the scenarios with Check and, when any failed, reports them with
+// one t.Error listing every broken scenario, so a test sees them all at once.
 func (r Redelivery) Run(t testing.TB, msg *consumer.Message) {
 	t.Helper()
 	if err := r.Check(t.Context(), msg); err != nil {

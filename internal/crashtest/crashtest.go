@@ -203,8 +203,10 @@ type Result struct {
 	// Poison is the number of poison payments, PoisonDeadLettered how many
 	// of them reached the dead-letter destination.
 	Poison, PoisonDeadLettered int
-	// BadExits counts ledger processes that did not exit 0 after SIGTERM.
-	BadExits int
+	// BadExits counts ledger processes that did not exit 0 after SIGTERM;
+	// BadExitLogs holds the end of each one's log.
+	BadExits    int
+	BadExitLogs []string
 	// Elapsed is the run's duration.
 	Elapsed time.Duration
 }
@@ -331,7 +333,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 
 	l := &ledger{cfg: cfg, env: []string{"BROKER_URL=" + cfg.BrokerURL, "DATABASE_URL=" + dbURL},
 		args: []string{"-dedupe=" + strconv.FormatBool(cfg.Dedupe), "-source", source, "-schema", schema,
-			"-concurrency", strconv.Itoa(cfg.Concurrency), "-handler-delay", cfg.HandlerDelay.String(), "-log-level", "warn"}}
+			"-concurrency", strconv.Itoa(cfg.Concurrency), "-handler-delay", cfg.HandlerDelay.String(), "-log-level", "info"}}
 	w := &watcher{pool: pool, schema: schema}
 
 	var poison []string
@@ -366,9 +368,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			return res, err
 		}
 		werr := w.waitDone(ctx, prefix, cfg.Batch, cfg.RoundTimeout, p)
-		if !p.stop(StopTimeoutDefault) {
-			res.BadExits++
-		}
+		res.stopped(p)
 		if werr != nil {
 			return res, fmt.Errorf("crashtest: round %d: %w (ledger logs in %s)", round, werr, cfg.LogDir)
 		}
@@ -382,9 +382,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	derr := drain(ctx, broker, source, poison, cfg.RoundTimeout, p)
-	if !p.stop(StopTimeoutDefault) {
-		res.BadExits++
-	}
+	res.stopped(p)
 	if derr != nil {
 		cfg.Progress("%s dedupe=%t: final drain incomplete: %v", cfg.Name, cfg.Dedupe, derr)
 	}
@@ -421,6 +419,15 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 	}
 	return res, nil
+}
+
+// stopped stops p with SIGTERM and records an unclean exit.
+func (r *Result) stopped(p *process) {
+	if p.stop(StopTimeoutDefault) {
+		return
+	}
+	r.BadExits++
+	r.BadExitLogs = append(r.BadExitLogs, fmt.Sprintf("%s: %v: %s", p.name, p.err, p.tail(3000)))
 }
 
 // batch returns n payments: n-1 good ones with IDs prefix00000… and one
@@ -494,9 +501,19 @@ func (p *process) kill() {
 	<-p.exited
 }
 
-// stop sends SIGTERM and reports whether the process exited 0 within
-// timeout (it is killed otherwise).
+// stop waits until the ledger logged its start (a SIGTERM before it
+// installed its signal handler would kill it, which is not what is tested),
+// sends SIGTERM and reports whether the process exited 0 within timeout (it
+// is killed otherwise).
 func (p *process) stop(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for !bytes.Contains(p.tail(1<<20), []byte(`"msg":"ledger started"`)) && time.Now().Before(deadline) {
+		select {
+		case <-p.exited:
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
@@ -511,14 +528,19 @@ func (p *process) stop(timeout time.Duration) bool {
 func (p *process) exitedEarly() error {
 	select {
 	case <-p.exited:
-		tail, _ := os.ReadFile(p.log)
-		if len(tail) > 2000 {
-			tail = tail[len(tail)-2000:]
-		}
-		return fmt.Errorf("the ledger (%s) exited by itself: %v; end of its log:\n%s", p.name, p.err, bytes.TrimSpace(tail))
+		return fmt.Errorf("the ledger (%s) exited by itself: %v; end of its log:\n%s", p.name, p.err, p.tail(2000))
 	default:
 		return nil
 	}
+}
+
+// tail returns the last n bytes of the process's log.
+func (p *process) tail(n int) []byte {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return bytes.TrimSpace(b)
 }
 
 // watcher reads the ledger's effects.

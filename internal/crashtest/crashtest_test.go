@@ -73,7 +73,7 @@ func crash(t *testing.T, name, url string) {
 	require.Equal(t, 10*(crashtest.BatchDefault-1), res.Messages)
 	require.Zero(t, res.Lost(), "payments lost with dedupe")
 	require.Zero(t, res.Duplicated(), "payments applied twice with dedupe")
-	require.Zero(t, res.BadExits, "every SIGTERM ends the ledger with exit 0")
+	require.Zero(t, res.BadExits, "every SIGTERM ends the ledger with exit 0: %s", strings.Join(res.BadExitLogs, "\n"))
 	require.Equal(t, res.Poison, res.PoisonDeadLettered, "every poison payment ends in the dead-letter destination")
 	require.GreaterOrEqual(t, res.MidStream(), 3, "kills must land while a batch is being worked on")
 }

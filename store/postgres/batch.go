@@ -14,9 +14,9 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// Batch-mode statements. One savepoint name is reused: each message releases
-// the previous message's savepoint and opens its own in the same round trip
-// as its claim.
+// Batch-mode statements. One savepoint name is reused: before a handler's
+// first statement the previous message's savepoint is released and this
+// message's opened, in the same round trip as that statement (see batchTx).
 const (
 	savepointSQL   = "SAVEPOINT oncely_msg"
 	releaseSQL     = "RELEASE SAVEPOINT oncely_msg"
@@ -42,7 +42,15 @@ type result struct {
 	err       error
 }
 
+type claimKey struct{ consumerName, messageID string }
+
 // batcher runs queued Process calls in shared transactions on one goroutine.
+//
+// Per batch: BEGIN; one INSERT … SELECT unnest(…) ON CONFLICT DO NOTHING
+// RETURNING claims every message at once; then, for each claimed message in
+// arrival order, its handler runs inside its own savepoint; a failure rolls
+// back to the savepoint and deletes the message's claim; COMMIT; then every
+// caller gets its answer.
 type batcher struct {
 	s    *Store
 	reqs chan *request
@@ -155,7 +163,8 @@ func (b *batcher) drain() {
 }
 
 // run processes one batch in one transaction and answers every request after
-// the COMMIT (or the failure).
+// the COMMIT (or the failure). A request with err == nil at the end is either
+// a duplicate or a handler that succeeded: both wait for the COMMIT.
 func (b *batcher) run(batch []*request) {
 	results := make([]result, len(batch))
 	defer func() {
@@ -163,31 +172,32 @@ func (b *batcher) run(batch []*request) {
 			r.done <- results[i]
 		}
 	}()
-	live := 0
+	var live []int
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			results[i].err = err
 			continue
 		}
-		live++
+		live = append(live, i)
 	}
-	if live == 0 {
+	if len(live) == 0 {
 		return
 	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), b.s.cfg.BatchTimeout)
 	defer cancel()
-	failAll := func(err error) {
+	abort := func(op string, err error) {
+		b.s.cfg.Logger.Warn("postgres store: batch aborted", "op", op, "error", err, "size", len(batch))
+		werr := unavailable(op, err)
 		for i := range results {
-			if results[i].err == nil || results[i].duplicate {
-				results[i] = result{err: err}
+			if results[i].err == nil {
+				results[i] = result{err: werr}
 			}
 		}
 	}
 
-	tx, err := b.s.pool.Begin(ctx)
+	tx, claimed, err := b.beginClaimAll(ctx, batch, live)
 	if err != nil {
-		failAll(unavailable("begin batch", err))
+		abort("begin and claim batch", err)
 		return
 	}
 	committed := false
@@ -196,46 +206,61 @@ func (b *batcher) run(batch []*request) {
 			_ = tx.Rollback(ctx)
 		}
 	}()
-	pending := make([]bool, len(batch)) // run and not failed: waits for the COMMIT
-	open := false                       // a savepoint is open and must be released first
-	for i, r := range batch {
-		if results[i].err != nil {
-			continue
-		}
-		if err := r.ctx.Err(); err != nil {
-			results[i].err = err
-			continue
-		}
-		dup, inSavepoint, err := b.claim(ctx, tx, r, open)
-		open = true
-		if err != nil {
-			// Only a failed claim inside this message's savepoint can be
-			// undone alone; anything else takes the batch down.
-			if !inSavepoint || tx.Conn().IsClosed() || !b.rollbackTo(ctx, tx) {
-				b.s.cfg.Logger.Warn("postgres store: batch aborted", "error", err, "size", len(batch))
-				failAll(unavailable("batch aborted", err))
+
+	owner := make(map[claimKey]int, len(live)) // the request holding the batch's claim of a key
+	btx := &batchTx{handlerTx: handlerTx{tx}}
+	open := false // a savepoint named oncely_msg exists
+	for _, i := range live {
+		r := batch[i]
+		k := claimKey{r.consumerName, r.messageID}
+		if j, ok := owner[k]; ok {
+			if results[j].err == nil { // an earlier copy in this batch succeeded
+				results[i].duplicate = true
+				continue
+			}
+			// The earlier copy failed and dropped its claim: claim again.
+			tag, err := tx.Exec(ctx, b.s.claimSQL, r.consumerName, r.messageID)
+			if err != nil {
+				abort("claim", err)
 				return
 			}
-			results[i].err = unavailable("claim", err)
+			if tag.RowsAffected() == 0 {
+				results[i].duplicate = true
+				continue
+			}
+		} else if !claimed[k] {
+			results[i].duplicate = true // committed by an earlier transaction
 			continue
 		}
-		if dup {
-			results[i].duplicate = true
-			pending[i] = true
-			continue
-		}
-		ferr := call(withTx(r.ctx, tx), r.fn)
-		if ferr == nil && tx.Conn().PgConn().TxStatus() == txStatusFailed {
-			ferr = errAborted
+		owner[k] = i
+
+		// inSavepoint: this message's savepoint was opened, so rolling back
+		// to oncely_msg undoes this message only. Until then the name
+		// belongs to an earlier message that must not be touched.
+		inSavepoint := false
+		ferr := r.ctx.Err()
+		if ferr == nil {
+			btx.start(open)
+			ferr = call(withTx(r.ctx, btx), r.fn)
+			if btx.err != nil { // the savepoint itself failed: the batch is unusable
+				abort("savepoint", btx.err)
+				if ferr != nil {
+					results[i].err = handlerError(ferr, true)
+				}
+				return
+			}
+			inSavepoint = btx.flushed
+			open = open || inSavepoint
+			if ferr == nil && tx.Conn().PgConn().TxStatus() == txStatusFailed {
+				ferr = errAborted
+			}
 		}
 		if ferr == nil {
-			pending[i] = true
 			continue
 		}
 		lost := tx.Conn().IsClosed()
-		if lost || !b.rollbackTo(ctx, tx) {
-			b.s.cfg.Logger.Warn("postgres store: batch aborted", "error", ferr, "size", len(batch))
-			failAll(unavailable("batch aborted after a handler failed", ferr))
+		if lost || b.undo(ctx, tx, inSavepoint, k) != nil {
+			abort("batch aborted after a handler failed", ferr)
 			results[i].err = handlerError(ferr, lost)
 			return
 		}
@@ -244,48 +269,58 @@ func (b *batcher) run(batch []*request) {
 	err = tx.Commit(ctx)
 	committed = true
 	if err != nil {
-		werr := unavailable("commit batch", err)
-		for i := range batch {
-			if pending[i] {
-				results[i] = result{err: werr}
-			}
-		}
+		abort("commit batch", err)
 	}
 }
 
-// claim releases the previous message's savepoint (when open), opens this
-// message's and inserts its claim, in one round trip. It reports whether the
-// claim already existed, and whether this message's savepoint was open when
-// an error happened (so rolling back to it undoes this message only).
-func (b *batcher) claim(ctx context.Context, tx pgx.Tx, r *request, open bool) (duplicate, inSavepoint bool, err error) {
-	var pb pgx.Batch
-	if open {
-		pb.Queue(releaseSQL)
+// beginClaimAll begins the batch's transaction and inserts the claims of the
+// live requests, in one round trip. It returns the claims it inserted (the
+// others were committed before, or appear twice in the batch).
+func (b *batcher) beginClaimAll(ctx context.Context, batch []*request, live []int) (pgx.Tx, map[claimKey]bool, error) {
+	consumers := make([]string, len(live))
+	ids := make([]string, len(live))
+	for n, i := range live {
+		consumers[n], ids[n] = batch[i].consumerName, batch[i].messageID
 	}
-	pb.Queue(savepointSQL)
-	pb.Queue(b.s.claimSQL, r.consumerName, r.messageID)
-	br := tx.SendBatch(ctx, &pb)
-	for range pb.Len() - 1 {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return false, false, err
+	var pb pgx.Batch
+	pb.BeginTx(pgx.TxOptions{})
+	pb.Queue(b.s.bulkClaimSQL, consumers, ids)
+	br := b.s.pool.SendBatch(ctx, &pb)
+	tx := br.Tx()
+	claimed := make(map[claimKey]bool, len(live))
+	_, err := br.Exec()
+	if err == nil {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			var k claimKey
+			_, err = pgx.ForEachRow(rows, []any{&k.consumerName, &k.messageID}, func() error {
+				claimed[k] = true
+				return nil
+			})
 		}
 	}
-	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return false, true, err
+		_ = tx.Rollback(ctx)
+		return nil, nil, err
 	}
-	return tag.RowsAffected() == 0, true, nil
+	return tx, claimed, nil
 }
 
-// rollbackTo undoes the current message's work, keeping the batch's; it
-// reports whether the transaction is usable afterwards.
-func (b *batcher) rollbackTo(ctx context.Context, tx pgx.Tx) bool {
-	_, err := tx.Exec(ctx, rollbackToSQL)
-	return err == nil
+// undo rolls back the current message's work (when its savepoint was opened)
+// and deletes its claim, keeping the batch's other work. The two statements
+// are not pipelined: in an aborted transaction the server refuses to prepare
+// the DELETE until the ROLLBACK TO has run.
+func (b *batcher) undo(ctx context.Context, tx pgx.Tx, inSavepoint bool, k claimKey) error {
+	if inSavepoint {
+		if _, err := tx.Exec(ctx, rollbackToSQL); err != nil {
+			return err
+		}
+	}
+	_, err := tx.Exec(ctx, b.s.deleteSQL, k.consumerName, k.messageID)
+	return err
 }
 
 // call runs fn, turning a panic into a *consumer.PanicError: the batch

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/consumer"
@@ -263,4 +264,168 @@ func TestBatchCallerContextDoneWhileQueued(t *testing.T) {
 	require.ErrorIs(t, <-done, context.Canceled)
 	require.Equal(t, 0, countEffects(t, db, "m1"))
 	require.False(t, claimed(t, db, "ledger", "m1"))
+}
+
+func TestBatchFailedFirstCopyLetsSecondCopyRun(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := batchStore(t, db, 3)
+	var xCalls atomic.Int32
+	res := runBatch(t, db, s, []string{"x", "y", "x"}, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if id == "x" && xCalls.Add(1) == 1 {
+				_ = effect(id)(ctx)
+				return errBoom // the first copy fails and drops its claim…
+			}
+			return effect(id)(ctx) // …so the second copy runs instead of being a duplicate
+		}
+	})
+	require.EqualValues(t, 2, xCalls.Load())
+	var xs []outcome
+	for _, r := range res {
+		if r.id == "x" {
+			xs = append(xs, r)
+			continue
+		}
+		require.NoError(t, r.err)
+	}
+	require.Len(t, xs, 2)
+	require.ElementsMatch(t, []error{errBoom, nil}, []error{xs[0].err, xs[1].err})
+	require.False(t, xs[0].duplicate || xs[1].duplicate)
+	require.Equal(t, map[string]int{"x": 1, "y": 1}, effectCounts(t, db))
+	require.True(t, claimed(t, db, "ledger", "x"))
+}
+
+// TestBatchSavepointCoversEveryStatementKind: whatever the failing handler's
+// first statement is (piggybacked Exec, Exec without arguments, QueryRow,
+// Query, SendBatch, a statement on Conn() directly, none at all), a rollback
+// to its savepoint undoes exactly its work and drops its claim.
+func TestBatchSavepointCoversEveryStatementKind(t *testing.T) {
+	for name, first := range map[string]func(ctx context.Context, id string) error{
+		"exec-args": func(ctx context.Context, id string) error { return effect(id)(ctx) },
+		"exec-no-args": func(ctx context.Context, id string) error {
+			tx, _ := pgstore.Tx(ctx)
+			_, err := tx.Exec(ctx, "INSERT INTO effects (id) VALUES ('"+id+"')")
+			return err
+		},
+		"query-row": func(ctx context.Context, id string) error {
+			tx, _ := pgstore.Tx(ctx)
+			var got string
+			return tx.QueryRow(ctx, "INSERT INTO effects (id) VALUES ($1) RETURNING id", id).Scan(&got)
+		},
+		"query": func(ctx context.Context, id string) error {
+			tx, _ := pgstore.Tx(ctx)
+			rows, err := tx.Query(ctx, "INSERT INTO effects (id) VALUES ($1) RETURNING id", id)
+			if err != nil {
+				return err
+			}
+			rows.Close()
+			return rows.Err()
+		},
+		"send-batch": func(ctx context.Context, id string) error {
+			tx, _ := pgstore.Tx(ctx)
+			var b pgx.Batch
+			b.Queue("INSERT INTO effects (id) VALUES ($1)", id)
+			return tx.SendBatch(ctx, &b).Close()
+		},
+		"conn": func(ctx context.Context, id string) error {
+			tx, _ := pgstore.Tx(ctx)
+			_, err := tx.Conn().Exec(ctx, "INSERT INTO effects (id) VALUES ($1)", id)
+			return err
+		},
+		"none": func(context.Context, string) error { return nil },
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := pgtest.New(t)
+			createEffects(t, db)
+			s := batchStore(t, db, 3)
+			res := runBatch(t, db, s, []string{"a", "b", "c"}, func(id string) func(context.Context) error {
+				return func(ctx context.Context) error {
+					if id != "b" {
+						return effect(id)(ctx)
+					}
+					if err := first(ctx, id); err != nil {
+						return err
+					}
+					return errBoom
+				}
+			})
+			for _, r := range res {
+				if r.id == "b" {
+					require.Same(t, errBoom, r.err)
+					continue
+				}
+				require.NoError(t, r.err)
+			}
+			require.Equal(t, map[string]int{"a": 1, "c": 1}, effectCounts(t, db))
+			require.False(t, claimed(t, db, "ledger", "b"))
+
+			// Succeeding this way commits.
+			res = runBatch(t, db, s, []string{"b", "d", "e"}, func(id string) func(context.Context) error {
+				return func(ctx context.Context) error {
+					if id == "b" {
+						if err := first(ctx, id); err != nil {
+							return err
+						}
+						return effect(id + "2")(ctx)
+					}
+					return effect(id)(ctx)
+				}
+			})
+			for _, r := range res {
+				require.NoError(t, r.err)
+			}
+			counts := effectCounts(t, db)
+			require.Equal(t, 1, counts["b2"])
+			require.True(t, claimed(t, db, "ledger", "b"))
+		})
+	}
+}
+
+// TestBatchCallerGoneBeforeItsTurn: callers whose context ends while an
+// earlier message of their batch runs are answered without running their
+// handlers and lose their claims; the earlier message's work still commits.
+func TestBatchCallerGoneBeforeItsTurn(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := batchStore(t, db, 3)
+	ids := []string{"a", "b", "c"}
+	cancels := map[string]context.CancelFunc{}
+	ctxs := map[string]context.Context{}
+	for _, id := range ids {
+		ctxs[id], cancels[id] = context.WithCancel(ctxT(t))
+	}
+	var first atomic.Value
+	res := make(map[string]outcome)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			dup, err := s.Process(ctxs[id], "ledger", id, func(ctx context.Context) error {
+				if first.CompareAndSwap(nil, id) {
+					for other, cancel := range cancels {
+						if other != id {
+							cancel()
+						}
+					}
+				}
+				return effect(id)(ctx)
+			})
+			mu.Lock()
+			res[id] = outcome{id: id, duplicate: dup, err: err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	winner := first.Load().(string)
+	for id, r := range res {
+		if id == winner {
+			require.NoError(t, r.err)
+			continue
+		}
+		require.ErrorIs(t, r.err, context.Canceled, id)
+		require.False(t, claimed(t, db, "ledger", id))
+	}
+	require.Equal(t, map[string]int{winner: 1}, effectCounts(t, db), "the first message's work survives")
+	require.True(t, claimed(t, db, "ledger", winner))
 }

@@ -115,7 +115,7 @@ func (c Config) validate() error {
 		errs = append(errs, err)
 	}
 	if c.Retention < 0 {
-		errs = append(errs, fmt.Errorf("Retention must be > 0, got %s", c.Retention))
+		errs = append(errs, fmt.Errorf("invalid Retention %s: must be > 0", c.Retention))
 	}
 	if c.MinRetention < 0 {
 		errs = append(errs, fmt.Errorf("MinRetention must be >= 0, got %s", c.MinRetention))
@@ -160,5 +160,5 @@ func checkRetention(retention, longest time.Duration) error {
 	if retention > longest {
 		return nil
 	}
-	return fmt.Errorf("Retention (%s) must exceed the longest retry delay plus the expected dead-letter replay delay (%s): a copy delivered after its claim is pruned runs the handler again", retention, longest)
+	return fmt.Errorf("retention window too short: Retention (%s) must exceed the longest retry delay plus the expected dead-letter replay delay (%s), or a copy delivered after its claim is pruned runs the handler again", retention, longest)
 }

@@ -110,5 +110,5 @@ func ExampleStore_ValidateRetention() {
 	// The longest broker retry delay (say 6h) plus a DLQ replay within 2 days.
 	fmt.Println(s.ValidateRetention(6*time.Hour + 48*time.Hour))
 	// Output:
-	// postgres store: Retention (24h0m0s) must exceed the longest retry delay plus the expected dead-letter replay delay (54h0m0s): a copy delivered after its claim is pruned runs the handler again
+	// postgres store: retention window too short: Retention (24h0m0s) must exceed the longest retry delay plus the expected dead-letter replay delay (54h0m0s), or a copy delivered after its claim is pruned runs the handler again
 }

@@ -20,10 +20,12 @@ import (
 // handler's transaction. It implements store.Store and is safe for concurrent
 // use. Create it with New; call Close when done (it drains batch mode).
 type Store struct {
-	pool     *pgxpool.Pool
-	cfg      Config
-	claimSQL string
-	table    string
+	pool         *pgxpool.Pool
+	cfg          Config
+	claimSQL     string
+	bulkClaimSQL string
+	deleteSQL    string
+	table        string
 
 	batch *batcher // nil in single-message mode
 
@@ -51,6 +53,9 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		cfg:      cfg,
 		table:    table,
 		claimSQL: "INSERT INTO " + table + " (consumer, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+		bulkClaimSQL: "INSERT INTO " + table + " (consumer, message_id) SELECT * FROM unnest($1::text[], $2::text[])" +
+			" ON CONFLICT DO NOTHING RETURNING consumer, message_id",
+		deleteSQL: "DELETE FROM " + table + " WHERE consumer = $1 AND message_id = $2",
 	}
 	if cfg.BatchSize > 1 {
 		s.batch = newBatcher(s)
@@ -104,9 +109,9 @@ func checkKey(consumerName, messageID string) error {
 }
 
 func (s *Store) processOne(ctx context.Context, consumerName, messageID string, fn func(ctx context.Context) error) (duplicate bool, err error) {
-	tx, err := s.pool.Begin(ctx)
+	tx, tag, err := s.beginExec(ctx, s.claimSQL, consumerName, messageID)
 	if err != nil {
-		return false, unavailable("begin", err)
+		return false, unavailable("begin and claim", err)
 	}
 	done := false
 	defer func() {
@@ -114,12 +119,6 @@ func (s *Store) processOne(ctx context.Context, consumerName, messageID string, 
 			_ = tx.Rollback(context.WithoutCancel(ctx))
 		}
 	}()
-	tag, err := tx.Exec(ctx, s.claimSQL, consumerName, messageID)
-	if err != nil {
-		done = true
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return false, unavailable("claim", err)
-	}
 	if tag.RowsAffected() == 0 {
 		done = true
 		if err := tx.Commit(ctx); err != nil {
@@ -127,7 +126,7 @@ func (s *Store) processOne(ctx context.Context, consumerName, messageID string, 
 		}
 		return true, nil
 	}
-	ferr := fn(withTx(ctx, tx))
+	ferr := fn(withTx(ctx, handlerTx{tx}))
 	done = true
 	if ferr == nil && tx.Conn().PgConn().TxStatus() == txStatusFailed {
 		ferr = errAborted
@@ -141,6 +140,30 @@ func (s *Store) processOne(ctx context.Context, consumerName, messageID string, 
 		return false, commitError(err)
 	}
 	return false, nil
+}
+
+// beginExec begins a transaction on a pooled connection and runs sql in it,
+// in one round trip (pgx.Batch.BeginTx). On error the transaction is rolled
+// back and its connection released.
+func (s *Store) beginExec(ctx context.Context, sql string, args ...any) (pgx.Tx, pgconn.CommandTag, error) {
+	var b pgx.Batch
+	b.BeginTx(pgx.TxOptions{})
+	b.Queue(sql, args...)
+	br := s.pool.SendBatch(ctx, &b)
+	tx := br.Tx()
+	_, err := br.Exec()
+	var tag pgconn.CommandTag
+	if err == nil {
+		tag, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, tag, err
+	}
+	return tx, tag, nil
 }
 
 // Close stops batch mode: Process calls after Close fail with ErrClosed

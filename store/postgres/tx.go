@@ -21,8 +21,10 @@ func (handlerTx) Commit(context.Context) error { return ErrTxOwned }
 // Rollback returns ErrTxOwned: the store rolls back when the handler fails.
 func (handlerTx) Rollback(context.Context) error { return ErrTxOwned }
 
+// withTx returns ctx carrying tx, which must refuse Commit and Rollback
+// (handlerTx or batchTx).
 func withTx(ctx context.Context, tx pgx.Tx) context.Context {
-	return context.WithValue(ctx, txKey{}, pgx.Tx(handlerTx{tx}))
+	return context.WithValue(ctx, txKey{}, tx)
 }
 
 // Tx returns the transaction Process runs a handler in, and whether ctx has

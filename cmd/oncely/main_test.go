@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"go.uber.org/goleak"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/adapters/memory"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/retry"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// cli runs one command line and returns its exit code, stdout and stderr.
+func cli(t *testing.T, env map[string]string, opts []adapters.Option, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := newApp(&out, &errb, func(k string) string { return env[k] })
+	a.openOpts = opts
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code := a.run(ctx, args)
+	return code, out.String(), errb.String()
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	for _, args := range [][]string{
+		{"--help"}, {"migrate", "--help"}, {"dlq", "--help"}, {"dlq", "list", "--help"}, {"dlq", "show", "-h"},
+		{"dlq", "redrive", "--help"}, {"lag", "--help"}, {"dev", "--help"}, {"dev", "kafka", "--help"}, {"crashtest", "--help"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errs := cli(t, nil, nil, args...)
+			require.Equal(t, 0, code, errs)
+			require.Contains(t, out, "Usage: oncely")
+			require.Empty(t, errs)
+		})
+	}
+}
+
+func TestUsageErrorsSayWhatToDo(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"oncely needs a command", "migrate"}},
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "dlq", "oncely --help"}},
+		{[]string{"dlq", "purge"}, []string{`unknown command "purge" for oncely dlq`, "redrive"}},
+		{[]string{"dlq", "list"}, []string{"--broker (or BROKER_URL)", "kafka://", "--source", "--consumer", "dlq list --help"}},
+		{[]string{"dlq", "list", "--broker", "mem://", "--source", "s", "--consumer", "c", "extra"}, []string{`unexpected arguments ["extra"]`}},
+		{[]string{"dlq", "redrive", "--reason", "tired"}, []string{`unknown --reason "tired"`, "exhausted"}},
+		{[]string{"lag", "--nope"}, []string{"flag provided but not defined: -nope", "lag --help"}},
+		{[]string{"migrate"}, []string{"--database-url or DATABASE_URL"}},
+		{[]string{"migrate", "--database-url", "postgres://x", "--schema", "Bad-Name"}, []string{"--schema", "is not a valid name"}},
+		{[]string{"crashtest", "--brokers", "mem"}, []string{`unknown broker "mem"`}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, errs := cli(t, nil, nil, tc.args...)
+			require.Equal(t, 2, code, errs)
+			for _, w := range tc.want {
+				require.Contains(t, errs, w)
+			}
+		})
+	}
+	code, _, errs := cli(t, nil, nil, "lag", "--broker", "nats://x", "--source", "s", "--consumer", "c")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, `unsupported broker URL scheme "nats"`)
+	require.Contains(t, errs, "check --broker / BROKER_URL")
+}
+
+// seed publishes five payments to source and runs the consumer until all
+// settled: p2 fails permanently, p4 until its attempts are exhausted.
+func seed(t *testing.T, url string, opts []adapters.Option, source string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := adapters.Open(ctx, url, opts...)
+	require.NoError(t, err)
+	defer b.Close()
+	var msgs []*consumer.Message
+	for i := range 5 {
+		msgs = append(msgs, &consumer.Message{ID: fmt.Sprintf("p%d", i), Key: fmt.Sprintf("k%d", i), Body: fmt.Appendf(nil, `{"n":%d}`, i)})
+	}
+	require.NoError(t, b.Publish(ctx, source, msgs...))
+	src, err := b.Source(ctx, source, "ledger")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	final := 0
+	done := make(chan struct{})
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		switch m.ID {
+		case "p2":
+			return consumer.Permanent(fmt.Errorf("cannot decode %s", m.ID))
+		case "p4":
+			return fmt.Errorf("downstream said no to %s", m.ID)
+		}
+		return nil
+	})
+	obs := observer(func(ev consumer.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.Outcome == consumer.OutcomeProcessed || ev.Outcome == consumer.OutcomeDeadLettered {
+			if final++; final == 5 {
+				close(done)
+			}
+		}
+	})
+	c, err := consumer.New(src, h, consumer.Config{Name: "ledger", Observer: obs,
+		Retry: retry.Policy{MaxAttempts: 2, InitialInterval: 100 * time.Millisecond, MaxInterval: 100 * time.Millisecond}})
+	require.NoError(t, err)
+	go func() { _ = c.Run(ctx) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("seeding did not settle every message")
+	}
+	require.NoError(t, c.Stop(ctx))
+}
+
+type observer func(consumer.Event)
+
+func (f observer) Settled(_ context.Context, ev consumer.Event) { f(ev) }
+func (observer) BreakerChanged(bool)                            {}
+
+func TestDLQAndLagMemory(t *testing.T) {
+	b := memory.NewBroker()
+	testDLQ(t, "mem://", []adapters.Option{adapters.WithMemoryBroker(b)})
+}
+
+func TestDLQAndLagKafka(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(2))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	testDLQ(t, "kafka://"+strings.Join(c.ListenAddrs(), ",")+"?tiers=100ms", nil)
+}
+
+func TestDLQAndLagRabbitMQ(t *testing.T) {
+	testDLQ(t, testenv.RabbitMQ(t)+"?tiers=100ms", nil)
+}
+
+// testDLQ drives dlq list, show, redrive (dry run, filters, rate) and lag
+// against url through the command line.
+func testDLQ(t *testing.T, url string, opts []adapters.Option) {
+	source := fmt.Sprintf("payments-%d", rand.Uint32())
+	seed(t, url, opts, source)
+	env := map[string]string{"BROKER_URL": url}
+	sel := []string{"--source", source, "--consumer", "ledger"}
+	run := func(args ...string) string {
+		t.Helper()
+		code, out, errs := cli(t, env, opts, append(args, sel...)...)
+		require.Equal(t, 0, code, "%v: %s", args, errs)
+		return out
+	}
+
+	out := run("dlq", "list")
+	require.Contains(t, out, fmt.Sprintf("dead letters of source %s, consumer ledger", source))
+	require.Contains(t, out, ": 2\n")
+	require.Regexp(t, regexp.MustCompile(`(?m)^ID\s+REASON\s+ATTEMPTS\s+AGE\s+COPIES\s+ERROR$`), out)
+	require.Regexp(t, regexp.MustCompile(`(?m)^p2\s+permanent\s+1\s+\d+s\s+1\s+permanent: cannot decode p2$`), out)
+	require.Regexp(t, regexp.MustCompile(`(?m)^p4\s+exhausted\s+2\s+\d+s\s+1\s+downstream said no to p4$`), out)
+
+	out = run("dlq", "show", "--id", "p4")
+	for _, want := range []string{"message p4", "source:    " + source, "consumer:  ledger", "reason:    exhausted", "attempts:  2",
+		"error:     downstream said no to p4", "key:       k4", "oncely-dead-letter-reason: exhausted", `body (8 bytes):` + "\n" + `    {"n":4}`} {
+		require.Contains(t, out, want)
+	}
+	require.NotContains(t, out, "message p2")
+	code, _, errs := cli(t, env, opts, append([]string{"dlq", "show", "--id", "nope"}, sel...)...)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, `no dead letter with ID "nope"`)
+	require.Contains(t, errs, "oncely dlq list")
+
+	out = run("dlq", "redrive", "--dry-run")
+	require.Contains(t, out, "dry run: would redrive 2 of 2 dead letters")
+	out = run("dlq", "list")
+	require.Contains(t, out, ": 2\n", "a dry run changes nothing")
+
+	out = run("dlq", "redrive", "--reason", "exhausted", "--rate", "50")
+	require.Contains(t, out, fmt.Sprintf("redriven 1 of 2 dead letters of source %s, consumer ledger back to %s; 1 left in place by the filters", source, source))
+	out = run("dlq", "list")
+	require.Contains(t, out, ": 1\n")
+	require.Contains(t, out, "p2")
+	require.NotContains(t, out, "p4")
+
+	out = run("lag")
+	require.Regexp(t, regexp.MustCompile(`(?m)^SOURCE\s+PARTITION\s+LAG\s+DEAD LETTERS$`), out)
+	lag, dead := sumLag(t, out, source)
+	require.Equal(t, 1, lag, "the redriven p4 waits in the source:\n%s", out)
+	require.Equal(t, 1, dead, "p2 is still dead-lettered:\n%s", out)
+
+	out = run("dlq", "redrive", "--error", "cannot decode", "--quiet")
+	require.Contains(t, out, "redriven 1 of 1")
+	out = run("dlq", "list")
+	require.Contains(t, out, ": 0\n")
+}
+
+// sumLag adds the LAG and DEAD LETTERS columns of the lag table's rows.
+func sumLag(t *testing.T, out, source string) (lag, dead int) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 || f[0] != source {
+			continue
+		}
+		var l, d int
+		if f[2] != "-" {
+			_, err := fmt.Sscan(f[2], &l)
+			require.NoError(t, err)
+		}
+		if f[3] != "-" {
+			_, err := fmt.Sscan(f[3], &d)
+			require.NoError(t, err)
+		}
+		lag += l
+		dead += d
+	}
+	return lag, dead
+}
+
+func TestMigrate(t *testing.T) {
+	dbURL := testenv.Postgres(t)
+	schema := fmt.Sprintf("cli_migrate_%d", rand.Uint32())
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		pool.Close()
+	})
+	code, out, errs := cli(t, map[string]string{"DATABASE_URL": dbURL}, nil, "migrate", "--schema", schema)
+	require.Equal(t, 0, code, errs)
+	require.Regexp(t, `^schema `+schema+` migrated from version 0 to [1-9]\d*\n$`, out)
+	var exists bool
+	require.NoError(t, pool.QueryRow(context.Background(), "SELECT to_regclass($1) IS NOT NULL", schema+".processed_messages").Scan(&exists))
+	require.True(t, exists)
+	code, out, errs = cli(t, nil, nil, "migrate", "--database-url", dbURL, "--schema", schema)
+	require.Equal(t, 0, code, errs)
+	require.Regexp(t, `^schema `+schema+` is up to date \(version [1-9]\d*\)\n$`, out)
+}
+
+func TestDevKafka(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+
+	var out, errb syncBuffer
+	a := newApp(&out, &errb, func(string) string { return "" })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() { done <- a.run(ctx, []string{"dev", "kafka", "--ports", fmt.Sprint(port)}) }()
+	url := fmt.Sprintf("kafka://127.0.0.1:%d", port)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "BROKER_URL="+url) }, 20*time.Second, 20*time.Millisecond)
+
+	// The dev cluster is a usable broker.
+	b, err := adapters.Open(context.Background(), url)
+	require.NoError(t, err)
+	require.NoError(t, b.Publish(context.Background(), "t", &consumer.Message{ID: "1", Body: []byte("x")}))
+	lines, err := b.Backlog(context.Background(), "t", "g")
+	require.NoError(t, err)
+	var lag int64
+	for _, l := range lines {
+		lag += max(l.Lag, 0)
+	}
+	require.Equal(t, int64(1), lag)
+	require.NoError(t, b.Close())
+
+	cancel()
+	require.Equal(t, 0, <-done, errb.String())
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
