@@ -20,7 +20,12 @@ import (
 	"github.com/oncely/oncely/retry"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// HTTP keep-alive connections of the SQS client may outlive a test.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
+}
 
 func TestOpenRejectsBadURLs(t *testing.T) {
 	ctx := context.Background()
@@ -89,6 +94,10 @@ func TestBrokerKafka(t *testing.T) {
 
 func TestBrokerRabbitMQ(t *testing.T) {
 	testBroker(t, testenv.RabbitMQ(t)+"?tiers=100ms,1s")
+}
+
+func TestBrokerSQS(t *testing.T) {
+	testBroker(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
 }
 
 // testBroker runs the Broker contract against url: publish, consume with the

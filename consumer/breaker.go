@@ -3,11 +3,13 @@ package consumer
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // breaker pauses intake after threshold consecutive outage failures and
 // resumes it on the next success. Held deliveries keep probing meanwhile.
 type breaker struct {
+	dirty       atomic.Bool // consecutive > 0 or open: success must take the lock
 	mu          sync.Mutex
 	threshold   int
 	consecutive int
@@ -26,14 +28,19 @@ func (b *breaker) failure() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.consecutive++
+	b.dirty.Store(true)
 	if !b.open && b.consecutive >= b.threshold {
 		b.set(true)
 	}
 }
 
 func (b *breaker) success() {
+	if !b.dirty.Load() {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.dirty.Store(false)
 	b.consecutive = 0
 	if b.open {
 		b.set(false)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,11 +25,12 @@ type Consumer struct {
 	log     *slog.Logger
 	caps    Capabilities
 
-	slots chan struct{}
-	ready chan *lane
+	window *window
+	ready  chan task
 
-	mu    sync.Mutex
-	lanes map[string]*lane
+	mu        sync.Mutex
+	lanes     map[laneID]*lane
+	freeLanes []*lane // lanes no longer used, for reuse (guarded by mu)
 
 	breaker  breaker
 	inflight sync.WaitGroup
@@ -49,10 +49,26 @@ type Consumer struct {
 	runErr     error
 }
 
+// lane is the deliveries of one key (or partition) handled one after another.
+// A lane is in Consumer.lanes exactly while a worker runs it or it waits in
+// Consumer.ready; its queue holds the deliveries behind the running one.
 type lane struct {
-	key     string
-	queue   []Delivery
-	running bool
+	id    laneID
+	queue []Delivery
+	head  int // queue[head:] is waiting
+}
+
+// task is a delivery for a worker, with its lane (nil when unordered).
+type task struct {
+	l *lane
+	d Delivery
+}
+
+// laneID names a lane without building a string per delivery.
+type laneID struct {
+	key       string
+	partition int32
+	byKey     bool
 }
 
 // New returns a Consumer that feeds src's deliveries to h wrapped in mws
@@ -76,9 +92,9 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		handler: Chain(h, append([]Middleware{Recover}, mws...)...),
 		log:     cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker),
 		caps:    caps,
-		slots:   make(chan struct{}, cfg.MaxInFlight),
-		ready:   make(chan *lane, cfg.MaxInFlight),
-		lanes:   make(map[string]*lane),
+		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),
+		ready:   make(chan task, cfg.MaxInFlight),
+		lanes:   make(map[laneID]*lane),
 		stopCh:  make(chan struct{}),
 		quit:    make(chan struct{}),
 		hardCh:  make(chan struct{}),
@@ -209,32 +225,22 @@ func (c *Consumer) receiveLoop(ctx context.Context) error {
 		if err := c.breaker.wait(ctx); err != nil {
 			return err
 		}
-		select {
-		case c.slots <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		n := 1
-	fill:
-		for n < c.cfg.ReceiveBatch {
-			select {
-			case c.slots <- struct{}{}:
-				n++
-			default:
-				break fill
-			}
+		n, err := c.window.acquire(ctx, c.cfg.ReceiveBatch)
+		if err != nil {
+			return err
 		}
 		ds, err := c.src.Receive(ctx, n)
-		for i := len(ds); i < n; i++ {
-			<-c.slots
+		if len(ds) < n {
+			c.window.release(n - len(ds))
 		}
-		for i, d := range ds {
-			if i >= n {
-				// The source returned more than asked: take slots for them too.
-				c.slots <- struct{}{}
+		c.dispatch(ds[:min(n, len(ds))])
+		for _, d := range ds[min(n, len(ds)):] {
+			// The source returned more than asked (an adapter bug): wait
+			// for room so in-flight stays bounded.
+			if _, err := c.window.acquireN(ctx, 1, 1); err != nil {
+				return err // unsettled; the source redelivers them after Close
 			}
-			c.inflight.Add(1)
-			c.dispatch(d)
+			c.dispatch([]Delivery{d})
 		}
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrSourceClosed) {
@@ -252,68 +258,90 @@ func (c *Consumer) receiveLoop(ctx context.Context) error {
 	}
 }
 
-func (c *Consumer) laneKey(m *Message) string {
-	switch c.cfg.Ordering {
-	case Unordered:
-		return ""
-	case OrderByPartition:
-		return "p" + strconv.FormatInt(int64(m.Partition), 10)
+// laneID returns the lane of m, and false when m runs on a lane of its own.
+func (c *Consumer) laneID(m *Message) (laneID, bool) {
+	switch {
+	case c.cfg.Ordering == Unordered:
+		return laneID{}, false
+	case c.cfg.Ordering == OrderByPartition || m.Key == "":
+		return laneID{partition: m.Partition}, true
 	}
-	if m.Key == "" {
-		return "p" + strconv.FormatInt(int64(m.Partition), 10)
-	}
-	return "k" + m.Key
+	return laneID{key: m.Key, byKey: true}, true
 }
 
-func (c *Consumer) dispatch(d Delivery) {
-	key := c.laneKey(d.Message())
-	if key == "" {
-		c.ready <- &lane{queue: []Delivery{d}, running: true}
+// dispatch hands ds, whose window slots are taken, to the workers: a
+// delivery whose lane is busy queues behind it, any other starts a task.
+func (c *Consumer) dispatch(ds []Delivery) {
+	if len(ds) == 0 {
 		return
 	}
+	c.inflight.Add(len(ds))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l := c.lanes[key]
-	if l == nil {
-		l = &lane{key: key}
-		c.lanes[key] = l
-	}
-	l.queue = append(l.queue, d)
-	if !l.running {
-		l.running = true
-		c.ready <- l // never blocks: lanes <= in-flight <= cap(ready)
+	for _, d := range ds {
+		id, ordered := c.laneID(d.Message())
+		if !ordered {
+			c.ready <- task{d: d} // never blocks: tasks <= in-flight <= cap(ready)
+			continue
+		}
+		if l := c.lanes[id]; l != nil {
+			l.queue = append(l.queue, d)
+			continue
+		}
+		var l *lane
+		if n := len(c.freeLanes); n > 0 {
+			l = c.freeLanes[n-1]
+			c.freeLanes[n-1] = nil
+			c.freeLanes = c.freeLanes[:n-1]
+		} else {
+			l = &lane{}
+		}
+		l.id = id
+		c.lanes[id] = l
+		c.ready <- task{l: l, d: d}
 	}
 }
 
+// work runs tasks from c.ready. A worker keeps a lane until it is empty, so
+// a lane's deliveries run one after another on one goroutine, and each
+// delivery costs one lock round.
 func (c *Consumer) work() {
 	for {
-		var l *lane
+		var t task
 		select {
-		case l = <-c.ready:
+		case t = <-c.ready:
 		case <-c.quit:
 			return
 		}
-		c.mu.Lock()
-		d := l.queue[0]
-		l.queue[0] = nil
-		l.queue = l.queue[1:]
-		c.mu.Unlock()
-
-		c.process(d)
-		<-c.slots
-		c.inflight.Done()
-
-		c.mu.Lock()
-		if len(l.queue) > 0 {
-			c.ready <- l
-		} else {
-			l.running = false
-			if l.key != "" {
-				delete(c.lanes, l.key)
+		for d := t.d; d != nil; {
+			c.process(d)
+			c.window.release(1)
+			c.inflight.Done()
+			if t.l == nil {
+				break
 			}
+			c.mu.Lock()
+			if d = t.l.pop(); d == nil {
+				delete(c.lanes, t.l.id)
+				if cap(t.l.queue) <= 64 {
+					*t.l = lane{queue: t.l.queue[:0]}
+					c.freeLanes = append(c.freeLanes, t.l)
+				}
+			}
+			c.mu.Unlock()
 		}
-		c.mu.Unlock()
 	}
+}
+
+// pop removes the lane's next delivery, or returns nil; c.mu must be held.
+func (l *lane) pop() Delivery {
+	if l.head == len(l.queue) {
+		return nil
+	}
+	d := l.queue[l.head]
+	l.queue[l.head] = nil
+	l.head++
+	return d
 }
 
 // process runs one delivery to its settlement, or abandons it.
@@ -335,10 +363,12 @@ func (c *Consumer) process(d Delivery) {
 	if msg.Attempt < 1 {
 		msg.Attempt = 1
 	}
-	hctx, cancel := context.WithCancel(c.hardCtx)
-	defer cancel()
+	hctx := c.hardCtx
 	var lost <-chan struct{}
 	if l, ok := d.(Leased); ok {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithCancel(c.hardCtx)
+		defer cancel()
 		lost = l.Lost()
 		go func() {
 			select {
@@ -365,9 +395,15 @@ func (c *Consumer) process(d Delivery) {
 			return
 		}
 		actx := WithAttemptState(hctx)
-		start := time.Now()
+		var start time.Time
+		if c.cfg.Observer != nil {
+			start = time.Now()
+		}
 		err := c.handler.Handle(actx, msg)
-		dur := time.Since(start)
+		var dur time.Duration
+		if c.cfg.Observer != nil {
+			dur = time.Since(start)
+		}
 		if isLost() {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost"), Duration: dur})
 			return
@@ -378,7 +414,7 @@ func (c *Consumer) process(d Delivery) {
 			if IsDuplicate(actx) {
 				outcome = OutcomeDuplicate
 			}
-			if c.settle(d, msg, "ack", d.Ack) {
+			if c.settle(d, msg, settlement{what: "ack"}) {
 				c.observe(Event{Message: msg, Outcome: outcome, Duration: dur})
 			}
 			return
@@ -428,7 +464,7 @@ func (c *Consumer) retry(d Delivery, msg *Message, err error, dur time.Duration)
 	now := time.Now()
 	h := FailureHeaders(msg, Failure{Consumer: c.cfg.Name, Err: err, NextAttempt: msg.Attempt + 1, NotBefore: now.Add(delay), At: now})
 	c.log.Info("retrying", "message_id", msg.ID, "attempt", msg.Attempt, "in", delay, "error", err)
-	if c.settle(d, msg, "retry", func(ctx context.Context) error { return d.Retry(ctx, delay, h) }) {
+	if c.settle(d, msg, settlement{what: "retry", after: delay, headers: h}) {
 		c.observe(Event{Message: msg, Outcome: OutcomeRetried, Err: err, RetryAfter: delay, Duration: dur})
 	}
 }
@@ -436,28 +472,54 @@ func (c *Consumer) retry(d Delivery, msg *Message, err error, dur time.Duration)
 func (c *Consumer) deadLetter(d Delivery, msg *Message, reason string, err error, dur time.Duration) {
 	h := FailureHeaders(msg, Failure{Consumer: c.cfg.Name, Err: err, Reason: reason, NextAttempt: msg.Attempt, At: time.Now()})
 	c.log.Warn("dead-lettering", "message_id", msg.ID, "attempt", msg.Attempt, "reason", reason, "error", err)
-	if c.settle(d, msg, "dead-letter", func(ctx context.Context) error { return d.DeadLetter(ctx, h) }) {
+	if c.settle(d, msg, settlement{what: "dead-letter", headers: h}) {
 		c.observe(Event{Message: msg, Outcome: OutcomeDeadLettered, Err: err, Reason: reason, Duration: dur})
 	}
 }
 
-// settle calls fn until it succeeds, backing off between tries; a failing
+// settlement is one way to settle a delivery: "ack", "retry" (after,
+// headers) or "dead-letter" (headers).
+type settlement struct {
+	what    string
+	after   time.Duration
+	headers map[string]string
+}
+
+func (s settlement) do(ctx context.Context, d Delivery) error {
+	switch s.what {
+	case "retry":
+		return d.Retry(ctx, s.after, s.headers)
+	case "dead-letter":
+		return d.DeadLetter(ctx, s.headers)
+	}
+	return d.Ack(ctx)
+}
+
+// settle performs s until it succeeds, backing off between tries; a failing
 // settlement is a broker outage and counts towards the breaker. It gives up
 // (leaving the delivery unsettled) only on hard stop.
-func (c *Consumer) settle(d Delivery, msg *Message, what string, fn func(context.Context) error) bool {
+func (c *Consumer) settle(d Delivery, msg *Message, s settlement) bool {
+	what := s.what
 	for try := 1; ; try++ {
 		if c.closed.Load() {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: %w", what, ErrSourceClosed)})
 			return false
 		}
-		ctx, cancel := context.WithTimeout(c.baseCtx, c.cfg.SettleTimeout)
-		err := fn(ctx)
-		cancel()
+		ctx := newSettleCtx(c.baseCtx, c.cfg.SettleTimeout)
+		err := s.do(ctx, d)
+		ctx.cancel()
 		if err == nil {
 			return true
 		}
 		if errors.Is(err, ErrAlreadySettled) {
 			c.log.Error("delivery settled twice; this is an adapter bug", "message_id", msg.ID, "settlement", what)
+			return false
+		}
+		if leaseLost(d) {
+			// The broker redelivers it (e.g. an AMQP channel closed); retrying
+			// the settlement could never succeed.
+			c.log.Warn("broker lease lost before settlement; the broker redelivers the message", "message_id", msg.ID, "settlement", what, "error", err)
+			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: broker lease lost: %w", what, err)})
 			return false
 		}
 		c.breaker.failure()
@@ -468,6 +530,20 @@ func (c *Consumer) settle(d Delivery, msg *Message, what string, fn func(context
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
 			return false
 		}
+	}
+}
+
+// leaseLost reports whether d is Leased and its lease is gone.
+func leaseLost(d Delivery) bool {
+	l, ok := d.(Leased)
+	if !ok {
+		return false
+	}
+	select {
+	case <-l.Lost():
+		return true
+	default:
+		return false
 	}
 }
 

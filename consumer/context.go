@@ -63,5 +63,18 @@ func IsDuplicate(ctx context.Context) bool {
 // WithAttemptState returns ctx able to record MarkDuplicate, as the runtime
 // gives each attempt. Use it to call a handler chain directly in tests.
 func WithAttemptState(ctx context.Context) context.Context {
-	return context.WithValue(ctx, stateKey, &deliveryState{})
+	return &attemptCtx{Context: ctx}
+}
+
+// attemptCtx carries an attempt's deliveryState in one allocation.
+type attemptCtx struct {
+	context.Context
+	state deliveryState
+}
+
+func (c *attemptCtx) Value(key any) any {
+	if key == stateKey {
+		return &c.state
+	}
+	return c.Context.Value(key)
 }

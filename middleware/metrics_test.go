@@ -687,6 +687,7 @@ func BenchmarkObservabilityOverhead(b *testing.B) {
 			b.ReportMetric(total/baseT.Seconds(), "base_msgs/s")
 			b.ReportMetric(total/instT.Seconds(), "msgs/s")
 			b.ReportMetric((ratios[rounds/2-1]+ratios[rounds/2])/2, "x_baseline")
+			b.ReportMetric(float64(instT-baseT)/total, "overhead_ns/msg")
 			b.ReportMetric(float64(baseA)/total, "base_allocs/msg")
 			b.ReportMetric(float64(instA)/total, "allocs/msg")
 		})
@@ -755,7 +756,9 @@ func TestMetricsOnMemoryBroker(t *testing.T) {
 	r := &obsReporter{calls: make(chan int), release: make(chan struct{}), answers: []obsAnswer{{}}}
 	pctx, stopPoll := context.WithCancel(ctx)
 	polled := make(chan error, 1)
-	go func() { polled <- m.PollBacklog(pctx, obsForward{src.(consumer.BacklogReporter), r}, "ledger", time.Millisecond) }()
+	go func() {
+		polled <- m.PollBacklog(pctx, obsForward{src.(consumer.BacklogReporter), r}, "ledger", time.Millisecond)
+	}()
 	require.Equal(t, 1, <-r.calls)
 	r.release <- struct{}{}
 	require.Equal(t, 2, <-r.calls)

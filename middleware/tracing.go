@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -58,10 +58,19 @@ func Tracing(tp trace.TracerProvider, prop propagation.TextMapPropagator) consum
 	}
 	tracer := tp.Tracer(TracerName)
 	startOpts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
+	var names sync.Map // source → span name, to build each name once
+	spanName := func(source string) string {
+		if n, ok := names.Load(source); ok {
+			return n.(string)
+		}
+		n := "process " + source
+		names.Store(source, n)
+		return n
+	}
 	return func(next consumer.Handler) consumer.Handler {
 		return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) (err error) {
 			ctx = prop.Extract(ctx, headerCarrier(msg.Headers))
-			ctx, span := tracer.Start(ctx, "process "+msg.Source, startOpts...)
+			ctx, span := tracer.Start(ctx, spanName(msg.Source), startOpts...)
 			if span.IsRecording() {
 				span.SetAttributes(spanAttributes(ctx, msg)...)
 			}
@@ -130,22 +139,31 @@ func messagingSystem(broker string) attribute.KeyValue {
 	return semconv.MessagingSystemKey.String(broker)
 }
 
-// headerCarrier reads trace context from message headers. Header names are
-// matched exactly first, then case-insensitively (brokers and bridges differ in
-// how they case "traceparent"). Set does nothing: a Message never changes
-// after Receive.
+// headerCarrier reads trace context from message headers. A header name is
+// matched exactly, then with its first letter upper-cased ("Traceparent", as
+// HTTP bridges write it). Set does nothing: a Message never changes after
+// Receive.
 type headerCarrier map[string]string
 
 func (h headerCarrier) Get(key string) string {
 	if v, ok := h[key]; ok {
 		return v
 	}
-	for k, v := range h {
-		if strings.EqualFold(k, key) {
-			return v
+	var alt string
+	switch key {
+	case consumer.HeaderTraceParent:
+		alt = "Traceparent"
+	case consumer.HeaderTraceState:
+		alt = "Tracestate"
+	case "baggage":
+		alt = "Baggage"
+	default:
+		if key == "" || key[0] < 'a' || key[0] > 'z' {
+			return ""
 		}
+		alt = string(key[0]-'a'+'A') + key[1:]
 	}
-	return ""
+	return h[alt]
 }
 
 func (h headerCarrier) Set(string, string) {}

@@ -31,7 +31,9 @@ import (
 // consumes it in fresh child processes, alternating (a) a hand-written
 // franz-go group consumer committing after each poll and (b) consumer.Consumer
 // over this Source, both with a no-op handler. Each child reports records/s,
-// CPU seconds and peak RSS of its own process. Records/s is measured from
+// CPU seconds and peak RSS of its own process. A third mode drives the
+// Source without the runtime (Receive, then Ack in place) to separate the
+// adapter's cost from the runtime's. Records/s is measured from
 // creating the client (the Source, for oncely) to the last record handled,
 // group join included for both.
 
@@ -74,7 +76,7 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ResetTimer()
 	var best = map[string]benchResult{}
 	for round := range 2 {
-		for _, mode := range []string{"franz-go", "oncely"} {
+		for _, mode := range []string{"franz-go", "oncely", "source"} {
 			r := runBenchChild(b, mode, addrs, topic, fmt.Sprintf("%s-%d", mode, round))
 			b.Logf("round %d %-8s: %9.0f records/s  %5.2f s  cpu %5.2f s  peak RSS %6.1f MiB", round, mode, r.rate(), r.Seconds, r.CPU, float64(r.RSSKiB)/1024)
 			if cur, ok := best[mode]; !ok || r.rate() > cur.rate() {
@@ -82,7 +84,9 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 		}
 	}
-	a, o := best["franz-go"], best["oncely"]
+	a, o, s := best["franz-go"], best["oncely"], best["source"]
+	b.ReportMetric(s.rate()/a.rate(), "source_only_x_baseline")
+	b.ReportMetric(s.CPU, "source_only_cpu_s")
 	b.ReportMetric(a.rate(), "franzgo_msgs/s")
 	b.ReportMetric(o.rate(), "msgs/s")
 	b.ReportMetric(o.rate()/a.rate(), "x_baseline")
@@ -176,6 +180,8 @@ func TestBenchChild(t *testing.T) {
 		r = consumeFranz(t, addrs, topic, group)
 	case "oncely":
 		r = consumeOncely(t, addrs, topic, group)
+	case "source":
+		r = consumeSource(t, addrs, topic, group)
 	default:
 		t.Fatalf("unknown mode %q", mode)
 	}
@@ -222,6 +228,37 @@ func consumeFranz(t *testing.T, addrs []string, topic, group string) benchResult
 		cl.AllowRebalance()
 	}
 	return benchResult{Records: n, Seconds: time.Since(start).Seconds()}
+}
+
+// consumeSource drives the Source alone, without the runtime: Receive
+// batches and Ack each delivery in place. It isolates the adapter's cost.
+func consumeSource(t *testing.T, addrs []string, topic, group string) benchResult {
+	ctx := context.Background()
+	start := time.Now()
+	src, err := New(ctx, Config{Brokers: addrs, Topic: topic, Group: group, Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for n < benchRecords {
+		ds, err := src.Receive(ctx, MaxPollRecordsDefault)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if noop(d.Message()) {
+				n++
+			}
+			if err := d.Ack(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	secs := time.Since(start).Seconds()
+	if err := src.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return benchResult{Records: n, Seconds: secs}
 }
 
 // consumeOncely consumes with consumer.Consumer over a Source.

@@ -203,16 +203,16 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	var errs []error
 	if len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("Brokers is required"))
+		errs = append(errs, errors.New("missing Brokers (the seed brokers)"))
 	}
 	if c.Topic == "" {
-		errs = append(errs, errors.New("Topic is required"))
+		errs = append(errs, errors.New("missing Topic (the source topic)"))
 	}
 	if c.Group == "" {
-		errs = append(errs, errors.New("Group is required (it is the consumer name)"))
+		errs = append(errs, errors.New("missing Group (the consumer name)"))
 	}
 	if strings.Contains(c.Topic, ".retry.") || strings.HasSuffix(c.Topic, ".dlq") {
-		errs = append(errs, fmt.Errorf("Topic %q looks like a retry or dead-letter topic; consume the source topic instead", c.Topic))
+		errs = append(errs, fmt.Errorf("topic %q looks like a retry or dead-letter topic; consume the source topic instead", c.Topic))
 	}
 	if c.MaxPollRecords < 0 {
 		errs = append(errs, fmt.Errorf("MaxPollRecords must be > 0, got %d (unbounded polls break backpressure)", c.MaxPollRecords))
@@ -233,7 +233,7 @@ func (c Config) validate() error {
 	switch c.RetryMode {
 	case RetryTopics:
 		if err := c.Tiers.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("Tiers: %w", err))
+			errs = append(errs, fmt.Errorf("invalid Tiers: %w", err))
 		} else if c.ClaimRetention > 0 && c.Tiers[len(c.Tiers)-1] >= c.ClaimRetention {
 			errs = append(errs, fmt.Errorf("retry tier %s is not shorter than the claim retention %s: a retried copy could outlive its idempotency claim and run twice", c.Tiers[len(c.Tiers)-1], c.ClaimRetention))
 		}
@@ -265,13 +265,13 @@ func (c Config) validate() error {
 func checkOpts(cl *kgo.Client) error {
 	var errs []error
 	if v, _ := cl.OptValue(kgo.AutoCommitMarks).(bool); v {
-		errs = append(errs, errors.New("Opts: AutoCommitMarks commits records before the handler settled them; remove it"))
+		errs = append(errs, errors.New("option AutoCommitMarks commits records before the handler settled them; remove it"))
 	}
 	if v, _ := cl.OptValue(kgo.ConsumeRegex).(bool); v {
-		errs = append(errs, errors.New("Opts: ConsumeRegex would treat topic names as patterns; remove it"))
+		errs = append(errs, errors.New("option ConsumeRegex would treat topic names as patterns; remove it"))
 	}
 	if v, _ := cl.OptValue(kgo.ConsumePartitions).(map[string]map[int32]kgo.Offset); len(v) > 0 {
-		errs = append(errs, errors.New("Opts: ConsumePartitions bypasses the consumer group; remove it"))
+		errs = append(errs, errors.New("option ConsumePartitions bypasses the consumer group; remove it"))
 	}
 	if len(errs) == 0 {
 		return nil

@@ -194,12 +194,14 @@ func readAll(t testing.TB, addrs []string, topic string, n int, timeout time.Dur
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	h := &harness{addrs: newCluster(t, 1)}
 	defer h.close()
 	adaptertest.Run(t, h)
 }
 
 func TestConformanceInPlace(t *testing.T) {
+	t.Parallel()
 	h := &harness{addrs: newCluster(t, 1), tune: func(c *Config) { c.RetryMode = RetryInPlace }}
 	defer h.close()
 	adaptertest.Run(t, h)

@@ -108,6 +108,7 @@ func (r *recorder) all() []*consumer.Message {
 // A plain franz-go producer's records arrive with ID, key and headers
 // intact, whichever ID header they use.
 func TestPlainProducerHeaders(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("plain")
 	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
@@ -152,6 +153,7 @@ func TestPlainProducerHeaders(t *testing.T) {
 // A record failing twice is seen at attempts 1, 2 and 3, each copy from a
 // retry tier topic no sooner than its delay, with the failure headers.
 func TestRetryTiers(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("tiers")
 	tiers := retry.Tiers{200 * time.Millisecond, time.Second}
@@ -200,6 +202,7 @@ func TestRetryTiers(t *testing.T) {
 
 // An always-failing record lands in the DLQ with the failure context.
 func TestDeadLetterTopic(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("dlq")
 	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
@@ -234,6 +237,7 @@ func TestDeadLetterTopic(t *testing.T) {
 // A consumer that dies without committing causes redelivery, and the
 // idempotency store absorbs it: every effect happens once.
 func TestCrashRedeliveryDeduped(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("crash")
 	const n = 200
@@ -309,6 +313,7 @@ func (o *countObserver) count(out consumer.Outcome) int {
 // Per-key order holds on one partition with 16 workers, while keys run in
 // parallel.
 func TestKeyOrderSinglePartition(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("order")
 	const n, keys = 2000, 50
@@ -356,6 +361,7 @@ func TestKeyOrderSinglePartition(t *testing.T) {
 // In-place retry keeps the failing record's key order: nothing of its key
 // overtakes it, and no copy is produced.
 func TestRetryInPlaceOrder(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("inplace")
 	const n = 30
@@ -420,6 +426,7 @@ func DefaultTierTopics(topic, group string) []string {
 // A partition paused by this member is fetched again after it was revoked
 // and assigned back: pause state must not survive the rebalance.
 func TestPauseClearedOnRevoke(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("pause")
 	a := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "pause", TopicPartitions: 2, RetryMode: RetryInPlace})
@@ -502,6 +509,7 @@ func TestPauseClearedOnRevoke(t *testing.T) {
 
 // Backlog reports lag per partition and the DLQ depth.
 func TestBacklog(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("lag")
 	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "lag", TopicPartitions: 1, Tiers: retry.Tiers{time.Second}})
@@ -548,10 +556,11 @@ func ReceiveAck(t testing.TB, s *Source, n int) []string {
 }
 
 func TestConfigValidation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, err := New(ctx, Config{})
 	require.Error(t, err)
-	for _, want := range []string{"Brokers is required", "Topic is required", "Group is required"} {
+	for _, want := range []string{"missing Brokers", "missing Topic", "missing Group"} {
 		require.ErrorContains(t, err, want)
 	}
 	base := Config{Brokers: []string{"127.0.0.1:1"}, Topic: "t", Group: "g"}
@@ -578,6 +587,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestRefusedOpts(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	_, err := New(context.Background(), Config{Brokers: addrs, Topic: uniqueTopic("opts"), Group: "g", Logger: testLogger(),
 		Opts: []kgo.Opt{kgo.AutoCommitMarks(), kgo.ConsumeRegex()}})
@@ -586,6 +596,7 @@ func TestRefusedOpts(t *testing.T) {
 }
 
 func TestTopicCreationRefused(t *testing.T) {
+	t.Parallel()
 	addrs := newCluster(t, 1)
 	topic := uniqueTopic("skip")
 	_, err := New(context.Background(), Config{Brokers: addrs, Topic: topic, Group: "g", SkipTopicCreation: true, Logger: testLogger()})

@@ -24,6 +24,7 @@ import (
 // with the Postgres idempotency store every record's effect exists exactly
 // once.
 func TestAtLeastOnceAcrossRebalances(t *testing.T) {
+	t.Parallel()
 	db := pgtest.New(t, pgtest.Options{MaxConns: 24})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()

@@ -28,10 +28,10 @@ import (
 // committed. A lost partition's deliveries report Lost and their settlements
 // are dropped; the new owner gets them again.
 type Source struct {
-	cfg  Config
-	log  *slog.Logger
-	cl   *kgo.Client
-	adm  *kadm.Client
+	cfg    Config
+	log    *slog.Logger
+	cl     *kgo.Client
+	adm    *kadm.Client
 	dlq    string
 	topics []string // consumed: the source, then the retry tiers
 	byTier map[time.Duration]string

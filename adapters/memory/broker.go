@@ -132,7 +132,7 @@ func (b *Broker) Publish(_ context.Context, source string, msgs ...*consumer.Mes
 // consumerName (which names its dead-letter queue). Sources on the same
 // source name compete for its messages.
 func (b *Broker) NewSource(source, consumerName string) consumer.Source {
-	return &Source{q: b.queue(source), consumer: consumerName, closed: make(chan struct{}), inflight: make(map[*delivery]struct{})}
+	return &Source{q: b.queue(source), consumer: consumerName, closed: make(chan struct{})}
 }
 
 // DeadLetters returns copies of the messages dead-lettered from source by
@@ -169,9 +169,7 @@ func (b *Broker) InFlight(source string) int {
 	if q == nil {
 		return 0
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.inflight
+	return int(q.inflight.Load())
 }
 
 // InjectFaults makes the next n calls of op, on any source, fail with

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oncely/oncely/consumer"
@@ -19,6 +20,7 @@ type entry struct {
 
 // queue holds one source's messages: ready (FIFO), delayed (by due time) and
 // in flight (counted; the deliveries are tracked by their Source).
+// Ready and delayed are guarded by mu; acks touch only atomics.
 type queue struct {
 	b    *Broker
 	name string
@@ -27,7 +29,7 @@ type queue struct {
 	ready    []*entry // ready[head:] is the FIFO
 	head     int
 	delayed  delayHeap
-	inflight int
+	inflight atomic.Int64 // handed out, not settled
 	waiters  int
 	signal   chan struct{} // closed (and replaced) to wake waiting receivers
 }
@@ -120,7 +122,7 @@ func (q *queue) takeLocked(n int) []*entry {
 func (q *queue) depth() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.ready) - q.head + len(q.delayed) + q.inflight
+	return len(q.ready) - q.head + len(q.delayed) + int(q.inflight.Load())
 }
 
 // delayHeap orders delayed entries by due time, then publish order.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sync/atomic"
 	"time"
 
 	"github.com/oncely/oncely/consumer"
@@ -23,13 +24,26 @@ type Source struct {
 
 	// Guarded by q.mu.
 	isClosed bool
-	inflight map[*delivery]struct{}
+	batches  []*batch // handed out by Receive, with deliveries still open
 }
 
 var (
 	_ consumer.Source          = (*Source)(nil)
 	_ consumer.BacklogReporter = (*Source)(nil)
 )
+
+// Delivery states.
+const (
+	open int32 = iota
+	settled
+	released
+)
+
+// batch is what one Receive handed out; Close scans the open batches.
+type batch struct {
+	ds   []delivery
+	open atomic.Int32 // deliveries neither settled nor released
+}
 
 // Receive blocks until a message is ready and returns at most n deliveries
 // in queue order. It waits on a signal (never spins), returns ctx.Err() when
@@ -61,19 +75,24 @@ func (s *Source) Receive(ctx context.Context, n int) ([]consumer.Delivery, error
 		}
 		next := q.promoteLocked()
 		if es := q.takeLocked(n); len(es) > 0 {
-			ds := make([]consumer.Delivery, len(es))
-			dv := make([]delivery, len(es))
+			b := &batch{ds: make([]delivery, len(es))}
 			for i, e := range es {
 				e.deliveries++
-				m := e.msg.Clone()
-				m.Attempt = max(e.deliveries, consumer.AttemptFromHeaders(m.Headers))
-				d := &dv[i]
-				d.s, d.e, d.msg = s, e, m
-				s.inflight[d] = struct{}{}
+				b.ds[i] = delivery{s: s, b: b, e: e, count: e.deliveries}
+			}
+			b.open.Store(int32(len(es)))
+			s.batches = append(s.pruneLocked(), b)
+			q.inflight.Add(int64(len(es)))
+			q.mu.Unlock()
+			// Entries' messages never change: copy them outside the lock.
+			ds := make([]consumer.Delivery, len(es))
+			for i := range b.ds {
+				d := &b.ds[i]
+				m := d.e.msg.Clone()
+				m.Attempt = max(d.count, consumer.AttemptFromHeaders(m.Headers))
+				d.msg = m
 				ds[i] = d
 			}
-			q.inflight += len(es)
-			q.mu.Unlock()
 			return ds, nil
 		}
 		wake := q.signal
@@ -101,6 +120,18 @@ func (s *Source) Receive(ctx context.Context, n int) ([]consumer.Delivery, error
 	}
 }
 
+// pruneLocked drops the batches whose deliveries are all settled.
+func (s *Source) pruneLocked() []*batch {
+	live := s.batches[:0]
+	for _, b := range s.batches {
+		if b.open.Load() > 0 {
+			live = append(live, b)
+		}
+	}
+	clear(s.batches[len(live):])
+	return live
+}
+
 // Close stops intake and puts every unsettled delivery of this Source back at
 // the front of the queue, in publish order, for the next Receive on the same
 // source name. Settling a released delivery fails with an error wrapping
@@ -114,17 +145,19 @@ func (s *Source) Close(context.Context) error {
 	}
 	s.isClosed = true
 	close(s.closed)
-	if len(s.inflight) == 0 {
-		return nil
+	var es []*entry
+	for _, b := range s.batches {
+		for i := range b.ds {
+			if d := &b.ds[i]; d.state.CompareAndSwap(open, released) {
+				d.done()
+				es = append(es, d.e)
+			}
+		}
 	}
-	es := make([]*entry, 0, len(s.inflight))
-	for d := range s.inflight {
-		d.released = true
-		es = append(es, d.e)
+	s.batches = nil
+	if len(es) > 0 {
+		q.requeueLocked(es)
 	}
-	clear(s.inflight)
-	q.inflight -= len(es)
-	q.requeueLocked(es)
 	return nil
 }
 
@@ -141,31 +174,41 @@ func (s *Source) Backlog(context.Context) ([]consumer.Backlog, error) {
 		Source:      s.q.name,
 		Partition:   -1,
 		Lag:         int64(s.q.depth()),
-		DeadLetters: int64(len(s.q.b.DeadLetters(s.q.name, s.consumer))),
+		DeadLetters: int64(s.q.b.deadLetterCount(s.q.name, s.consumer)),
 	}}, nil
 }
 
-// delivery is one hand-out of an entry. Its state is guarded by the queue's
-// mutex.
+// delivery is one hand-out of an entry.
 type delivery struct {
-	s        *Source
-	e        *entry
-	msg      *consumer.Message
-	settled  bool
-	released bool
+	s     *Source
+	b     *batch
+	e     *entry
+	count int // the entry's delivery count at hand-out
+	msg   *consumer.Message
+	state atomic.Int32
 }
 
 func (d *delivery) Message() *consumer.Message { return d.msg }
 
-// Ack removes the message from the queue.
+// Ack removes the message from the queue. It takes no queue lock.
 func (d *delivery) Ack(context.Context) error {
-	return d.settle(OpAck, nil)
+	if err := d.check(); err != nil {
+		return err
+	}
+	if err := d.s.q.b.fault(OpAck); err != nil {
+		return err
+	}
+	if !d.state.CompareAndSwap(open, settled) {
+		return d.check()
+	}
+	d.done()
+	return nil
 }
 
 // Retry queues a copy (same ID, Key and Body, headers replaced by headers)
 // that is delivered no sooner than after from now, and removes the original.
 func (d *delivery) Retry(_ context.Context, after time.Duration, headers map[string]string) error {
-	return d.settle(OpRetry, func(q *queue) {
+	return d.publish(OpRetry, func(q *queue) {
 		c := d.msg.Clone()
 		c.Headers = maps.Clone(headers)
 		c.Attempt = 0
@@ -182,33 +225,47 @@ func (d *delivery) Retry(_ context.Context, after time.Duration, headers map[str
 // headers) in the dead-letter queue of (source, consumer name) and removes
 // the original.
 func (d *delivery) DeadLetter(_ context.Context, headers map[string]string) error {
-	return d.settle(OpDeadLetter, func(q *queue) {
+	return d.publish(OpDeadLetter, func(q *queue) {
 		c := d.msg.Clone()
 		c.Headers = maps.Clone(headers)
 		q.b.deadLetter(q.name, d.s.consumer, c)
 	})
 }
 
-// settle publishes (when publish is not nil) and removes the delivery, or
-// fails leaving it unsettled.
-func (d *delivery) settle(op Op, publish func(*queue)) error {
+// publish runs fn and removes the delivery, under the queue lock so that a
+// concurrent Close cannot release it in between; or fails leaving it
+// unsettled and nothing published.
+func (d *delivery) publish(op Op, fn func(*queue)) error {
 	q := d.s.q
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	switch {
-	case d.settled:
-		return consumer.ErrAlreadySettled
-	case d.released:
-		return errReleased
+	if err := d.check(); err != nil {
+		return err
 	}
 	if err := q.b.fault(op); err != nil {
 		return err
 	}
-	if publish != nil {
-		publish(q)
+	if !d.state.CompareAndSwap(open, settled) {
+		return d.check()
 	}
-	d.settled = true
-	delete(d.s.inflight, d)
-	q.inflight--
+	fn(q)
+	d.done()
 	return nil
+}
+
+// check returns the error for settling d in its current state.
+func (d *delivery) check() error {
+	switch d.state.Load() {
+	case settled:
+		return consumer.ErrAlreadySettled
+	case released:
+		return errReleased
+	}
+	return nil
+}
+
+// done accounts for d leaving the open state.
+func (d *delivery) done() {
+	d.b.open.Add(-1)
+	d.s.q.inflight.Add(-1)
 }

@@ -101,10 +101,11 @@ func (d *delivery) settle(ctx context.Context, what string, publish func(context
 		return stale(nil)
 	}
 	if err := d.sess.ch.Ack(d.tag, false); err != nil {
-		if d.sess.isLost() || errors.Is(err, amqp.ErrClosed) {
-			return stale(err)
-		}
-		return fmt.Errorf("rabbitmq: %s of message %q: acking: %w", what, d.msg.ID, err)
+		// basic.ack has no reply: an error means the channel or the socket
+		// is gone, and with it the lease. End the session now, so the
+		// runtime abandons this and its other deliveries at once.
+		d.src.die(d.sess, fmt.Errorf("acking: %w", err))
+		return stale(err)
 	}
 	d.settled = true
 	d.sess.held.Add(-1)

@@ -3,7 +3,6 @@ package rabbitmq
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -25,7 +24,15 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild())
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	closePublisher()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // testTiers are short retry tiers for tests.
@@ -58,6 +65,7 @@ func newSource(t testing.TB, cfg Config) *Source {
 	if cfg.ReconnectBackoff.InitialInterval == 0 {
 		cfg.ReconnectBackoff = retry.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: time.Second}
 	}
+	cleanupTopology(t, cfg.Queue, cfg.Consumer, cfg.Tiers) // registered first, so it runs after Close
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	src, err := New(ctx, cfg)
@@ -71,7 +79,6 @@ func newSource(t testing.TB, cfg Config) *Source {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	cleanupTopology(t, cfg.Queue, cfg.Consumer, cfg.Tiers)
 	return src
 }
 
@@ -118,6 +125,8 @@ var (
 	pub     *Publisher
 	pubErr  error
 )
+
+func testURL(t testing.TB) string { return testenv.RabbitMQ(t) }
 
 func publish(t testing.TB, queue string, msgs ...*consumer.Message) {
 	t.Helper()
@@ -235,16 +244,14 @@ func closeConnectionByName(t testing.TB, name string) {
 	out := rabbitmqctl(t, "list_connections", "-q", "--no-table-headers", "pid", "client_properties")
 	n := 0
 	for line := range strings.SplitSeq(out, "\n") {
-		if !strings.Contains(line, `"`+name+`"`) && !strings.Contains(line, "<<\""+name+"\">>") {
+		if !strings.Contains(line, `{"connection_name","`+name+`"}`) {
 			continue
 		}
 		pid := strings.Fields(line)[0]
-		rabbitmqctl(t, "eval", fmt.Sprintf(`rabbit_networking:close_connection(list_to_pid("%s"), "oncely test").`, pid))
+		rabbitmqctl(t, "close_connection", pid, "oncely test: connection closed by the broker")
 		n++
 	}
 	if n == 0 {
 		t.Fatalf("no connection named %q in:\n%s", name, out)
 	}
 }
-
-var _ = io.Discard

@@ -217,4 +217,3 @@ type DeleteError struct {
 func (e *DeleteError) Error() string {
 	return fmt.Sprintf("oncely/sqs: delete failed: %s: %s (sender fault: %t)", e.Code, e.Message, e.SenderFault)
 }
-

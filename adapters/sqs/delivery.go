@@ -2,7 +2,6 @@ package sqs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -36,7 +35,7 @@ type delivery struct {
 	attrs    map[string]types.MessageAttributeValue
 	received time.Time // when the receive call was sent: the lease's earliest start
 
-	call sync.Mutex // held by a ChangeMessageVisibility call, so a retry's delay is not overwritten by a renewal
+	call sync.Mutex // held while a visibility change is in flight, so a retry's delay is not overwritten by a renewal
 
 	mu       sync.Mutex
 	settled  bool
@@ -297,23 +296,20 @@ func (d *delivery) renew() {
 		d.mu.Unlock()
 		return
 	}
-	deadline := d.deadline
 	d.mu.Unlock()
 
-	d.call.Lock()
-	ctx, cancel := context.WithDeadline(s.ctx, deadline)
-	sent := time.Now()
-	_, err := s.client.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{
-		QueueUrl:          aws.String(s.queueURL),
-		ReceiptHandle:     aws.String(d.receipt),
-		VisibilityTimeout: visibilitySeconds(ext),
-	})
-	cancel()
-	d.call.Unlock()
+	d.call.Lock() // unlocked by renewed
+	s.renewals.submit(renewal{d: d, ext: ext})
+}
 
+// renewed takes the result of an extension to ext sent at sent: on success
+// the next one is scheduled, on failure the lease is given up.
+func (d *delivery) renewed(sent time.Time, ext time.Duration, err error) {
+	d.call.Unlock()
+	s := d.s
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stopped || errors.Is(s.ctx.Err(), context.Canceled) {
+	if d.stopped || s.ctx.Err() != nil {
 		return
 	}
 	if err != nil {

@@ -34,10 +34,11 @@ type Source struct {
 	fifo       bool
 	visibility time.Duration
 
-	ctx    context.Context // the source's lifetime: receive calls and renewals
-	cancel context.CancelFunc
-	calls  sync.WaitGroup // receive calls in flight
-	acks   *acker
+	ctx      context.Context // the source's lifetime: receive calls and renewals
+	cancel   context.CancelFunc
+	calls    sync.WaitGroup // receive calls in flight
+	acks     *acker
+	renewals *renewer
 
 	mu        sync.Mutex
 	closed    bool
@@ -92,6 +93,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	s.log = cfg.Logger.With("queue", s.queue, "consumer", cfg.Consumer, "broker", "sqs")
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.acks = newAcker(s)
+	s.renewals = newRenewer(s)
 	return s, nil
 }
 
@@ -366,6 +368,7 @@ func (s *Source) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	s.cancel()
 	s.calls.Wait()
+	s.renewals.wait()
 	s.acks.close()
 
 	s.mu.Lock()
@@ -400,6 +403,7 @@ func (s *Source) kill() {
 	}
 	s.cancel()
 	s.calls.Wait()
+	s.renewals.wait()
 	s.acks.kill()
 }
 

@@ -25,7 +25,12 @@ import (
 	"github.com/oncely/oncely/retry"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// HTTP keep-alive connections of the SQS client may outlive a test.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
+}
 
 // cli runs one command line and returns its exit code, stdout and stderr.
 func cli(t *testing.T, env map[string]string, opts []adapters.Option, args ...string) (int, string, string) {
@@ -149,6 +154,10 @@ func TestDLQAndLagKafka(t *testing.T) {
 	testDLQ(t, "kafka://"+strings.Join(c.ListenAddrs(), ",")+"?tiers=100ms", nil)
 }
 
+func TestDLQAndLagSQS(t *testing.T) {
+	testDLQ(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1", nil)
+}
+
 func TestDLQAndLagRabbitMQ(t *testing.T) {
 	testDLQ(t, testenv.RabbitMQ(t)+"?tiers=100ms", nil)
 }
@@ -176,7 +185,7 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 
 	out = run("dlq", "show", "--id", "p4")
 	for _, want := range []string{"message p4", "source:    " + source, "consumer:  ledger", "reason:    exhausted", "attempts:  2",
-		"error:     downstream said no to p4", "key:       k4", "oncely-dead-letter-reason: exhausted", `body (8 bytes):` + "\n" + `    {"n":4}`} {
+		"error:     downstream said no to p4", "key:       k4", "oncely-dead-letter-reason: exhausted", `body (7 bytes):` + "\n" + `    {"n":4}`} {
 		require.Contains(t, out, want)
 	}
 	require.NotContains(t, out, "message p2")

@@ -94,6 +94,11 @@ func TestCrashRabbitMQ(t *testing.T) {
 	crash(t, "rabbitmq", testenv.RabbitMQ(t))
 }
 
+func TestCrashSQS(t *testing.T) {
+	t.Parallel()
+	crash(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s")
+}
+
 func TestCrashKafka(t *testing.T) {
 	t.Parallel()
 	testenv.Postgres(t)

@@ -112,7 +112,28 @@ func (b *batcher) close(ctx context.Context) error {
 }
 
 func (b *batcher) loop() {
-	defer close(b.done)
+	// One batch runs its statements on this goroutine while the previous one
+	// commits on the committer: the commit's fsync overlaps the next batch's
+	// work. The next batch may wait for row locks the committing one holds,
+	// never the other way round, so the overlap adds no deadlock.
+	commits := make(chan *commitJob)
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		for j := range commits {
+			j.commit()
+		}
+	}()
+	defer func() {
+		close(commits)
+		<-committed
+		close(b.done)
+	}()
+	run := func(batch []*request) {
+		if j := b.run(batch); j != nil {
+			commits <- j
+		}
+	}
 	size := b.s.cfg.BatchSize
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
@@ -122,7 +143,7 @@ func (b *batcher) loop() {
 		case r := <-b.reqs:
 			batch = append(batch, r)
 		case <-b.stop:
-			b.drain()
+			b.drain(run)
 			return
 		}
 		linger.Reset(b.s.cfg.BatchLinger)
@@ -138,12 +159,12 @@ func (b *batcher) loop() {
 			}
 		}
 		linger.Stop()
-		b.run(batch)
+		run(batch)
 	}
 }
 
 // drain runs what is queued after close; no request can be added any more.
-func (b *batcher) drain() {
+func (b *batcher) drain(run func([]*request)) {
 	for {
 		var batch []*request
 	fill:
@@ -158,20 +179,63 @@ func (b *batcher) drain() {
 		if len(batch) == 0 {
 			return
 		}
-		b.run(batch)
+		run(batch)
 	}
 }
 
-// run processes one batch in one transaction and answers every request after
-// the COMMIT (or the failure). A request with err == nil at the end is either
-// a duplicate or a handler that succeeded: both wait for the COMMIT.
-func (b *batcher) run(batch []*request) {
-	results := make([]result, len(batch))
-	defer func() {
-		for i, r := range batch {
-			r.done <- results[i]
+// commitJob is a batch whose handlers have run, waiting for its COMMIT. A
+// request with err == nil is either a duplicate or a handler that succeeded:
+// both wait for the COMMIT.
+type commitJob struct {
+	b       *batcher
+	batch   []*request
+	results []result
+	tx      pgx.Tx
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+// fail answers every request not yet failed with op's error, wrapped with
+// consumer.Unavailable.
+func (j *commitJob) fail(op string, err error) {
+	j.b.s.cfg.Logger.Warn("postgres store: batch aborted", "op", op, "error", err, "size", len(j.batch))
+	werr := unavailable(op, err)
+	for i := range j.results {
+		if j.results[i].err == nil {
+			j.results[i] = result{err: werr}
 		}
-	}()
+	}
+}
+
+// finish rolls back (when the transaction is still open) and answers every
+// request.
+func (j *commitJob) finish() {
+	if j.tx != nil {
+		_ = j.tx.Rollback(j.ctx)
+	}
+	if j.cancel != nil {
+		j.cancel()
+	}
+	for i, r := range j.batch {
+		r.done <- j.results[i]
+	}
+}
+
+// commit commits the batch and answers every request.
+func (j *commitJob) commit() {
+	if err := j.tx.Commit(j.ctx); err != nil {
+		j.fail("commit batch", err)
+	}
+	j.tx = nil
+	j.finish()
+}
+
+// run claims a batch and runs its handlers in one transaction. It returns the
+// job that commits it, or nil when the batch failed and every request was
+// answered.
+func (b *batcher) run(batch []*request) *commitJob {
+	j := &commitJob{b: b, batch: batch, results: make([]result, len(batch))}
+	results := j.results
 	var live []int
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -181,31 +245,22 @@ func (b *batcher) run(batch []*request) {
 		live = append(live, i)
 	}
 	if len(live) == 0 {
-		return
+		j.finish()
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.s.cfg.BatchTimeout)
-	defer cancel()
-	abort := func(op string, err error) {
-		b.s.cfg.Logger.Warn("postgres store: batch aborted", "op", op, "error", err, "size", len(batch))
-		werr := unavailable(op, err)
-		for i := range results {
-			if results[i].err == nil {
-				results[i] = result{err: werr}
-			}
-		}
+	j.ctx, j.cancel = context.WithTimeout(context.Background(), b.s.cfg.BatchTimeout)
+	ctx := j.ctx
+	abort := func(op string, err error) *commitJob {
+		j.fail(op, err)
+		j.finish()
+		return nil
 	}
 
 	tx, claimed, err := b.beginClaimAll(ctx, batch, live)
 	if err != nil {
-		abort("begin and claim batch", err)
-		return
+		return abort("begin and claim batch", err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = tx.Rollback(ctx)
-		}
-	}()
+	j.tx = tx
 
 	owner := make(map[claimKey]int, len(live)) // the request holding the batch's claim of a key
 	btx := &batchTx{handlerTx: handlerTx{tx}}
@@ -213,16 +268,15 @@ func (b *batcher) run(batch []*request) {
 	for _, i := range live {
 		r := batch[i]
 		k := claimKey{r.consumerName, r.messageID}
-		if j, ok := owner[k]; ok {
-			if results[j].err == nil { // an earlier copy in this batch succeeded
+		if prev, ok := owner[k]; ok {
+			if results[prev].err == nil { // an earlier copy in this batch succeeded
 				results[i].duplicate = true
 				continue
 			}
 			// The earlier copy failed and dropped its claim: claim again.
 			tag, err := tx.Exec(ctx, b.s.claimSQL, r.consumerName, r.messageID)
 			if err != nil {
-				abort("claim", err)
-				return
+				return abort("claim", err)
 			}
 			if tag.RowsAffected() == 0 {
 				results[i].duplicate = true
@@ -243,11 +297,12 @@ func (b *batcher) run(batch []*request) {
 			btx.start(open)
 			ferr = call(withTx(r.ctx, btx), r.fn)
 			if btx.err != nil { // the savepoint itself failed: the batch is unusable
-				abort("savepoint", btx.err)
+				j.fail("savepoint", btx.err)
 				if ferr != nil {
 					results[i].err = handlerError(ferr, true)
 				}
-				return
+				j.finish()
+				return nil
 			}
 			inSavepoint = btx.flushed
 			open = open || inSavepoint
@@ -260,17 +315,14 @@ func (b *batcher) run(batch []*request) {
 		}
 		lost := tx.Conn().IsClosed()
 		if lost || b.undo(ctx, tx, inSavepoint, k) != nil {
-			abort("batch aborted after a handler failed", ferr)
+			j.fail("batch aborted after a handler failed", ferr)
 			results[i].err = handlerError(ferr, lost)
-			return
+			j.finish()
+			return nil
 		}
 		results[i].err = handlerError(ferr, false)
 	}
-	err = tx.Commit(ctx)
-	committed = true
-	if err != nil {
-		abort("commit batch", err)
-	}
+	return j
 }
 
 // beginClaimAll begins the batch's transaction and inserts the claims of the

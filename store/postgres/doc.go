@@ -12,8 +12,32 @@
 //
 // A concurrent copy of the same message blocks on the primary key until the
 // first transaction ends, then sees the conflict, so concurrent duplicates run
-// the handler once. In batch mode (Config.BatchSize > 1) up to BatchSize
-// deliveries share one transaction, each inside its own SAVEPOINT.
+// the handler once. BEGIN and the claim travel in one round trip
+// (pgx.Batch.BeginTx).
+//
+// # Batch mode
+//
+// With Config.BatchSize > 1, up to BatchSize concurrent Process calls (waiting
+// at most Config.BatchLinger for the batch to fill) share one transaction:
+//
+//	BEGIN; INSERT … SELECT unnest($1, $2) ON CONFLICT DO NOTHING RETURNING …   -- one round trip
+//	per claimed message, in arrival order:
+//	    SAVEPOINT oncely_msg  -- sent with the handler's first statement
+//	    handler
+//	    on failure: ROLLBACK TO SAVEPOINT oncely_msg; DELETE its claim   -- this message only
+//	COMMIT   -- then every caller gets its answer
+//
+// A failing message is reported alone (its error, unchanged) and the others
+// commit together; every caller returns only after the COMMIT, so its
+// delivery is acked only once its work is durable. If the COMMIT fails, every
+// caller of the batch gets consumer.Unavailable. Handlers run one after
+// another on the store's goroutine, because a transaction is not safe for
+// concurrent use; while one batch commits, the next one already runs. A
+// second copy of a message inside one batch is a duplicate if the first copy
+// succeeded, and runs if it failed. A handler must not use its transaction
+// after returning, and should not leave its caller's context to be cancelled
+// in the middle of a statement: pgx then closes the connection, which fails
+// the whole batch (with consumer.Unavailable: nothing is lost).
 //
 // # Errors
 //

@@ -15,15 +15,21 @@ import (
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
-// pgCluster runs pg_ctlcluster on the local cluster (the only directory under
-// /etc/postgresql, cluster "main").
+// pgCluster runs pg_ctlcluster on the local cluster: the only version under
+// /etc/postgresql, cluster PG_FAULT_CLUSTER (default "main", the server
+// TEST_DATABASE_URL points at by default; set both to run against a private
+// cluster).
 func pgCluster(t *testing.T, action string) error {
 	t.Helper()
 	versions, err := os.ReadDir("/etc/postgresql")
 	if err != nil || len(versions) != 1 {
-		t.Skipf("no single local PostgreSQL cluster under /etc/postgresql: %v", err)
+		t.Skipf("no single local PostgreSQL version under /etc/postgresql: %v", err)
 	}
-	args := []string{"--skip-systemctl-redirect", versions[0].Name(), "main", action}
+	cluster := os.Getenv("PG_FAULT_CLUSTER")
+	if cluster == "" {
+		cluster = "main"
+	}
+	args := []string{"--skip-systemctl-redirect", versions[0].Name(), cluster, action}
 	if action == "stop" {
 		args = append(args, "--", "-m", "fast")
 	}

@@ -1,0 +1,58 @@
+// Package kafka is oncely's Kafka adapter, built on franz-go: a
+// consumer.Source that reads a topic as a consumer group and commits an
+// offset only after the record and every record before it in its partition
+// were settled.
+//
+// # Delivery
+//
+// The Source joins Config.Group with auto-commit disabled and rebalances
+// blocked while a poll is turned into deliveries (franz-go's
+// BlockRebalanceOnPoll, released with AllowRebalance after every poll). Each
+// Receive polls at most what the runtime asked for, so the runtime's
+// MaxInFlight is the backpressure; a partition with more than
+// MaxPartitionInFlight records outstanding is additionally paused.
+//
+// Messages carry the record's key, value and headers (as strings), the
+// topic as Source, partition, offset and timestamp. The ID comes from the
+// message-id header (CloudEvents ce_id is accepted; DeriveID uses
+// topic/partition/offset), Attempt from the oncely-attempt header (1 when
+// absent).
+//
+// # Commits and rebalances
+//
+// Per partition the Source tracks the records it handed out and commits the
+// first unsettled offset: every CommitInterval, synchronously when
+// partitions are revoked (after waiting up to RevokeTimeout for their
+// deliveries to settle) and on Close. Commits of partitions no longer owned
+// are never sent. Revoked and lost partitions are resumed (franz-go keeps
+// pause state across rebalances) and their remaining deliveries report
+// consumer.Leased.Lost, so the runtime cancels their handlers and does not
+// settle them; the next owner gets the records again and the idempotency
+// store absorbs the duplicates. Commit errors that follow a lost membership
+// (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS) are logged
+// as expected.
+//
+// # Retries and dead letters
+//
+// With RetryTopics (the default) a retry produces a copy to
+// "<topic>.<group>.retry.<tier>" (RetryTopic) and a dead letter to
+// "<topic>.<group>.dlq" (DeadLetterTopic); both wait for the broker's
+// acknowledgement before the original counts as settled. The Source
+// consumes its own retry topics in the same group: a copy is not delivered
+// before its oncely-retry-not-before header; its partition is paused and
+// Receive wakes at the due time (nothing sleeps in the poll loop). A
+// retried copy's Message.Source is the retry topic; the original topic is
+// in oncely-original-source. Retry topics give up key order for the retried
+// record; RetryInPlace keeps it at the cost of stalling the partition.
+//
+// New creates the source, retry and dead-letter topics when absent
+// (TopicPartitions, ReplicationFactor), and fails with ErrTopicCreation when
+// the broker refuses.
+//
+// # Lag and development
+//
+// Source.Backlog reports lag per partition (end offset minus committed) and
+// the dead-letter topic's depth. DevCluster and RunDevCluster run an
+// in-memory kfake cluster on fixed local ports (default 9092) for examples
+// and crash tests.
+package kafka

@@ -1,0 +1,42 @@
+package rabbitmq
+
+import (
+	"testing"
+	"time"
+
+	"github.com/oncely/oncely/adapters/adaptertest"
+	"github.com/oncely/oncely/consumer"
+)
+
+// harness runs the adapter conformance suite against the local RabbitMQ.
+type harness struct{}
+
+var _ adaptertest.Harness = harness{}
+
+func (harness) NewSource(t testing.TB, source, name string) consumer.Source {
+	return newSource(t, Config{Queue: source, Consumer: name})
+}
+
+func (harness) Publish(t testing.TB, source string, msgs ...*consumer.Message) {
+	// The suite may publish before it opens a Source: the Publisher
+	// declares the same source queue, and the cleanup removes it.
+	cleanupTopology(t, source, adaptertest.ConsumerName, testTiers)
+	publish(t, source, msgs...)
+}
+
+func (harness) DeadLetters(t testing.TB, source, name string, n int, timeout time.Duration) []*consumer.Message {
+	t.Helper()
+	queue := dlqName(source, name)
+	deadline := time.Now().Add(timeout)
+	for {
+		got := browse(t, queue, KeyHeaderDefault)
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, harness{})
+}

@@ -1,0 +1,185 @@
+package sqs
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+const (
+	benchMessages  = 20_000
+	benchReceivers = 4
+)
+
+// BenchmarkThroughput compares, in one run against the emulator, a
+// hand-written aws-sdk-go-v2 loop (benchReceivers goroutines each receiving
+// 10 and deleting them with DeleteMessageBatch) with the oncely SQS consumer
+// (same number of receivers, no-op handler), each draining benchMessages
+// messages pre-filled with SendMessageBatch. It reports both rates and
+// their ratio as x_baseline. Run it with
+//
+//	go test -run '^$' -bench Throughput -benchtime 1x ./adapters/sqs/
+func BenchmarkThroughput(b *testing.B) {
+	endpoint, client := emulator(b)
+	for b.Loop() {
+		baseline := benchRun(b, client, "hand", func(ctx context.Context, url string) { handWritten(ctx, b, client, url) })
+		oncely := benchRun(b, client, "oncely", func(ctx context.Context, url string) { oncelyConsumer(ctx, b, endpoint, url) })
+		ratio := oncely / baseline
+		b.ReportMetric(oncely, "msgs/s")
+		b.ReportMetric(baseline, "baseline_msgs/s")
+		b.ReportMetric(ratio, "x_baseline")
+		b.Logf("%d messages, %d receivers: hand-written loop %.0f msgs/s, oncely consumer %.0f msgs/s, ratio %.2f", benchMessages, benchReceivers, baseline, oncely, ratio)
+	}
+}
+
+// benchRun fills a fresh queue and returns the rate at which drain empties it.
+func benchRun(b *testing.B, client *awssqs.Client, name string, drain func(ctx context.Context, url string)) float64 {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	queue := uniqueQueue("bench-" + name)
+	out, err := client.CreateQueue(ctx, &awssqs.CreateQueueInput{QueueName: aws.String(queue)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := aws.ToString(out.QueueUrl)
+	prefill(ctx, b, client, url)
+	start := time.Now()
+	drain(ctx, url)
+	return benchMessages / time.Since(start).Seconds()
+}
+
+// prefill sends benchMessages messages with SendMessageBatch, 8 calls at a time.
+func prefill(ctx context.Context, b *testing.B, client *awssqs.Client, url string) {
+	b.Helper()
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	next := atomic.Int64{}
+	for range 8 {
+		wg.Go(func() {
+			for {
+				first := int(next.Add(maxBatch)) - maxBatch
+				if first >= benchMessages || failed.Load() {
+					return
+				}
+				entries := make([]types.SendMessageBatchRequestEntry, 0, maxBatch)
+				for i := first; i < min(first+maxBatch, benchMessages); i++ {
+					entries = append(entries, types.SendMessageBatchRequestEntry{
+						Id:          aws.String(strconv.Itoa(i - first)),
+						MessageBody: aws.String(fmt.Sprintf(`{"n":%d}`, i)),
+						MessageAttributes: map[string]types.MessageAttributeValue{
+							IDAttributeDefault: {DataType: aws.String("String"), StringValue: aws.String(fmt.Sprintf("bench-%06d", i))},
+						},
+					})
+				}
+				out, err := client.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+				if err == nil && len(out.Failed) > 0 {
+					err = fmt.Errorf("%d entries failed", len(out.Failed))
+				}
+				if err != nil {
+					failed.Store(true)
+					b.Errorf("prefill: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() {
+		b.FailNow()
+	}
+}
+
+// handWritten is the baseline: receive 10, delete them in one batch, repeat.
+func handWritten(ctx context.Context, b *testing.B, client *awssqs.Client, url string) {
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for range benchReceivers {
+		wg.Go(func() {
+			for done.Load() < benchMessages && ctx.Err() == nil {
+				out, err := client.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{
+					QueueUrl:                    aws.String(url),
+					MaxNumberOfMessages:         maxBatch,
+					WaitTimeSeconds:             1,
+					MessageAttributeNames:       []string{"All"},
+					MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+					AttributeNames:              []types.QueueAttributeName{types.QueueAttributeNameAll}, //lint:ignore SA1019 the emulator reads only this field
+				})
+				if err != nil {
+					b.Errorf("receive: %v", err)
+					return
+				}
+				if len(out.Messages) == 0 {
+					continue
+				}
+				entries := make([]types.DeleteMessageBatchRequestEntry, len(out.Messages))
+				for i, m := range out.Messages {
+					entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
+				}
+				del, err := client.DeleteMessageBatch(ctx, &awssqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+				if err == nil && len(del.Failed) > 0 {
+					err = fmt.Errorf("%d entries failed", len(del.Failed))
+				}
+				if err != nil {
+					b.Errorf("delete: %v", err)
+					return
+				}
+				done.Add(int64(len(out.Messages)))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// oncelyConsumer drains the queue with the oncely consumer and a no-op
+// handler; it returns once every message was acked (deleted).
+func oncelyConsumer(ctx context.Context, b *testing.B, endpoint, url string) {
+	oncelyConsumerClient(ctx, b, endpoint, url, nil)
+}
+
+func oncelyConsumerClient(ctx context.Context, b *testing.B, endpoint, url string, client *awssqs.Client) {
+	src, err := New(ctx, Config{Client: client, QueueURL: url, Consumer: "bench", CreateQueues: true, Endpoint: endpoint, WaitTimeSeconds: 1, Receivers: benchReceivers, Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var acked atomic.Int64
+	all := make(chan struct{})
+	c, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }),
+		consumer.Config{Name: "bench", Concurrency: 64, MaxInFlight: 256, Ordering: consumer.Unordered, Logger: quietLogger(),
+			Observer: observerFunc(func(ev consumer.Event) {
+				if ev.Outcome == consumer.OutcomeProcessed && acked.Add(1) == benchMessages {
+					close(all)
+				}
+			})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	select {
+	case <-all:
+	case <-ctx.Done():
+		b.Errorf("only %d of %d acked", acked.Load(), benchMessages)
+	}
+	if err := c.Stop(ctx); err != nil {
+		b.Error(err)
+	}
+	if err := <-done; err != nil {
+		b.Error(err)
+	}
+}
+
+type observerFunc func(consumer.Event)
+
+func (f observerFunc) Settled(_ context.Context, ev consumer.Event) { f(ev) }
+func (observerFunc) BreakerChanged(bool)                            {}

@@ -1,0 +1,81 @@
+package consumer
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// window bounds the deliveries in flight (received, not yet settled). Intake
+// takes room in batches: once the window is full it waits until refill slots
+// are free again, so a busy consumer calls Source.Receive with large batches
+// instead of once per settled delivery, and the intake goroutine is woken
+// once per batch rather than once per message. Releasing a slot is one atomic
+// add unless intake waits.
+type window struct {
+	size   int64
+	refill int64
+	used   atomic.Int64
+	need   atomic.Int64  // free slots the waiting intake needs; 0 when none waits
+	wake   chan struct{} // capacity 1
+}
+
+// newWindow returns a window of size slots. refill is clamped so that intake
+// never waits while a worker could be idle: it waits only while more than
+// size-refill >= workers deliveries are in flight.
+func newWindow(size, batch, workers int) *window {
+	refill := max(1, min(batch, size/2, size-workers))
+	return &window{size: int64(size), refill: int64(refill), wake: make(chan struct{}, 1)}
+}
+
+// acquire waits until at least refill slots (or, for a small window, one) are
+// free and takes up to most of them. It returns how many it took.
+func (w *window) acquire(ctx context.Context, most int) (int, error) {
+	return w.acquireN(ctx, w.refill, int64(most))
+}
+
+// acquireN waits until at least least slots are free and takes up to most.
+// Only one goroutine (intake) may wait at a time.
+func (w *window) acquireN(ctx context.Context, least, most int64) (int, error) {
+	for {
+		if n, ok := w.tryTake(least, most); ok {
+			return n, nil
+		}
+		w.need.Store(least)
+		// A release between tryTake and Store saw need == 0: look again.
+		if n, ok := w.tryTake(least, most); ok {
+			w.need.Store(0)
+			return n, nil
+		}
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			w.need.Store(0)
+			return 0, ctx.Err()
+		}
+	}
+}
+
+func (w *window) tryTake(least, most int64) (int, bool) {
+	for {
+		u := w.used.Load()
+		free := w.size - u
+		if free < least {
+			return 0, false
+		}
+		n := min(free, most)
+		if w.used.CompareAndSwap(u, u+n) {
+			return int(n), true
+		}
+	}
+}
+
+// release frees n slots and wakes intake once enough are free.
+func (w *window) release(n int) {
+	u := w.used.Add(-int64(n))
+	if need := w.need.Load(); need > 0 && w.size-u >= need && w.need.CompareAndSwap(need, 0) {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
