@@ -242,9 +242,12 @@ func (c Config) validate() error {
 	if err := c.ReconnectBackoff.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("ReconnectBackoff: %w", err))
 	}
-	for name, d := range map[string]time.Duration{"DialTimeout": c.DialTimeout, "RPCTimeout": c.RPCTimeout, "Heartbeat": c.Heartbeat} {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("%s must be > 0, got %s", name, d))
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"DialTimeout", c.DialTimeout}, {"RPCTimeout", c.RPCTimeout}, {"Heartbeat", c.Heartbeat}} {
+		if f.d < 0 {
+			errs = append(errs, fmt.Errorf("%s must be > 0, got %s", f.name, f.d))
 		}
 	}
 	if len(errs) == 0 {
