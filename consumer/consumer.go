@@ -26,11 +26,17 @@ type Consumer struct {
 	caps    Capabilities
 
 	window *window
-	ready  chan task
 
+	// Guarded by mu: the lanes, the run queue of tasks and the idle
+	// workers waiting on work for it.
 	mu        sync.Mutex
 	lanes     map[laneID]*lane
-	freeLanes []*lane // lanes no longer used, for reuse (guarded by mu)
+	freeLanes []*lane // lanes no longer used, for reuse
+	runq      []task  // runq[runqHead:] waits for a worker
+	runqHead  int
+	work      sync.Cond
+	idle      int  // workers waiting on work
+	quitting  bool // set after the drain: idle workers exit
 
 	breaker  breaker
 	inflight sync.WaitGroup
@@ -40,7 +46,6 @@ type Consumer struct {
 	hardCancel context.CancelFunc
 	stopOnce   sync.Once
 	stopCh     chan struct{}
-	quit       chan struct{} // closed after the drain: workers exit
 	hardOnce   sync.Once
 	hardCh     chan struct{} // closed by hardStop; cancels hardCtx
 	closed     atomic.Bool   // source closed: no settlement may follow
@@ -50,8 +55,8 @@ type Consumer struct {
 }
 
 // lane is the deliveries of one key (or partition) handled one after another.
-// A lane is in Consumer.lanes exactly while a worker runs it or it waits in
-// Consumer.ready; its queue holds the deliveries behind the running one.
+// A lane is in Consumer.lanes exactly while a worker runs it or its task waits
+// in the run queue; its queue holds the deliveries behind the running one.
 type lane struct {
 	id    laneID
 	queue []Delivery
@@ -93,13 +98,12 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		log:     cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker),
 		caps:    caps,
 		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),
-		ready:   make(chan task, cfg.MaxInFlight),
 		lanes:   make(map[laneID]*lane),
 		stopCh:  make(chan struct{}),
-		quit:    make(chan struct{}),
 		hardCh:  make(chan struct{}),
 		done:    make(chan struct{}),
 	}
+	c.work.L = &c.mu
 	c.breaker.init(cfg.BreakerThreshold, cfg.Observer)
 	return c, nil
 }
@@ -128,7 +132,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 
 	var workers sync.WaitGroup
 	for range c.cfg.Concurrency {
-		workers.Go(c.work)
+		workers.Go(c.runWorker)
 	}
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	defer stopIntake()
@@ -147,10 +151,14 @@ func (c *Consumer) Run(ctx context.Context) error {
 	srcErr = <-intakeDone
 
 	err := c.drain()
-	// Workers exit once their current delivery is done. After a clean drain
-	// no lane is queued; after ErrStuckHandlers the stuck workers leave when
-	// their handlers return, and nothing of theirs is settled (closed is set).
-	close(c.quit)
+	// Workers exit once the run queue is empty. After a clean drain nothing
+	// is queued; after ErrStuckHandlers the stuck workers leave when their
+	// handlers return, abandoning what is left (closed is set, so nothing of
+	// theirs is settled).
+	c.mu.Lock()
+	c.quitting = true
+	c.work.Broadcast()
+	c.mu.Unlock()
 	if err == nil {
 		workers.Wait()
 	}
@@ -270,7 +278,8 @@ func (c *Consumer) laneID(m *Message) (laneID, bool) {
 }
 
 // dispatch hands ds, whose window slots are taken, to the workers: a
-// delivery whose lane is busy queues behind it, any other starts a task.
+// delivery whose lane is busy queues behind it, any other becomes a task in
+// the run queue. It takes the lock once per batch.
 func (c *Consumer) dispatch(ds []Delivery) {
 	if len(ds) == 0 {
 		return
@@ -278,10 +287,12 @@ func (c *Consumer) dispatch(ds []Delivery) {
 	c.inflight.Add(len(ds))
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	tasks := 0
 	for _, d := range ds {
 		id, ordered := c.laneID(d.Message())
 		if !ordered {
-			c.ready <- task{d: d} // never blocks: tasks <= in-flight <= cap(ready)
+			c.runq = append(c.runq, task{d: d})
+			tasks++
 			continue
 		}
 		if l := c.lanes[id]; l != nil {
@@ -298,37 +309,69 @@ func (c *Consumer) dispatch(ds []Delivery) {
 		}
 		l.id = id
 		c.lanes[id] = l
-		c.ready <- task{l: l, d: d}
+		c.runq = append(c.runq, task{l: l, d: d})
+		tasks++
+	}
+	for range min(tasks, c.idle) {
+		c.work.Signal()
 	}
 }
 
-// work runs tasks from c.ready. A worker keeps a lane until it is empty, so
-// a lane's deliveries run one after another on one goroutine, and each
-// delivery costs one lock round.
-func (c *Consumer) work() {
+// nextTaskLocked waits for a task; it reports false when the consumer is
+// quitting and no task is left. c.mu must be held.
+func (c *Consumer) nextTaskLocked() (task, bool) {
+	for c.runqHead == len(c.runq) {
+		if c.quitting {
+			return task{}, false
+		}
+		c.idle++
+		c.work.Wait()
+		c.idle--
+	}
+	t := c.runq[c.runqHead]
+	c.runq[c.runqHead] = task{}
+	c.runqHead++
+	switch {
+	case c.runqHead == len(c.runq):
+		c.runq, c.runqHead = c.runq[:0], 0
+	case c.runqHead >= 1024 && 2*c.runqHead >= len(c.runq):
+		n := copy(c.runq, c.runq[c.runqHead:])
+		clear(c.runq[n:])
+		c.runq, c.runqHead = c.runq[:n], 0
+	}
+	return t, true
+}
+
+// runWorker runs tasks. A worker keeps a lane until it is empty, so a lane's
+// deliveries run one after another on one goroutine, and each delivery costs
+// one lock round (which also picks the next task).
+func (c *Consumer) runWorker() {
+	c.mu.Lock()
 	for {
-		var t task
-		select {
-		case t = <-c.ready:
-		case <-c.quit:
+		t, ok := c.nextTaskLocked()
+		if !ok {
+			c.mu.Unlock()
 			return
 		}
-		for d := t.d; d != nil; {
+		c.mu.Unlock()
+		for d := t.d; ; {
 			c.process(d)
 			c.window.release(1)
 			c.inflight.Done()
+			c.mu.Lock()
 			if t.l == nil {
 				break
 			}
-			c.mu.Lock()
-			if d = t.l.pop(); d == nil {
-				delete(c.lanes, t.l.id)
-				if cap(t.l.queue) <= 64 {
-					*t.l = lane{queue: t.l.queue[:0]}
-					c.freeLanes = append(c.freeLanes, t.l)
-				}
+			if d = t.l.pop(); d != nil {
+				c.mu.Unlock()
+				continue
 			}
-			c.mu.Unlock()
+			delete(c.lanes, t.l.id)
+			if cap(t.l.queue) <= 64 {
+				*t.l = lane{queue: t.l.queue[:0]}
+				c.freeLanes = append(c.freeLanes, t.l)
+			}
+			break
 		}
 	}
 }
@@ -394,7 +437,10 @@ func (c *Consumer) process(d Delivery) {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost")})
 			return
 		}
-		actx := WithAttemptState(hctx)
+		// One allocation holds the attempt's context and its ack's
+		// settlement context.
+		a := &attempt{actx: attemptCtx{Context: hctx}}
+		actx := &a.actx
 		var start time.Time
 		if c.cfg.Observer != nil {
 			start = time.Now()
@@ -414,7 +460,7 @@ func (c *Consumer) process(d Delivery) {
 			if IsDuplicate(actx) {
 				outcome = OutcomeDuplicate
 			}
-			if c.settle(d, msg, settlement{what: "ack"}) {
+			if c.settle(d, msg, settlement{what: "ack", ctx: &a.sctx}) {
 				c.observe(Event{Message: msg, Outcome: outcome, Duration: dur})
 			}
 			return
@@ -483,6 +529,14 @@ type settlement struct {
 	what    string
 	after   time.Duration
 	headers map[string]string
+	ctx     *settleCtx // zero value for the first try, or nil
+}
+
+// attempt is one handler call's context and the settlement context of its
+// ack, allocated together.
+type attempt struct {
+	actx attemptCtx
+	sctx settleCtx
 }
 
 func (s settlement) do(ctx context.Context, d Delivery) error {
@@ -505,7 +559,12 @@ func (c *Consumer) settle(d Delivery, msg *Message, s settlement) bool {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: %w", what, ErrSourceClosed)})
 			return false
 		}
-		ctx := newSettleCtx(c.baseCtx, c.cfg.SettleTimeout)
+		ctx := s.ctx
+		if ctx == nil || try > 1 {
+			ctx = newSettleCtx(c.baseCtx, c.cfg.SettleTimeout)
+		} else {
+			ctx.init(c.baseCtx, c.cfg.SettleTimeout)
+		}
 		err := s.do(ctx, d)
 		ctx.cancel()
 		if err == nil {

@@ -786,3 +786,126 @@ func TestRunOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// greedySource returns one more delivery than asked, an adapter bug the
+// runtime must survive without exceeding MaxInFlight.
+type greedySource struct{ consumer.Source }
+
+func (s greedySource) Receive(ctx context.Context, n int) ([]consumer.Delivery, error) {
+	return s.Source.Receive(ctx, n+1)
+}
+
+func TestSourceReturnsMoreThanAsked(t *testing.T) {
+	const n, limit = 50, 4
+	broker := memory.NewBroker()
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = msgN(i, fmt.Sprint(i))
+	}
+	if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	var running, peak atomic.Int32
+	ok := newCounter()
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		r := running.Add(1)
+		defer running.Add(-1)
+		for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+		}
+		time.Sleep(100 * time.Microsecond)
+		ok.add(m.ID)
+		return nil
+	})
+	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+	c, err := consumer.New(greedySource{counting}, h, consumer.Config{Name: "test", Concurrency: limit, MaxInFlight: limit, Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	waitFor(t, "every message", func() bool { return counting.Stats().Acked == n })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ok.distinct() != n || counting.Stats().Double != 0 {
+		t.Errorf("processed %d distinct, stats %+v", ok.distinct(), counting.Stats())
+	}
+	if p := peak.Load(); p > limit {
+		t.Errorf("%d handlers ran at once, MaxInFlight %d", p, limit)
+	}
+}
+
+// partitionedSource claims partitions so OrderByPartition is accepted.
+type partitionedSource struct{ consumer.Source }
+
+func (partitionedSource) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{Broker: "memory", Partitioned: true}
+}
+
+// TestSequentialLanes: OrderByPartition, and OrderByKey for messages without
+// a key, run one partition's messages one at a time in order.
+func TestSequentialLanes(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ordering consumer.Ordering
+		key      func(i int) string
+	}{
+		{"OrderByPartition", consumer.OrderByPartition, func(i int) string { return fmt.Sprint(i) }},
+		{"EmptyKey", consumer.OrderByKey, func(int) string { return "" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 200
+			broker := memory.NewBroker()
+			msgs := make([]*consumer.Message, n)
+			for i := range msgs {
+				msgs[i] = msgN(i, tc.key(i))
+			}
+			if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var order []int
+			var running, peak atomic.Int32
+			h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+				r := running.Add(1)
+				defer running.Add(-1)
+				for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
+				}
+				i, _ := strconv.Atoi(string(m.Body))
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				return nil
+			})
+			counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+			c, err := consumer.New(partitionedSource{counting}, h, consumer.Config{Name: "test", Concurrency: 8, Ordering: tc.ordering, Logger: discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.Run(context.Background()) }()
+			waitFor(t, "every message", func() bool { return counting.Stats().Acked == n })
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := c.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if p := peak.Load(); p != 1 {
+				t.Errorf("%d handlers of one partition ran at once", p)
+			}
+			for i, got := range order {
+				if got != i {
+					t.Fatalf("handled %d at position %d", got, i)
+				}
+			}
+		})
+	}
+}

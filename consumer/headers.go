@@ -118,7 +118,11 @@ func FailureHeaders(msg *Message, f Failure) map[string]string {
 // when absent or malformed (a malformed header must not crash a consumer; the
 // broker's own counter, if any, still applies).
 func AttemptFromHeaders(h map[string]string) int {
-	n, err := strconv.Atoi(strings.TrimSpace(h[HeaderAttempt]))
+	v, ok := h[HeaderAttempt]
+	if !ok {
+		return 0 // the common first delivery: no error value to allocate
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 0 {
 		return 0
 	}

@@ -21,7 +21,14 @@ type settleCtx struct {
 }
 
 func newSettleCtx(parent context.Context, d time.Duration) *settleCtx {
-	return &settleCtx{Context: parent, deadline: time.Now().Add(d)}
+	c := new(settleCtx)
+	c.init(parent, d)
+	return c
+}
+
+// init sets up a zero settleCtx.
+func (c *settleCtx) init(parent context.Context, d time.Duration) {
+	c.Context, c.deadline = parent, time.Now().Add(d)
 }
 
 // Deadline reports the settlement deadline.

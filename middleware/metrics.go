@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,8 +53,8 @@ type MetricsConfig struct {
 
 // outcomes are the values of the outcome label, all initialised to zero
 // when a (source, consumer) pair is first seen so that rate() sees the first
-// increment.
-var outcomes = []consumer.Outcome{
+// increment. outcomeIndex maps them to their position.
+var outcomes = [...]consumer.Outcome{
 	consumer.OutcomeProcessed,
 	consumer.OutcomeDuplicate,
 	consumer.OutcomeRetried,
@@ -62,11 +63,30 @@ var outcomes = []consumer.Outcome{
 	consumer.OutcomeAbandoned,
 }
 
+func outcomeIndex(o consumer.Outcome) int {
+	switch o {
+	case consumer.OutcomeProcessed:
+		return 0
+	case consumer.OutcomeDuplicate:
+		return 1
+	case consumer.OutcomeRetried:
+		return 2
+	case consumer.OutcomeDeadLettered:
+		return 3
+	case consumer.OutcomeFailed:
+		return 4
+	case consumer.OutcomeAbandoned:
+		return 5
+	}
+	return -1
+}
+
 // Metrics records the runtime's Prometheus metrics. It is a consumer.Observer
-// (pass it as consumer.Config.Observer: message outcomes and breaker state)
-// and provides Middleware (handler duration and in-flight handlers) and
-// PollBacklog (lag and dead-letter depth). It is safe for concurrent use by
-// any number of consumers.
+// (pass it as consumer.Config.Observer: message outcomes, handler duration and
+// breaker state) and provides Middleware (handlers in flight) and PollBacklog
+// (lag and dead-letter depth). It is safe for concurrent use by any number of
+// consumers. Recording an attempt allocates nothing and reads no clock: the
+// duration is the one the runtime measured (consumer.Event.Duration).
 //
 // Metrics, all labelled by consumer and most by source (the Message.Source,
 // so a retry topic or queue is its own source):
@@ -76,8 +96,10 @@ var outcomes = []consumer.Outcome{
 //     outage or a failed settlement; the delivery is tried again) and
 //     abandoned (hard stop or lost lease; the broker redelivers).
 //   - oncely_handler_duration_seconds{source,consumer}: histogram of the
-//     time the wrapped handler chain ran, per attempt.
-//   - oncely_messages_in_flight{source,consumer}: gauge of handlers running.
+//     time the handler chain ran, per attempt whose handler ran (Event.Duration
+//     > 0), from the Observer.
+//   - oncely_messages_in_flight{source,consumer}: gauge of handlers running,
+//     from Middleware.
 //   - oncely_breaker_open{consumer}: 1 while the breaker pauses intake, else 0.
 //   - oncely_breaker_opens_total{consumer}: counter of breaker openings.
 //   - oncely_backlog_messages{source,consumer,partition}: Kafka lag per
@@ -88,7 +110,7 @@ var outcomes = []consumer.Outcome{
 type Metrics struct {
 	messages    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
-	inFlight    *prometheus.GaugeVec
+	inFlight    inFlightCollector
 	breakerOpen *prometheus.GaugeVec
 	breakerOps  *prometheus.CounterVec
 	backlog     *prometheus.GaugeVec
@@ -97,17 +119,19 @@ type Metrics struct {
 	consumer    string
 	log         *slog.Logger
 
-	series sync.Map // seriesKey → *series
+	series sync.Map               // seriesKey → *series
+	last   atomic.Pointer[series] // the series used last, checked first
 }
 
 type seriesKey struct{ source, consumer string }
 
 // series caches the metric children of one (source, consumer) pair so the
-// hot path does one map lookup instead of hashing label values per metric.
+// hot path does no label hashing.
 type series struct {
-	outcomes map[consumer.Outcome]prometheus.Counter
-	duration prometheus.Observer
-	inFlight prometheus.Gauge
+	source, consumer string
+	outcomes         [len(outcomes)]prometheus.Counter
+	duration         prometheus.Observer
+	running          atomic.Int64 // handlers in flight
 }
 
 // NewMetrics creates the metrics and registers them on reg. It returns an
@@ -145,12 +169,8 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 		}, []string{"source", "consumer", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    MetricHandlerDuration,
-			Help:    "Time the handler chain ran per delivery attempt, in seconds.",
+			Help:    "Time the handler chain ran per delivery attempt, in seconds, as the runtime measured it.",
 			Buckets: cfg.Buckets,
-		}, []string{"source", "consumer"}),
-		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: MetricInFlight,
-			Help: "Messages whose handler chain is running.",
 		}, []string{"source", "consumer"}),
 		breakerOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: MetricBreakerOpen,
@@ -175,6 +195,7 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 		consumer: cfg.Consumer,
 		log:      cfg.Logger,
 	}
+	m.inFlight = inFlightCollector{m: m, desc: prometheus.NewDesc(MetricInFlight, "Messages whose handler chain is running.", []string{"source", "consumer"}, nil)}
 	collectors := []prometheus.Collector{m.messages, m.duration, m.inFlight, m.breakerOpen, m.breakerOps, m.backlog, m.deadLetters, m.pollErrors}
 	for i, c := range collectors {
 		if err := reg.Register(c); err != nil {
@@ -194,35 +215,44 @@ func (m *Metrics) initBreaker(name string) {
 }
 
 func (m *Metrics) seriesFor(source, name string) *series {
+	if s := m.last.Load(); s != nil && s.source == source && s.consumer == name {
+		return s
+	}
 	k := seriesKey{source, name}
-	if s, ok := m.series.Load(k); ok {
-		return s.(*series)
+	v, ok := m.series.Load(k)
+	if !ok {
+		s := &series{
+			source:   source,
+			consumer: name,
+			duration: m.duration.WithLabelValues(source, name),
+		}
+		for i, o := range outcomes {
+			s.outcomes[i] = m.messages.WithLabelValues(source, name, string(o))
+		}
+		v, _ = m.series.LoadOrStore(k, s)
 	}
-	s := &series{
-		outcomes: make(map[consumer.Outcome]prometheus.Counter, len(outcomes)),
-		duration: m.duration.WithLabelValues(source, name),
-		inFlight: m.inFlight.WithLabelValues(source, name),
-	}
-	for _, o := range outcomes {
-		s.outcomes[o] = m.messages.WithLabelValues(source, name, string(o))
-	}
-	actual, _ := m.series.LoadOrStore(k, s)
-	return actual.(*series)
+	s := v.(*series)
+	m.last.Store(s)
+	return s
 }
 
-// Settled counts ev under its source, consumer and outcome. It implements
-// consumer.Observer and never blocks.
+// Settled counts ev under its source, consumer and outcome, and observes
+// ev.Duration when the handler ran. It implements consumer.Observer and never
+// blocks.
 func (m *Metrics) Settled(_ context.Context, ev consumer.Event) {
 	source := ""
 	if ev.Message != nil {
 		source = ev.Message.Source
 	}
 	s := m.seriesFor(source, ev.Consumer)
-	c, ok := s.outcomes[ev.Outcome]
-	if !ok {
-		c = m.messages.WithLabelValues(source, ev.Consumer, string(ev.Outcome))
+	if i := outcomeIndex(ev.Outcome); i >= 0 {
+		s.outcomes[i].Inc()
+	} else {
+		m.messages.WithLabelValues(source, ev.Consumer, string(ev.Outcome)).Inc()
 	}
-	c.Inc()
+	if ev.Duration > 0 {
+		s.duration.Observe(ev.Duration.Seconds())
+	}
 }
 
 // BreakerChanged records the breaker state under MetricsConfig.Consumer. It
@@ -254,21 +284,34 @@ type namedObserver struct {
 func (o namedObserver) Settled(ctx context.Context, ev consumer.Event) { o.m.Settled(ctx, ev) }
 func (o namedObserver) BreakerChanged(open bool)                       { o.m.breakerChanged(o.name, open) }
 
-// Middleware measures the wrapped handler: the duration of every attempt and
-// the number running. Its labels are the message's Source and the consumer
-// name the runtime puts in the context. Install it innermost of the
-// observability middleware, after Tracing, so it times the handler rather
-// than the span bookkeeping.
+// Middleware counts the handlers running in oncely_messages_in_flight,
+// labelled by the message's Source and the consumer name the runtime puts in
+// the context. Handler durations come from the Observer side (Settled), which
+// reuses the runtime's own measurement.
 func (m *Metrics) Middleware(next consumer.Handler) consumer.Handler {
 	return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
 		s := m.seriesFor(msg.Source, consumer.NameFromContext(ctx))
-		s.inFlight.Inc()
-		start := time.Now()
-		defer func() {
-			s.duration.Observe(time.Since(start).Seconds())
-			s.inFlight.Dec()
-		}()
+		s.running.Add(1)
+		defer s.running.Add(-1)
 		return next.Handle(ctx, msg)
+	})
+}
+
+// inFlightCollector exports each series' running count. An atomic add per
+// handler start and end is cheaper than a prometheus.Gauge's compare-and-swap
+// loop, which showed in the benchmark.
+type inFlightCollector struct {
+	m    *Metrics
+	desc *prometheus.Desc
+}
+
+func (c inFlightCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c inFlightCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.series.Range(func(_, v any) bool {
+		s := v.(*series)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(s.running.Load()), s.source, s.consumer)
+		return true
 	})
 }
 

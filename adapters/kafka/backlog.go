@@ -18,18 +18,25 @@ var _ consumer.BacklogReporter = (*Source)(nil)
 // 0, carries the dead-letter topic's depth (its end minus start offsets) in
 // DeadLetters; the partition rows have DeadLetters -1.
 func (s *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
-	topics := append(slices.Clone(s.topics), s.dlq)
-	ends, err := s.adm.ListEndOffsets(ctx, topics...)
+	return backlog(ctx, s.adm, s.cfg.Topic, s.cfg.Group, s.topics)
+}
+
+// backlog computes Backlog for group over consumed (the source topic first)
+// and the dead-letter topic of topic and group.
+func backlog(ctx context.Context, adm *kadm.Client, topic, group string, consumed []string) ([]consumer.Backlog, error) {
+	dlq := DeadLetterTopic(topic, group)
+	topics := append(slices.Clone(consumed), dlq)
+	ends, err := adm.ListEndOffsets(ctx, topics...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: listing end offsets: %w", err)
 	}
-	starts, err := s.adm.ListStartOffsets(ctx, topics...)
+	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: listing start offsets: %w", err)
 	}
-	committed, err := s.adm.FetchOffsets(ctx, s.cfg.Group)
+	committed, err := adm.FetchOffsets(ctx, group)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: fetching committed offsets of %s: %w", s.cfg.Group, err)
+		return nil, fmt.Errorf("kafka: fetching committed offsets of %s: %w", group, err)
 	}
 	var out []consumer.Backlog
 	var depth int64
@@ -45,7 +52,7 @@ func (s *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
 		if st, ok := starts.Lookup(end.Topic, end.Partition); ok && st.Err == nil {
 			base = st.Offset
 		}
-		if end.Topic == s.dlq {
+		if end.Topic == dlq {
 			depth += max(0, end.Offset-base)
 			return
 		}
@@ -66,6 +73,6 @@ func (s *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
 		}
 		return int(a.Partition - b.Partition)
 	})
-	out = append(out, consumer.Backlog{Source: s.cfg.Topic, Partition: -1, DeadLetters: depth})
+	out = append(out, consumer.Backlog{Source: topic, Partition: -1, DeadLetters: depth})
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/memory"
@@ -606,4 +608,200 @@ func TestTopicCreationRefused(t *testing.T) {
 	_, err = New(context.Background(), Config{Brokers: addrs, Topic: topic, Group: "g", ReplicationFactor: 3, Logger: testLogger()})
 	require.ErrorIs(t, err, ErrTopicCreation)
 	require.True(t, strings.Contains(err.Error(), "refused"), err.Error())
+}
+
+// A partition with MaxPartitionInFlight records outstanding is paused and
+// hands out nothing more; settling half resumes it, and every record still
+// arrives exactly once, in order.
+func TestPartitionInFlightBound(t *testing.T) {
+	t.Parallel()
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("bound")
+	const n = 100
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "bound", TopicPartitions: 1, MaxPollRecords: 10, MaxPartitionInFlight: 20})
+	defer s.Close(context.Background())
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = &consumer.Message{ID: strconv.Itoa(i), Key: "k", Body: []byte("b")}
+	}
+	publish(t, client(t, addrs), topic, msgs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var held []consumer.Delivery
+	for len(held) < 20 {
+		ds, err := s.Receive(ctx, 100)
+		require.NoError(t, err)
+		held = append(held, ds...)
+	}
+	require.Len(t, held, 20)
+	require.Equal(t, []int32{0}, s.cl.PauseFetchPartitions(nil)[topic], "paused at the bound")
+	quiet, qcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	ds, err := s.Receive(quiet, 100)
+	qcancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Empty(t, ds)
+
+	var ids []int
+	for _, d := range held[:10] {
+		id, _ := strconv.Atoi(d.Message().ID)
+		ids = append(ids, id)
+		require.NoError(t, d.Ack(ctx))
+	}
+	require.Empty(t, s.cl.PauseFetchPartitions(nil)[topic], "resumed at half the bound")
+	for _, d := range held[10:] {
+		id, _ := strconv.Atoi(d.Message().ID)
+		ids = append(ids, id)
+		require.NoError(t, d.Ack(ctx))
+	}
+	for len(ids) < n {
+		ds, err := s.Receive(ctx, 100)
+		require.NoError(t, err)
+		for _, d := range ds {
+			id, _ := strconv.Atoi(d.Message().ID)
+			ids = append(ids, id)
+			require.NoError(t, d.Ack(ctx))
+		}
+	}
+	want := make([]int, n)
+	for i := range want {
+		want[i] = i
+	}
+	require.Equal(t, want, ids)
+}
+
+// The dev cluster serves on the given port until its context ends.
+func TestDevCluster(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan []string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- DevCluster{Ports: []int{0}, Logger: testLogger()}.Run(ctx, func(addrs []string) { ready <- addrs })
+	}()
+	addrs := <-ready
+	require.Len(t, addrs, 1)
+	cl := client(t, addrs, kgo.AllowAutoTopicCreation())
+	publish(t, cl, "dev-topic", &consumer.Message{ID: "1", Body: []byte("hello")})
+	got := readAll(t, addrs, "dev-topic", 1, 10*time.Second)
+	require.Len(t, got, 1)
+	require.Equal(t, "hello", string(got[0].Body))
+	cl.Close()
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// Records produced by kcat (librdkafka) arrive with ID, key and headers
+// intact. The test script installs kcat from Debian's packages; without it
+// the test skips locally and fails under CI.
+func TestKcatProducedRecords(t *testing.T) {
+	t.Parallel()
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		testenv.Missing(t, "kcat", err)
+		return
+	}
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("kcat")
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "kcat"})
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, kcat, "-P", "-b", strings.Join(addrs, ","), "-t", topic,
+			"-k", fmt.Sprintf("key-%d", i), "-H", fmt.Sprintf("message-id=kc-%d", i), "-H", "x-origin=kcat", "-H", "x-n="+strconv.Itoa(i))
+		cmd.Stdin = strings.NewReader(fmt.Sprintf("value-%d", i))
+		out, err := cmd.CombinedOutput()
+		cancel()
+		require.NoError(t, err, "kcat: %s", out)
+	}
+	var rec recorder
+	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		rec.add(m)
+		return nil
+	}), consumer.Config{Name: "kcat"})
+	waitUntil(t, 30*time.Second, "three records", func() bool { return rec.len() >= 3 })
+	stop()
+	got := rec.all()
+	slices.SortFunc(got, func(a, b *consumer.Message) int { return strings.Compare(a.ID, b.ID) })
+	require.Len(t, got, 3)
+	for i, m := range got {
+		require.Equal(t, fmt.Sprintf("kc-%d", i), m.ID)
+		require.Equal(t, fmt.Sprintf("key-%d", i), m.Key)
+		require.Equal(t, fmt.Sprintf("value-%d", i), string(m.Body))
+		require.Equal(t, map[string]string{"message-id": m.ID, "x-origin": "kcat", "x-n": strconv.Itoa(i)}, m.Headers)
+	}
+}
+
+// Client publishes as the Source reads, reports backlog without joining
+// the group, and lists dead letters without consuming them.
+func TestClient(t *testing.T) {
+	t.Parallel()
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("client")
+	c, err := NewClient(addrs)
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "cl", TopicPartitions: 2, Tiers: retry.Tiers{100 * time.Millisecond}})
+	require.NoError(t, c.Publish(ctx, topic,
+		&consumer.Message{ID: "a", Key: "k1", Body: []byte("1"), Headers: map[string]string{"x": "y"}},
+		&consumer.Message{ID: "b", Key: "k2", Body: []byte("2")},
+		&consumer.Message{ID: "c", Key: "k3", Body: []byte("3")}))
+
+	bl, err := c.Backlog(ctx, topic, "cl")
+	require.NoError(t, err)
+	var lag int64
+	sources := map[string]bool{}
+	for _, b := range bl {
+		sources[b.Source] = true
+		if b.Partition >= 0 && b.Source == topic {
+			lag += b.Lag
+		}
+	}
+	require.Equal(t, int64(3), lag)
+	require.True(t, sources[RetryTopic(topic, "cl", 100*time.Millisecond)], "retry topic listed: %v", bl)
+
+	ds := make(map[string]consumer.Delivery)
+	for len(ds) < 3 {
+		got, err := s.Receive(ctx, 10)
+		require.NoError(t, err)
+		for _, d := range got {
+			ds[d.Message().ID] = d
+		}
+	}
+	require.Equal(t, "y", ds["a"].Message().Header("x"))
+	for _, id := range []string{"a", "b"} {
+		m := ds[id].Message()
+		require.NoError(t, ds[id].DeadLetter(ctx, consumer.FailureHeaders(m, consumer.Failure{Consumer: "cl", Reason: consumer.ReasonPermanent, Err: errors.New("bad"), NextAttempt: 1})))
+	}
+	require.NoError(t, ds["c"].Ack(ctx))
+	require.NoError(t, s.Close(ctx))
+
+	dl, err := c.DeadLetters(ctx, topic, "cl", 0)
+	require.NoError(t, err)
+	require.Len(t, dl, 2)
+	ids := []string{dl[0].ID, dl[1].ID}
+	slices.Sort(ids)
+	require.Equal(t, []string{"a", "b"}, ids)
+	for _, m := range dl {
+		require.Equal(t, consumer.ReasonPermanent, m.Header(consumer.HeaderDeadLetterReason))
+		require.Equal(t, DeadLetterTopic(topic, "cl"), m.Source)
+	}
+	one, err := c.DeadLetters(ctx, topic, "cl", 1)
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+	again, err := c.DeadLetters(ctx, topic, "cl", 0)
+	require.NoError(t, err)
+	require.Len(t, again, 2, "reading does not consume")
+
+	bl, err = c.Backlog(ctx, topic, "cl")
+	require.NoError(t, err)
+	lag = 0
+	for _, b := range bl {
+		if b.Partition >= 0 && b.Source == topic {
+			lag += b.Lag
+		}
+	}
+	require.Equal(t, int64(0), lag)
+	require.Equal(t, consumer.Backlog{Source: topic, Partition: -1, DeadLetters: 2}, bl[len(bl)-1])
 }

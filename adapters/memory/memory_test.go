@@ -309,3 +309,39 @@ func TestInjectFaults(t *testing.T) {
 		t.Fatal("unknown source has depth")
 	}
 }
+
+func TestRemoveDeadLetters(t *testing.T) {
+	b := memory.NewBroker()
+	if err := b.Publish(t.Context(), "q", msgs("m", 3)...); err != nil {
+		t.Fatal(err)
+	}
+	src := b.NewSource("q", "c")
+	defer src.Close(t.Context())
+	ds := receive(t, src, 3)
+	// m-0 twice (an at-least-once DLQ publish), m-1 once.
+	if err := ds[0].DeadLetter(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := ds[1].DeadLetter(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(t.Context(), "q", &consumer.Message{ID: "m-0"}); err != nil {
+		t.Fatal(err)
+	}
+	again := receive(t, src, 1) // m-2 is still in flight
+	if m := again[0].Message(); m.ID != "m-0" {
+		t.Fatalf("got %s, want the republished m-0", m.ID)
+	}
+	if err := again[0].DeadLetter(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.RemoveDeadLetters("q", "c", "m-0"); got != 2 {
+		t.Fatalf("removed %d copies, want 2", got)
+	}
+	if dl := b.DeadLetters("q", "c"); len(dl) != 1 || dl[0].ID != "m-1" {
+		t.Fatalf("left %v", dl)
+	}
+	if got := b.RemoveDeadLetters("q", "other", "m-1"); got != 0 {
+		t.Fatalf("removed %d from another consumer's DLQ", got)
+	}
+}

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// retryFast is a quick reconnect backoff for tests.
+var retryFast = retry.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: time.Second}
+
 // testTiers are short retry tiers for tests.
 var testTiers = retry.Tiers{100 * time.Millisecond, 300 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second}
 
@@ -63,7 +66,7 @@ func newSource(t testing.TB, cfg Config) *Source {
 		cfg.Logger = testLogger()
 	}
 	if cfg.ReconnectBackoff.InitialInterval == 0 {
-		cfg.ReconnectBackoff = retry.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: time.Second}
+		cfg.ReconnectBackoff = retryFast
 	}
 	cleanupTopology(t, cfg.Queue, cfg.Consumer, cfg.Tiers) // registered first, so it runs after Close
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -179,8 +182,28 @@ func depth(t testing.TB, queue string) int {
 	return q.Messages
 }
 
-// browse returns every message in queue without removing it (get, then
-// close the channel so they are requeued).
+// tryDepth is depth, with ok false when the queue does not exist.
+func tryDepth(t testing.TB, queue string) (n int, ok bool) {
+	t.Helper()
+	conn, err := amqp.Dial(testenv.RabbitMQ(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	if err != nil {
+		return 0, false
+	}
+	return q.Messages, true
+}
+
+// browse returns every message ready in queue without removing them: it
+// consumes as many as the queue holds, unacked, then closes the channel so
+// the broker requeues them.
 func browse(t testing.TB, queue, keyHeader string) []*consumer.Message {
 	t.Helper()
 	conn, err := amqp.Dial(testenv.RabbitMQ(t))
@@ -192,16 +215,29 @@ func browse(t testing.TB, queue, keyHeader string) []*consumer.Message {
 	if err != nil {
 		t.Fatal(err)
 	}
+	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("inspecting %s: %v", queue, err)
+	}
+	if q.Messages == 0 {
+		return nil
+	}
+	if err := ch.Qos(1000, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ch.Consume(queue, "", false, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("consuming %s: %v", queue, err)
+	}
 	var out []*consumer.Message
-	for range 100_000 {
-		d, ok, err := ch.Get(queue, false)
-		if err != nil {
-			t.Fatalf("get from %s: %v", queue, err)
+	timeout := time.After(30 * time.Second)
+	for len(out) < q.Messages {
+		select {
+		case d := <-ds:
+			out = append(out, newMessage(&d, keyHeader, queue))
+		case <-timeout:
+			t.Fatalf("browsing %s: %d of %d messages after 30s", queue, len(out), q.Messages)
 		}
-		if !ok {
-			break
-		}
-		out = append(out, newMessage(&d, keyHeader, queue))
 	}
 	_ = ch.Close()
 	return out

@@ -86,8 +86,9 @@ func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 // Publish sends msgs to queue (through the default exchange) with each
 // message's ID in the message_id property, its Key in the key header and
 // its Headers as string headers, persistent. It declares queue as a source
-// queue when absent, and returns once every message is confirmed, or ctx's
-// error with the count still unconfirmed.
+// queue when absent (an existing queue is used as it is), and returns once
+// every message is confirmed, or ctx's error with the count still
+// unconfirmed.
 func (p *Publisher) Publish(ctx context.Context, queue string, msgs ...*consumer.Message) error {
 	pending := make([]outgoing, len(msgs))
 	now := time.Now()
@@ -127,6 +128,9 @@ func (p *Publisher) Publish(ctx context.Context, queue string, msgs ...*consumer
 			}
 		} else {
 			last = err
+			if errors.Is(err, ErrTopologyMismatch) {
+				return fmt.Errorf("rabbitmq: publish: %w", err)
+			}
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("rabbitmq: publish: %d of %d messages not confirmed: %w", len(pending), len(msgs), errors.Join(last, ctx.Err()))
@@ -193,7 +197,7 @@ func (p *Publisher) session(ctx context.Context, queue string) (*confirmer, erro
 		d := &declarer{conn: p.conn, log: p.log, rpc: func(ctx context.Context, what string, fn func() error) error {
 			return p.src.rpc(ctx, p.conn, what, fn)
 		}}
-		err := d.queue(ctx, topo.source())
+		err := d.queue(ctx, topo.source(), false)
 		d.close()
 		if err != nil {
 			return nil, err

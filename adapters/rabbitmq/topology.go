@@ -167,12 +167,12 @@ func (d *declarer) close() {
 	}
 }
 
-// queue makes sure spec exists with its arguments: a passive declare first;
-// a missing queue is declared; an existing one is declared again with the
-// same arguments, which the broker refuses (406) when they differ, reported
-// as a TopologyError. Without configure permission (403) an existing queue
-// is used as it is, with a warning.
-func (d *declarer) queue(ctx context.Context, spec queueSpec) error {
+// queue makes sure spec exists: a passive declare first; a missing queue is
+// declared. With verify, an existing one is declared again with the same
+// arguments, which the broker refuses (406) when they differ, reported as a
+// TopologyError; without configure permission (403) it is used as it is,
+// with a warning. Without verify an existing queue is used as it is.
+func (d *declarer) queue(ctx context.Context, spec queueSpec, verify bool) error {
 	ch, err := d.channel(ctx)
 	if err != nil {
 		return err
@@ -184,6 +184,9 @@ func (d *declarer) queue(ctx context.Context, spec queueSpec) error {
 	exists := err == nil
 	if err != nil && amqpCode(err) != amqp.NotFound {
 		return err
+	}
+	if exists && !verify {
+		return nil
 	}
 	if ch, err = d.channel(ctx); err != nil {
 		return err
@@ -227,12 +230,16 @@ func (d *declarer) bind(ctx context.Context, queue, exchange string) error {
 	})
 }
 
-// declareAll declares the dead-letter queue (and, for quorum, the
-// dead-letter exchange and its binding), the retry queues and the source
-// queue, targets first.
+// declareAll declares the source queue first (so a source that exists with
+// other arguments is reported before anything is created), then the
+// dead-letter queue (and, for quorum, the dead-letter exchange and its
+// binding) and the retry queues.
 func (t topology) declareAll(ctx context.Context, d *declarer) error {
 	defer d.close()
-	if err := d.queue(ctx, t.dlqSpec()); err != nil {
+	if err := d.queue(ctx, t.source(), true); err != nil {
+		return err
+	}
+	if err := d.queue(ctx, t.dlqSpec(), true); err != nil {
 		return err
 	}
 	if t.qtype == Quorum {
@@ -244,11 +251,11 @@ func (t topology) declareAll(ctx context.Context, d *declarer) error {
 		}
 	}
 	for _, spec := range t.retries() {
-		if err := d.queue(ctx, spec); err != nil {
+		if err := d.queue(ctx, spec, true); err != nil {
 			return err
 		}
 	}
-	return d.queue(ctx, t.source())
+	return nil
 }
 
 // amqpCode returns the AMQP reply code in err, or 0.

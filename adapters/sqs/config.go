@@ -33,8 +33,12 @@ const (
 	// maxAttributes is SQS's limit on message attributes per message.
 	maxAttributes = 10
 	// renewAt is the fraction of the visibility timeout after which a
-	// delivery's visibility is extended.
+	// delivery's visibility is extended, unless that leaves less than
+	// renewMargin (see renewAfter).
 	renewAt = 0.7
+	// renewMargin is the time an extension should have to reach SQS before
+	// the visibility window ends.
+	renewMargin = 2 * time.Second
 )
 
 var queueName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
@@ -199,7 +203,7 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	var errs []error
 	if c.Consumer == "" {
-		errs = append(errs, errors.New("Consumer is required (it names the dead-letter queue)"))
+		errs = append(errs, errors.New("a Consumer name is required (it names the dead-letter queue)"))
 	}
 	if c.QueueURL == "" && c.QueueName == "" {
 		errs = append(errs, errors.New("QueueURL or QueueName is required"))
@@ -217,7 +221,7 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("MaxMessages must be 1–10 (SQS's receive limit), got %d", c.MaxMessages))
 	}
 	if c.Receivers < 1 {
-		errs = append(errs, fmt.Errorf("Receivers must be >= 1, got %d", c.Receivers))
+		errs = append(errs, fmt.Errorf("field Receivers must be >= 1, got %d", c.Receivers))
 	}
 	if c.VisibilityTimeout != 0 {
 		if c.VisibilityTimeout < time.Second || c.VisibilityTimeout > MaxVisibility || c.VisibilityTimeout%time.Second != 0 {
@@ -235,7 +239,7 @@ func (c Config) validate() error {
 	}
 	if c.Endpoint != "" {
 		if u, err := url.Parse(c.Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
-			errs = append(errs, fmt.Errorf("Endpoint %q must be an absolute URL such as http://127.0.0.1:9324", c.Endpoint))
+			errs = append(errs, fmt.Errorf("the Endpoint %q must be an absolute URL such as http://127.0.0.1:9324", c.Endpoint))
 		}
 	}
 	if len(errs) == 0 {
@@ -268,6 +272,13 @@ func deadLetterName(queue, consumer string) (string, error) {
 		return "", fmt.Errorf("default dead-letter queue name %q is over SQS's 80-character limit; set DeadLetterQueueName", name)
 	}
 	return name, nil
+}
+
+// renewAfter is when, into a visibility window of length v, its extension is
+// sent: at renewAt (70 %) of it, earlier for short windows so the extension
+// has renewMargin to arrive, but never before half of it.
+func renewAfter(v time.Duration) time.Duration {
+	return max(v/2, min(time.Duration(renewAt*float64(v)), v-renewMargin))
 }
 
 // queueNameFromURL returns the last path element of a queue URL.

@@ -27,7 +27,7 @@ func TestConfigValidate(t *testing.T) {
 		Endpoint:          "localhost",
 	}.withDefaults().validate()
 	require.Error(t, err)
-	for _, want := range []string{"Consumer is required", "QueueName", "WaitTimeSeconds", "MaxMessages", "Receivers", "VisibilityTimeout", "MaxExtension", "Endpoint"} {
+	for _, want := range []string{"Consumer name is required", "QueueName", "WaitTimeSeconds", "MaxMessages", "Receivers", "VisibilityTimeout", "MaxExtension", "Endpoint"} {
 		require.ErrorContains(t, err, want)
 	}
 	require.NoError(t, Config{QueueName: "q.fifo", Consumer: "c"}.withDefaults().validate())
@@ -135,4 +135,15 @@ func TestPackAttributesNeverExceedsTen(t *testing.T) {
 
 	// A malformed failure attribute is kept as a header, not dropped.
 	require.Equal(t, "{oops", Headers(map[string]types.MessageAttributeValue{FailureAttribute: str("{oops")})[FailureAttribute])
+}
+
+func TestRenewAfter(t *testing.T) {
+	for v, want := range map[time.Duration]time.Duration{
+		30 * time.Second: 21 * time.Second, // 70 %
+		5 * time.Second:  3 * time.Second,  // leaves 2s to reach SQS
+		2 * time.Second:  time.Second,      // but never before half the window
+		time.Second:      500 * time.Millisecond,
+	} {
+		require.Equal(t, want, renewAfter(v), v)
+	}
 }

@@ -232,12 +232,11 @@ func (d *delivery) markLost() {
 	d.lostOnce.Do(func() { close(d.lost) })
 }
 
-// startRenewal schedules the first extension at renewAt of the visibility
-// timeout.
+// startRenewal schedules the first extension (see renewAfter).
 func (d *delivery) startRenewal() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.schedule(time.Until(d.received.Add(time.Duration(renewAt * float64(d.s.visibility)))))
+	d.schedule(time.Until(d.received.Add(renewAfter(d.s.visibility))))
 }
 
 // schedule runs renew after wait; d.mu is held.
@@ -312,6 +311,11 @@ func (d *delivery) renewed(sent time.Time, ext time.Duration, err error) {
 	if d.stopped || s.ctx.Err() != nil {
 		return
 	}
+	if err == nil && time.Now().After(d.deadline) {
+		// The window may have ended before SQS applied the extension, and
+		// another consumer may have received the message meanwhile.
+		err = fmt.Errorf("extension confirmed %s after the visibility window ended", time.Since(d.deadline).Round(time.Millisecond))
+	}
 	if err != nil {
 		d.stopped = true
 		s.log.Warn("visibility extension failed; cancelling the handler and leaving the message to be redelivered", "message_id", d.msg.ID, "error", err)
@@ -319,5 +323,5 @@ func (d *delivery) renewed(sent time.Time, ext time.Duration, err error) {
 		return
 	}
 	d.deadline = sent.Add(ext)
-	d.schedule(time.Duration(renewAt * float64(ext)))
+	d.schedule(renewAfter(ext))
 }

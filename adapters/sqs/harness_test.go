@@ -55,7 +55,9 @@ func uniqueQueue(prefix string) string {
 	return fmt.Sprintf("oncely-%s-%08x", prefix, rand.Uint32())
 }
 
-func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+var diagLogger = slog.New(slog.DiscardHandler)
+
+func quietLogger() *slog.Logger { return diagLogger }
 
 // harness connects the adapter conformance suite to the emulator.
 //

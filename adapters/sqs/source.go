@@ -426,6 +426,12 @@ func (s *Source) release(ctx context.Context, ds []*delivery) error {
 			continue
 		}
 		for _, f := range out.Failed {
+			switch aws.ToString(f.Code) {
+			case "ReceiptHandleIsInvalid", "MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight":
+				// Deleted through another receipt, or already visible:
+				// nothing to release.
+				continue
+			}
 			errs = append(errs, fmt.Errorf("entry %s: %s: %s", aws.ToString(f.Id), aws.ToString(f.Code), aws.ToString(f.Message)))
 		}
 	}

@@ -89,7 +89,7 @@ Kafka is a dev cluster (oncely dev kafka) started as a separate process.`)
 		case "rabbitmq":
 			url = env("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
 		case "sqs":
-			url = "sqs://us-east-1?endpoint=" + env("SQS_ENDPOINT", "http://127.0.0.1:9324") + "&visibility_timeout=5s"
+			url = "sqs://us-east-1?endpoint=" + env("SQS_ENDPOINT", "http://127.0.0.1:9324") + "&visibility_timeout=5s&wait=1"
 		case "kafka":
 			k, err := crashtest.StartKafka(ctx, bins.Oncely, filepath.Join(tmp, "kafka.log"))
 			if err != nil {

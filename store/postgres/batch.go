@@ -191,8 +191,6 @@ type commitJob struct {
 	batch   []*request
 	results []result
 	tx      pgx.Tx
-	ctx     context.Context
-	cancel  context.CancelFunc
 }
 
 // fail answers every request not yet failed with op's error, wrapped with
@@ -211,10 +209,9 @@ func (j *commitJob) fail(op string, err error) {
 // request.
 func (j *commitJob) finish() {
 	if j.tx != nil {
-		_ = j.tx.Rollback(j.ctx)
-	}
-	if j.cancel != nil {
-		j.cancel()
+		ctx, cancel := j.b.opContext()
+		_ = j.tx.Rollback(ctx)
+		cancel()
 	}
 	for i, r := range j.batch {
 		r.done <- j.results[i]
@@ -223,7 +220,9 @@ func (j *commitJob) finish() {
 
 // commit commits the batch and answers every request.
 func (j *commitJob) commit() {
-	if err := j.tx.Commit(j.ctx); err != nil {
+	ctx, cancel := j.b.opContext()
+	defer cancel()
+	if err := j.tx.Commit(ctx); err != nil {
 		j.fail("commit batch", err)
 	}
 	j.tx = nil
@@ -248,15 +247,15 @@ func (b *batcher) run(batch []*request) *commitJob {
 		j.finish()
 		return nil
 	}
-	j.ctx, j.cancel = context.WithTimeout(context.Background(), b.s.cfg.BatchTimeout)
-	ctx := j.ctx
 	abort := func(op string, err error) *commitJob {
 		j.fail(op, err)
 		j.finish()
 		return nil
 	}
 
+	ctx, cancel := b.opContext()
 	tx, claimed, err := b.beginClaimAll(ctx, batch, live)
+	cancel()
 	if err != nil {
 		return abort("begin and claim batch", err)
 	}
@@ -274,7 +273,9 @@ func (b *batcher) run(batch []*request) *commitJob {
 				continue
 			}
 			// The earlier copy failed and dropped its claim: claim again.
+			ctx, cancel := b.opContext()
 			tag, err := tx.Exec(ctx, b.s.claimSQL, r.consumerName, r.messageID)
+			cancel()
 			if err != nil {
 				return abort("claim", err)
 			}
@@ -314,7 +315,7 @@ func (b *batcher) run(batch []*request) *commitJob {
 			continue
 		}
 		lost := tx.Conn().IsClosed()
-		if lost || b.undo(ctx, tx, inSavepoint, k) != nil {
+		if lost || b.undo(tx, inSavepoint, k) != nil {
 			j.fail("batch aborted after a handler failed", ferr)
 			results[i].err = handlerError(ferr, lost)
 			j.finish()
@@ -361,11 +362,19 @@ func (b *batcher) beginClaimAll(ctx context.Context, batch []*request, live []in
 	return tx, claimed, nil
 }
 
+// opContext bounds one of the store's own statements of a batch by
+// Config.BatchTimeout.
+func (b *batcher) opContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), b.s.cfg.BatchTimeout)
+}
+
 // undo rolls back the current message's work (when its savepoint was opened)
 // and deletes its claim, keeping the batch's other work. The two statements
 // are not pipelined: in an aborted transaction the server refuses to prepare
 // the DELETE until the ROLLBACK TO has run.
-func (b *batcher) undo(ctx context.Context, tx pgx.Tx, inSavepoint bool, k claimKey) error {
+func (b *batcher) undo(tx pgx.Tx, inSavepoint bool, k claimKey) error {
+	ctx, cancel := b.opContext()
+	defer cancel()
 	if inSavepoint {
 		if _, err := tx.Exec(ctx, rollbackToSQL); err != nil {
 			return err

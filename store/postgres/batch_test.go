@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -428,4 +429,74 @@ func TestBatchCallerGoneBeforeItsTurn(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{winner: 1}, effectCounts(t, db), "the first message's work survives")
 	require.True(t, claimed(t, db, "ledger", winner))
+}
+
+// TestBatchMixedLoad drives many copies of many messages through batch mode
+// from concurrent callers, with handlers that fail, panic, swallow errors or
+// do nothing on their first attempts, and retries every failure until
+// success: in the end each message's effect exists exactly once.
+func TestBatchMixedLoad(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := newStore(t, db, pgstore.Config{BatchSize: 16, BatchLinger: time.Millisecond})
+	const messages, copies, callers = 120, 3, 40
+	var attempts sync.Map // id → *atomic.Int32
+	fn := func(id string) func(context.Context) error {
+		a, _ := attempts.LoadOrStore(id, new(atomic.Int32))
+		n := a.(*atomic.Int32).Add(1)
+		return func(ctx context.Context) error {
+			kind, _ := strconv.Atoi(id[1:])
+			if n <= 2 { // the first two attempts misbehave, each in its own way
+				switch kind % 5 {
+				case 1:
+					_ = effect(id)(ctx)
+					return errBoom
+				case 2:
+					_ = effect(id)(ctx)
+					panic("boom")
+				case 3:
+					_ = effect(id)(ctx)
+					tx, _ := pgstore.Tx(ctx)
+					_, _ = tx.Exec(ctx, "SELECT 1/0")
+					return nil
+				case 4:
+					return errBoom
+				}
+			}
+			return effect(id)(ctx)
+		}
+	}
+	work := make(chan string, messages*copies)
+	for range copies {
+		for m := range messages {
+			work <- fmt.Sprintf("m%d", m)
+		}
+	}
+	close(work)
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	var failures atomic.Int32
+	for range callers {
+		wg.Go(func() {
+			for id := range work {
+				for try := 0; ; try++ {
+					require.Less(t, try, 10, "%s never succeeded", id)
+					_, err := s.Process(ctx, "ledger", id, fn(id))
+					if err == nil {
+						break
+					}
+					require.NotEqual(t, consumer.Outage, consumer.Classify(err), "%s: %v", id, err)
+					failures.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Positive(t, failures.Load())
+	counts := effectCounts(t, db)
+	require.Len(t, counts, messages)
+	for id, n := range counts {
+		require.Equal(t, 1, n, id)
+	}
+	require.Equal(t, messages, countClaims(t, db))
 }

@@ -72,3 +72,50 @@ func TestConcurrentDuplicatesRunOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentDuplicatesRunOnceBatchMode: in batch mode copies of one
+// message land in the same batch (a duplicate of the copy that ran) or in a
+// later one (whose claim waits for the earlier batch's COMMIT).
+func TestConcurrentDuplicatesRunOnceBatchMode(t *testing.T) {
+	for _, n := range []int{2, 8, 32} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			db := pgtest.New(t)
+			createEffects(t, db)
+			s := newStore(t, db, pgstore.Config{BatchSize: 5, BatchLinger: time.Millisecond})
+			ctx := ctxT(t)
+			var calls, dups atomic.Int32
+			var wg sync.WaitGroup
+			errs := make(chan error, 2*n)
+			for i := range 2 * n { // n copies of "same" mixed with n other messages
+				id := "same"
+				if i%2 == 1 {
+					id = fmt.Sprint("other", i)
+				}
+				wg.Go(func() {
+					dup, err := s.Process(ctx, "ledger", id, func(ctx context.Context) error {
+						if id == "same" {
+							calls.Add(1)
+						}
+						return effect(id)(ctx)
+					})
+					if dup {
+						dups.Add(1)
+					}
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.EqualValues(t, 1, calls.Load())
+			require.EqualValues(t, n-1, dups.Load())
+			counts := effectCounts(t, db)
+			require.Len(t, counts, n+1)
+			for id, c := range counts {
+				require.Equal(t, 1, c, id)
+			}
+		})
+	}
+}

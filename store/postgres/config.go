@@ -69,9 +69,10 @@ type Config struct {
 	// single-message mode.
 	BatchLinger time.Duration
 
-	// BatchTimeout bounds the store's own statements of one batch (BEGIN,
-	// claims, savepoints, COMMIT); handlers are bounded by their callers'
-	// contexts. Defaults to BatchTimeoutDefault (30s); ignored in
+	// BatchTimeout bounds each of the store's own statements in batch mode
+	// (BEGIN with the claims, a rollback to a savepoint, COMMIT), which run
+	// on no caller's context; handlers' statements are bounded by their
+	// callers' contexts. Defaults to BatchTimeoutDefault (30s); ignored in
 	// single-message mode.
 	BatchTimeout time.Duration
 

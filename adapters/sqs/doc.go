@@ -1,0 +1,82 @@
+// Package sqs is the Amazon SQS adapter of oncely, on aws-sdk-go-v2: a
+// consumer.Source (with consumer.BacklogReporter) whose deliveries implement
+// consumer.Delivery and consumer.Leased.
+//
+// # Receiving
+//
+// Receive long-polls (WaitTimeSeconds, default 20) with batches of up to 10
+// and at most Config.Receivers receive calls in flight. It makes a call only
+// for room the consumer runtime asked for, so no message is fetched while
+// in-flight work is at its bound. The message ID comes from the message-id
+// attribute (Config.IDAttribute); a message without it gets an empty ID and
+// is dead-lettered by the runtime with reason missing-id. Message.Attempt is
+// SQS's ApproximateReceiveCount, requested both as MessageSystemAttributeNames
+// (real SQS) and as the older AttributeNames (which local-aws-sqs reads). On
+// FIFO queues Message.Key is the MessageGroupId, so the runtime keeps one lane
+// per group; elsewhere it is the message-key attribute, or else the message ID.
+//
+// # Leases
+//
+// While a delivery is unsettled its visibility is extended at 70 % of the
+// visibility timeout, by ChangeMessageVisibilityBatch calls shared by
+// deliveries due together, up to Config.MaxExtension from the receive. When an
+// extension fails, or the cap is reached and the last window ends, Lost is
+// closed: the runtime cancels the handler and does not settle, and SQS
+// redelivers the message.
+//
+// # Settling
+//
+//   - Ack deletes the message. Concurrent acks share DeleteMessageBatch calls
+//     (10 entries, or what arrived within Config.AckFlushInterval); a failed
+//     entry is tried again, a sender fault (such as an expired receipt
+//     handle) is returned at once as *DeleteError, and Ack returns only after
+//     its own entry was deleted.
+//   - Retry changes the message's visibility to the delay, rounded up to whole
+//     seconds so it is never early. SQS cannot change a message's attributes,
+//     so the failure context (oncely-attempt, oncely-error, …) of a retry is
+//     kept in the memory of the Source that retried it and added to the
+//     message's headers when that Source receives it again; another process
+//     receiving it sees the original attributes, and Attempt from the receive
+//     count. The dead-letter copy carries the context of its own failure,
+//     plus the earlier hops' "original" headers when they were in memory.
+//     SQS counts its 12-hour visibility limit from the receive, so the
+//     longest retry delay (Capabilities.MaxDelay) is 12h − MaxExtension and
+//     consumer.New refuses a retry policy that could exceed it.
+//   - DeadLetter sends a copy to the dead-letter queue (default
+//     "<queue>-<consumer>-dlq", ".fifo" for FIFO sources): body and
+//     attributes unchanged, every other header packed into the one JSON
+//     attribute FailureAttribute, so the copy never exceeds SQS's ten message
+//     attributes. Only after SQS confirmed the send is the original deleted;
+//     if the send fails nothing is deleted and the message comes back. On
+//     FIFO queues the copy keeps the MessageGroupId and is deduplicated by
+//     the original's SQS message ID. Headers unpacks FailureAttribute for
+//     readers of the dead-letter queue.
+//
+// Close releases every unsettled delivery (visibility 0) so it is redelivered
+// at once.
+//
+// # Start-up checks
+//
+// New validates Config, resolves (or, with CreateQueues, creates) both
+// queues, and reads the source queue's attributes. When the queue has a
+// RedrivePolicy, its maxReceiveCount must exceed Config.MaxAttempts: otherwise
+// SQS would move a failing message to its own dead-letter queue, without
+// failure context, before the consumer's last attempt.
+//
+// # Testing against local-aws-sqs
+//
+// The tests run against the local-aws-sqs npm emulator (2.0.2), started by
+// scripts/sqs-emulator.sh. The adapter follows real SQS where the emulator
+// differs:
+//
+//   - ChangeMessageVisibility increments ApproximateReceiveCount in the
+//     emulator, not in SQS. The script patches this one line in memory when
+//     starting the emulator, or every renewal would count as an attempt.
+//   - The emulator reads only the deprecated AttributeNames of
+//     ReceiveMessage; the adapter sends both forms.
+//   - The emulator does not hold a FIFO message group back while one of its
+//     messages is in flight, so concurrent receive calls could split a group
+//     in either order; the FIFO test uses one receiver.
+//   - The emulator's ApproximateNumberOfMessages counts in-flight messages
+//     too; SQS's counts only visible ones (Backlog adds the in-flight count).
+package sqs
