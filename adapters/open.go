@@ -8,17 +8,32 @@
 //	mem://                               a process-local memory broker (adapters/memory)
 //
 // A mem:// broker lives in the process that opened it: two processes (or two
-// Open calls) never share one. Use it for examples and tests; pass
-// WithMemoryBroker to share one broker between Open calls in one process.
+// Open calls) never share one, and its messages die with the process. Use it
+// for examples and tests; pass WithMemoryBroker to share one broker between
+// Open calls in one process.
 //
-// Adapter-specific settings come from URL query parameters, documented on
-// each scheme's open function (see Schemes). An unknown parameter is an error,
-// so a typo never silently falls back to a default.
+// Adapter settings come from URL query parameters. An unknown parameter is
+// an error, so a typo never silently falls back to a default:
+//
+//	kafka://   instance_id=ID (static membership; a restarted consumer takes its
+//	           partitions back at once), partitions=N, replication=N (of topics
+//	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place
+//	amqp://    queue_type=quorum|classic, prefetch=N (default 200), delivery_limit=N
+//	           (quorum x-delivery-limit), tiers=1s,10s,1m (retry queue TTLs),
+//	           key_header=NAME (ordering key header, default message-key)
+//	sqs://     endpoint=URL, visibility_timeout=30s, wait=0..20 (long-poll
+//	           seconds), receivers=N
+//	mem://     none
+//
+// Names: Kafka topics are <source>, <source>.<consumer>.retry.<tier> and
+// <source>.<consumer>.dlq; RabbitMQ queues the same; SQS queues <source> and
+// <source>-<consumer>-dlq. Source and Publish create what is missing.
 //
 // Besides consuming and publishing, a Broker offers what the oncely CLI needs
 // to operate a consumer: dead letters listed without removing them, redriven
 // back to their source (same message ID, attempt count reset), and the
-// backlog (Kafka lag, queue and dead-letter depth).
+// backlog (Kafka lag, queue and dead-letter depth), all without joining the
+// consumer's group.
 package adapters
 
 import (

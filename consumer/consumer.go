@@ -238,9 +238,7 @@ func (c *Consumer) receiveLoop(ctx context.Context) error {
 			return err
 		}
 		ds, err := c.src.Receive(ctx, n)
-		if len(ds) < n {
-			c.window.release(n - len(ds))
-		}
+		c.window.giveBack(n - len(ds))
 		c.dispatch(ds[:min(n, len(ds))])
 		for _, d := range ds[min(n, len(ds)):] {
 			// The source returned more than asked (an adapter bug): wait

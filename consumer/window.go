@@ -6,17 +6,19 @@ import (
 )
 
 // window bounds the deliveries in flight (received, not yet settled). Intake
-// takes room in batches: once the window is full it waits until refill slots
-// are free again, so a busy consumer calls Source.Receive with large batches
-// instead of once per settled delivery, and the intake goroutine is woken
-// once per batch rather than once per message. Releasing a slot is one atomic
-// add unless intake waits.
+// takes room in batches: once it has filled the window it waits until refill
+// slots are free again, so a busy consumer calls Source.Receive with large
+// batches instead of once per settled delivery, and the intake goroutine is
+// woken once per batch rather than once per message. Until the window is
+// full, any free slot is taken (a source that trickles still fills it).
+// Releasing a slot is one atomic add unless intake waits.
 type window struct {
 	size   int64
 	refill int64
 	used   atomic.Int64
 	need   atomic.Int64  // free slots the waiting intake needs; 0 when none waits
 	wake   chan struct{} // capacity 1
+	full   bool          // intake's last take filled the window (intake only)
 }
 
 // newWindow returns a window of size slots. refill is clamped so that intake
@@ -27,10 +29,19 @@ func newWindow(size, batch, workers int) *window {
 	return &window{size: int64(size), refill: int64(refill), wake: make(chan struct{}, 1)}
 }
 
-// acquire waits until at least refill slots (or, for a small window, one) are
-// free and takes up to most of them. It returns how many it took.
+// acquire takes up to most free slots and returns how many it took. It waits
+// for one free slot, or for refill free slots after a take that filled the
+// window.
 func (w *window) acquire(ctx context.Context, most int) (int, error) {
-	return w.acquireN(ctx, w.refill, int64(most))
+	least := int64(1)
+	if w.full {
+		least = w.refill
+	}
+	n, err := w.acquireN(ctx, least, int64(most))
+	if err == nil {
+		w.full = w.used.Load() >= w.size
+	}
+	return n, err
 }
 
 // acquireN waits until at least least slots are free and takes up to most.
@@ -66,6 +77,15 @@ func (w *window) tryTake(least, most int64) (int, bool) {
 		if w.used.CompareAndSwap(u, u+n) {
 			return int(n), true
 		}
+	}
+}
+
+// giveBack returns n slots intake took but did not use (Receive returned
+// fewer deliveries than asked): the window is not full after all.
+func (w *window) giveBack(n int) {
+	if n > 0 {
+		w.full = false
+		w.release(n)
 	}
 }
 

@@ -29,22 +29,24 @@ const (
 	MetricBacklogPollErrors = "oncely_backlog_poll_errors_total"
 )
 
-// HandlerDurationBucketsDefault are the handler duration histogram's buckets
-// in seconds, from 0.5ms (a claim and a no-op) to 30s (the default settle
-// timeout).
-var HandlerDurationBucketsDefault = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+// defaultBuckets are the handler duration histogram's default buckets.
+func defaultBuckets() []float64 {
+	return []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+}
 
 // MetricsConfig configures NewMetrics. The zero value is valid.
 type MetricsConfig struct {
 	// Buckets are the upper bounds, in seconds, of the handler duration
-	// histogram's buckets, strictly increasing. Defaults to
-	// HandlerDurationBucketsDefault.
+	// histogram's buckets, strictly increasing. Defaults to 0.5ms (a claim and
+	// a no-op), 1ms, 2.5ms, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 500ms, 1s,
+	// 2.5s, 5s, 10s and 30s (the default settle timeout).
 	Buckets []float64
 
 	// Consumer labels the breaker metrics when *Metrics itself is passed as
 	// consumer.Config.Observer (the Observer interface's BreakerChanged does
 	// not name its consumer). A process that runs several consumers on one
-	// registry passes Observer(name) to each instead. Defaults to "".
+	// registry passes Observer(name) to each instead. When set, the breaker
+	// gauge of this consumer exists (at 0) from the start. Defaults to "".
 	Consumer string
 
 	// Logger receives backlog polling errors. Defaults to slog.Default().
@@ -144,7 +146,7 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 		errs = append(errs, errors.New("nil prometheus.Registerer"))
 	}
 	if cfg.Buckets == nil {
-		cfg.Buckets = HandlerDurationBucketsDefault
+		cfg.Buckets = defaultBuckets()
 	}
 	if len(cfg.Buckets) == 0 {
 		errs = append(errs, errors.New("config.Buckets is empty"))
@@ -205,7 +207,9 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 			return nil, fmt.Errorf("oncely: registering metrics: %w", err)
 		}
 	}
-	m.initBreaker(cfg.Consumer)
+	if cfg.Consumer != "" {
+		m.initBreaker(cfg.Consumer)
+	}
 	return m, nil
 }
 

@@ -480,14 +480,22 @@ func testBackpressure(t *testing.T, h Harness) {
 			}
 		}), consumer.Config{Concurrency: workers, MaxInFlight: inFlight})
 
-		waitFor(t, "the workers to block and intake to fill up", func() bool {
+		deadline := time.Now().Add(WaitTimeout)
+		for {
 			mu.Lock()
 			r := running
 			mu.Unlock()
-			return r == workers && src.Stats().Outstanding == inFlight
-		})
+			st := src.Stats()
+			if r == workers && st.Outstanding == inFlight {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %d blocked workers and %d deliveries outstanding: %d running, %+v", workers, inFlight, r, st)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 		// Intake must stay stopped while every slot is taken.
-		deadline := time.Now().Add(300 * time.Millisecond)
+		deadline = time.Now().Add(300 * time.Millisecond)
 		for time.Now().Before(deadline) {
 			if st := src.Stats(); st.Received != inFlight {
 				t.Fatalf("%d deliveries received while the handlers block, want %d (MaxInFlight)", st.Received, inFlight)

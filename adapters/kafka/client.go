@@ -126,7 +126,9 @@ func (c *Client) DeadLetters(ctx context.Context, topic, group string, limit int
 			return nil, err
 		}
 		var ferr error
-		fs.EachError(func(t string, p int32, err error) { ferr = errors.Join(ferr, fmt.Errorf("kafka: reading %s[%d]: %w", t, p, err)) })
+		fs.EachError(func(t string, p int32, err error) {
+			ferr = errors.Join(ferr, fmt.Errorf("kafka: reading %s[%d]: %w", t, p, err))
+		})
 		if ferr != nil {
 			return nil, ferr
 		}

@@ -49,10 +49,12 @@
 // (TopicPartitions, ReplicationFactor), and fails with ErrTopicCreation when
 // the broker refuses.
 //
-// # Lag and development
+// # Operations and development
 //
 // Source.Backlog reports lag per partition (end offset minus committed) and
-// the dead-letter topic's depth. DevCluster and RunDevCluster run an
+// the dead-letter topic's depth. Client does the work around a consumer
+// without joining its group: Publish (IDs in the message-id header),
+// Backlog, and DeadLetters (read, not consumed). DevCluster and RunDevCluster run an
 // in-memory kfake cluster on fixed local ports (default 9092) for examples
 // and crash tests.
 package kafka

@@ -55,7 +55,10 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 		nextID++
 		id := nextID
 		mu.Unlock()
-		src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: partitions, CommitInterval: 200 * time.Millisecond, RevokeTimeout: 5 * time.Second})
+		src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: partitions, CommitInterval: 200 * time.Millisecond, RevokeTimeout: 5 * time.Second,
+			// Members learn of a rebalance at their next heartbeat (3s by
+			// default); beat faster so the churn is felt quickly.
+			Opts: []kgo.Opt{kgo.HeartbeatInterval(200 * time.Millisecond)}})
 		h := pgstore.HandlerFunc(func(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
 			handled.Add(1)
 			_, err := tx.Exec(ctx, `INSERT INTO effects (message_id, member) VALUES ($1, $2)`, m.ID, id)

@@ -186,48 +186,48 @@ func reconnectDefaults(p retry.Policy) retry.Policy {
 func (c Config) validate() error {
 	var errs []error
 	if c.URL == "" {
-		errs = append(errs, errors.New("URL is required (amqp://user:pass@host:port/vhost)"))
+		errs = append(errs, errors.New("config.URL is required (amqp://user:pass@host:port/vhost)"))
 	} else if _, err := amqp.ParseURI(c.URL); err != nil {
-		errs = append(errs, fmt.Errorf("URL does not parse: %w", err))
+		errs = append(errs, fmt.Errorf("config.URL does not parse: %w", err))
 	}
 	if c.Queue == "" {
-		errs = append(errs, errors.New("Queue is required"))
+		errs = append(errs, errors.New("config.Queue is required"))
 	} else if strings.HasPrefix(c.Queue, "amq.") {
-		errs = append(errs, fmt.Errorf("Queue %q: names starting with \"amq.\" are reserved by the broker", c.Queue))
+		errs = append(errs, fmt.Errorf("config.Queue %q: names starting with \"amq.\" are reserved by the broker", c.Queue))
 	}
 	if c.Consumer == "" {
-		errs = append(errs, errors.New("Consumer is required (the consumer.Config.Name; it names the retry and dead-letter queues)"))
+		errs = append(errs, errors.New("config.Consumer is required (the consumer.Config.Name; it names the retry and dead-letter queues)"))
 	}
 	switch {
 	case c.Prefetch < 0:
-		errs = append(errs, fmt.Errorf("Prefetch %d is invalid: AMQP's prefetch 0 means unbounded, which lets the broker push an unlimited backlog into memory "+
+		errs = append(errs, fmt.Errorf("config.Prefetch %d is invalid: AMQP's prefetch 0 means unbounded, which lets the broker push an unlimited backlog into memory "+
 			"(quorum queues silently cap it at 2,000) and hands all of it back on a crash; choose 1..%d, or 0 for the default %d", c.Prefetch, maxQuorumPrefetch, PrefetchDefault))
 	case c.Prefetch > 65535:
-		errs = append(errs, fmt.Errorf("Prefetch %d is over AMQP's limit of 65535", c.Prefetch))
+		errs = append(errs, fmt.Errorf("config.Prefetch %d is over AMQP's limit of 65535", c.Prefetch))
 	case c.QueueType == Quorum && c.Prefetch > maxQuorumPrefetch:
-		errs = append(errs, fmt.Errorf("Prefetch %d: quorum queues cap prefetch at %d without telling the client; choose at most %d", c.Prefetch, maxQuorumPrefetch, maxQuorumPrefetch))
+		errs = append(errs, fmt.Errorf("config.Prefetch %d: quorum queues cap prefetch at %d without telling the client; choose at most %d", c.Prefetch, maxQuorumPrefetch, maxQuorumPrefetch))
 	}
 	switch c.QueueType {
 	case Quorum:
 		if c.DeliveryLimit < 1 {
-			errs = append(errs, fmt.Errorf("DeliveryLimit %d is invalid: it must be >= 1 (on RabbitMQ 3.10 a negative x-delivery-limit drops a message after its first redelivery)", c.DeliveryLimit))
+			errs = append(errs, fmt.Errorf("config.DeliveryLimit %d is invalid: it must be >= 1 (on RabbitMQ 3.10 a negative x-delivery-limit drops a message after its first redelivery)", c.DeliveryLimit))
 		}
 	case Classic:
 		if c.DeliveryLimit != 0 {
-			errs = append(errs, fmt.Errorf("DeliveryLimit %d is set but classic queues have no delivery limit; leave it 0 or use QueueType Quorum", c.DeliveryLimit))
+			errs = append(errs, fmt.Errorf("config.DeliveryLimit %d is set but classic queues have no delivery limit; leave it 0 or use QueueType Quorum", c.DeliveryLimit))
 		}
 	default:
-		errs = append(errs, fmt.Errorf("QueueType %q is unknown; use %q or %q", c.QueueType, Quorum, Classic))
+		errs = append(errs, fmt.Errorf("config.QueueType %q is unknown; use %q or %q", c.QueueType, Quorum, Classic))
 	}
 	if err := c.Tiers.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("Tiers: %w", err))
+		errs = append(errs, fmt.Errorf("config.Tiers: %w", err))
 	} else {
 		for _, d := range c.Tiers {
 			if d%time.Millisecond != 0 {
-				errs = append(errs, fmt.Errorf("Tiers: %s is not a whole number of milliseconds (x-message-ttl is in ms; rounding down would retry early)", d))
+				errs = append(errs, fmt.Errorf("config.Tiers: %s is not a whole number of milliseconds (x-message-ttl is in ms; rounding down would retry early)", d))
 			}
 			if d > time.Duration(1<<32-1)*time.Millisecond {
-				errs = append(errs, fmt.Errorf("Tiers: %s is over RabbitMQ's longest message TTL (2^32-1 ms)", d))
+				errs = append(errs, fmt.Errorf("config.Tiers: %s is over RabbitMQ's longest message TTL (2^32-1 ms)", d))
 			}
 		}
 	}
@@ -240,14 +240,14 @@ func (c Config) validate() error {
 		}
 	}
 	if err := c.ReconnectBackoff.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("ReconnectBackoff: %w", err))
+		errs = append(errs, fmt.Errorf("config.ReconnectBackoff: %w", err))
 	}
 	for _, f := range []struct {
 		name string
 		d    time.Duration
 	}{{"DialTimeout", c.DialTimeout}, {"RPCTimeout", c.RPCTimeout}, {"Heartbeat", c.Heartbeat}} {
 		if f.d < 0 {
-			errs = append(errs, fmt.Errorf("%s must be > 0, got %s", f.name, f.d))
+			errs = append(errs, fmt.Errorf("config.%s must be > 0, got %s", f.name, f.d))
 		}
 	}
 	if len(errs) == 0 {

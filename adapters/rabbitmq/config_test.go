@@ -114,6 +114,6 @@ func ExampleNew_invalidConfig() {
 	})
 	fmt.Println(err)
 	// Output:
-	// rabbitmq: invalid config: Prefetch -1 is invalid: AMQP's prefetch 0 means unbounded, which lets the broker push an unlimited backlog into memory (quorum queues silently cap it at 2,000) and hands all of it back on a crash; choose 1..2000, or 0 for the default 200
-	// Tiers: 1.5ms is not a whole number of milliseconds (x-message-ttl is in ms; rounding down would retry early)
+	// rabbitmq: invalid config: config.Prefetch -1 is invalid: AMQP's prefetch 0 means unbounded, which lets the broker push an unlimited backlog into memory (quorum queues silently cap it at 2,000) and hands all of it back on a crash; choose 1..2000, or 0 for the default 200
+	// config.Tiers: 1.5ms is not a whole number of milliseconds (x-message-ttl is in ms; rounding down would retry early)
 }

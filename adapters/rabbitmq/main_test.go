@@ -201,10 +201,37 @@ func tryDepth(t testing.TB, queue string) (n int, ok bool) {
 	return q.Messages, true
 }
 
-// browse returns every message ready in queue without removing them: it
-// consumes as many as the queue holds, unacked, then closes the channel so
-// the broker requeues them.
+// browse returns every message in queue without removing it (basic.get
+// each, then close the channel so they are requeued). For small queues.
 func browse(t testing.TB, queue, keyHeader string) []*consumer.Message {
+	t.Helper()
+	conn, err := amqp.Dial(testenv.RabbitMQ(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*consumer.Message
+	for range 100_000 {
+		d, ok, err := ch.Get(queue, false)
+		if err != nil {
+			t.Fatalf("get from %s: %v", queue, err)
+		}
+		if !ok {
+			break
+		}
+		out = append(out, MessageFromDelivery(&d, keyHeader, queue))
+	}
+	_ = ch.Close()
+	return out
+}
+
+// drain removes and returns the messages ready in queue (as many as it
+// held when drain started).
+func drain(t testing.TB, queue, keyHeader string) []*consumer.Message {
 	t.Helper()
 	conn, err := amqp.Dial(testenv.RabbitMQ(t))
 	if err != nil {
@@ -222,7 +249,7 @@ func browse(t testing.TB, queue, keyHeader string) []*consumer.Message {
 	if q.Messages == 0 {
 		return nil
 	}
-	if err := ch.Qos(1000, 0, false); err != nil {
+	if err := ch.Qos(500, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := ch.Consume(queue, "", false, false, false, false, nil)
@@ -230,13 +257,16 @@ func browse(t testing.TB, queue, keyHeader string) []*consumer.Message {
 		t.Fatalf("consuming %s: %v", queue, err)
 	}
 	var out []*consumer.Message
-	timeout := time.After(30 * time.Second)
+	timeout := time.After(60 * time.Second)
 	for len(out) < q.Messages {
 		select {
 		case d := <-ds:
-			out = append(out, newMessage(&d, keyHeader, queue))
+			out = append(out, MessageFromDelivery(&d, keyHeader, queue))
+			if err := d.Ack(false); err != nil {
+				t.Fatal(err)
+			}
 		case <-timeout:
-			t.Fatalf("browsing %s: %d of %d messages after 30s", queue, len(out), q.Messages)
+			t.Fatalf("draining %s: %d of %d messages after 60s", queue, len(out), q.Messages)
 		}
 	}
 	_ = ch.Close()

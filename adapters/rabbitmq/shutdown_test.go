@@ -43,7 +43,13 @@ func TestGracefulStopLeavesExactlyUnprocessed(t *testing.T) {
 					t.Errorf("%s processed %d times", m.ID, c)
 				}
 			}
-			left := browse(t, queue, KeyHeaderDefault)
+			// The broker requeues the closed channel's deliveries
+			// asynchronously: wait (bounded) for the expected depth.
+			deadline := time.Now().Add(10 * time.Second)
+			for d := depth(t, queue); d != len(want) && time.Now().Before(deadline); d = depth(t, queue) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			left := drain(t, queue, KeyHeaderDefault)
 			var got []string
 			for _, m := range left {
 				got = append(got, m.ID)

@@ -132,10 +132,13 @@ func atLeastOne(max int) int {
 	return max
 }
 
-// newMessage converts an AMQP delivery: ID from the message_id property
-// (else the message-id header), Key from keyHeader, headers as strings,
-// Attempt from oncely-attempt and x-delivery-count, coordinates for logs.
-func newMessage(d *amqp.Delivery, keyHeader, source string) *consumer.Message {
+// MessageFromDelivery converts an AMQP delivery as the Source does: ID from
+// the message_id property (else the message-id header), Key from the
+// keyHeader header, every header value as a string (see the package
+// documentation), Attempt from oncely-attempt and x-delivery-count, and
+// the delivery tag, redelivered flag, exchange and routing key in
+// Coordinates. Tools that browse queues (dead letters) use it too.
+func MessageFromDelivery(d *amqp.Delivery, keyHeader, source string) *consumer.Message {
 	h := stringHeaders(d.Headers)
 	msg := &consumer.Message{
 		ID:        messageID(d, h),
@@ -164,7 +167,7 @@ func newMessage(d *amqp.Delivery, keyHeader, source string) *consumer.Message {
 // that came back before its oncely-retry-not-before (its delay exceeded the
 // largest tier) is parked again for the rest instead of being handed out.
 func (src *Source) accept(sess *session, d amqp.Delivery) {
-	msg := newMessage(&d, src.cfg.KeyHeader, src.cfg.Queue)
+	msg := MessageFromDelivery(&d, src.cfg.KeyHeader, src.cfg.Queue)
 	msg.Coordinates["generation"] = strconv.FormatUint(sess.gen, 10)
 	h := msg.Headers
 	dv := &delivery{src: src, sess: sess, tag: d.DeliveryTag, msg: msg, tmpl: amqp.Publishing{

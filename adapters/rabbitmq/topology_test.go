@@ -160,7 +160,7 @@ func TestPublisherRepublishesAfterDisconnect(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	got := browse(t, queue, KeyHeaderDefault)
+	got := drain(t, queue, KeyHeaderDefault)
 	ids := make(map[string]bool)
 	for _, m := range got {
 		ids[m.ID] = true

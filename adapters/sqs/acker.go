@@ -19,8 +19,6 @@ const (
 	// before its Ack returns the error (the runtime then tries the Ack
 	// again with backoff).
 	deleteTries = 3
-	// deleteCalls bounds the DeleteMessageBatch calls in flight at once.
-	deleteCalls = 8
 	// deleteTimeout bounds one DeleteMessageBatch call.
 	deleteTimeout = 30 * time.Second
 )
@@ -32,7 +30,6 @@ type acker struct {
 	s     *Source
 	in    chan *ackRequest
 	stop  chan struct{} // closed by kill: drop pending entries
-	sem   chan struct{}
 	calls sync.WaitGroup
 	loop  sync.WaitGroup
 
@@ -46,7 +43,7 @@ type ackRequest struct {
 }
 
 func newAcker(s *Source) *acker {
-	a := &acker{s: s, in: make(chan *ackRequest), stop: make(chan struct{}), sem: make(chan struct{}, deleteCalls)}
+	a := &acker{s: s, in: make(chan *ackRequest), stop: make(chan struct{})}
 	a.loop.Go(a.run)
 	return a
 }
@@ -113,13 +110,10 @@ func (a *acker) run() {
 	}
 }
 
-// send deletes batch in the background, bounded by deleteCalls.
+// send deletes batch in the background. The calls in flight are bounded by
+// the runtime's in-flight bound: one per ten unsettled deliveries at most.
 func (a *acker) send(batch []*ackRequest) {
-	a.sem <- struct{}{}
-	a.calls.Go(func() {
-		defer func() { <-a.sem }()
-		a.deleteBatch(batch)
-	})
+	a.calls.Go(func() { a.deleteBatch(batch) })
 }
 
 // deleteBatch deletes batch, trying failed entries again up to deleteTries

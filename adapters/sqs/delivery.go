@@ -228,6 +228,15 @@ func (d *delivery) finish(retried bool) {
 	d.s.settled(d, retried)
 }
 
+func (d *delivery) isLost() bool {
+	select {
+	case <-d.lost:
+		return true
+	default:
+		return false
+	}
+}
+
 func (d *delivery) markLost() {
 	d.lostOnce.Do(func() { close(d.lost) })
 }

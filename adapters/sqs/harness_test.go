@@ -55,9 +55,7 @@ func uniqueQueue(prefix string) string {
 	return fmt.Sprintf("oncely-%s-%08x", prefix, rand.Uint32())
 }
 
-var diagLogger = slog.New(slog.DiscardHandler)
-
-func quietLogger() *slog.Logger { return diagLogger }
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // harness connects the adapter conformance suite to the emulator.
 //

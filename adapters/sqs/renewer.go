@@ -28,13 +28,12 @@ type renewal struct {
 type renewer struct {
 	s     *Source
 	in    chan renewal
-	sem   chan struct{}
 	loop  sync.WaitGroup
 	calls sync.WaitGroup
 }
 
 func newRenewer(s *Source) *renewer {
-	r := &renewer{s: s, in: make(chan renewal), sem: make(chan struct{}, deleteCalls)}
+	r := &renewer{s: s, in: make(chan renewal)}
 	r.loop.Go(r.run)
 	return r
 }
@@ -56,11 +55,10 @@ func (r *renewer) run() {
 		if len(batch) > 0 {
 			b := batch
 			batch = nil
-			r.sem <- struct{}{}
-			r.calls.Go(func() {
-				defer func() { <-r.sem }()
-				r.send(b)
-			})
+			// Not bounded here: at most one call per ten unsettled
+			// deliveries, and a queue of due extensions would only make
+			// them late.
+			r.calls.Go(func() { r.send(b) })
 		}
 		timer.Stop()
 	}

@@ -265,14 +265,25 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 			return nil, consumer.ErrSourceClosed
 		}
 		if len(s.buf) > 0 {
-			n := min(max, len(s.buf))
-			out := make([]consumer.Delivery, n)
-			for i, d := range s.buf[:n] {
-				out[i] = d
+			out := make([]consumer.Delivery, 0, min(max, len(s.buf)))
+			i := 0
+			for ; i < len(s.buf) && len(out) < max; i++ {
+				d := s.buf[i]
+				if d.isLost() {
+					// Its lease ended while it waited here: SQS
+					// redelivers it, so it is dropped, not handled.
+					delete(s.unsettled, d)
+					continue
+				}
+				out = append(out, d)
 			}
-			s.buf = append(s.buf[:0], s.buf[n:]...)
+			s.buf = append(s.buf[:0], s.buf[i:]...)
+			if len(out) > 0 {
+				s.mu.Unlock()
+				return out, nil
+			}
 			s.mu.Unlock()
-			return out, nil
+			continue
 		}
 		if err := s.recvErr; err != nil {
 			s.recvErr = nil

@@ -166,10 +166,10 @@ func (c Config) validate() error {
 		errs = append(errs, errors.New("DatabaseURL is required"))
 	}
 	if c.Ledger == "" {
-		errs = append(errs, errors.New("Ledger (the built examples/ledger binary) is required; see Build"))
+		errs = append(errs, errors.New("the Ledger field (the built examples/ledger binary) is required; see Build"))
 	}
 	if c.Kills < 1 || c.Batch < 1 || c.Concurrency < 1 {
-		errs = append(errs, fmt.Errorf("Kills, Batch and Concurrency must be >= 1, got %d, %d, %d", c.Kills, c.Batch, c.Concurrency))
+		errs = append(errs, fmt.Errorf("the Kills, Batch and Concurrency fields must be >= 1, got %d, %d, %d", c.Kills, c.Batch, c.Concurrency))
 	}
 	if c.MinKill < 0 || c.MaxKill < c.MinKill {
 		errs = append(errs, fmt.Errorf("want 0 <= MinKill <= MaxKill, got %s and %s", c.MinKill, c.MaxKill))

@@ -2,7 +2,6 @@ package crashtest_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,7 +97,7 @@ func TestCrashSQS(t *testing.T) {
 	t.Parallel()
 	// The emulator takes fewer messages a second: smaller batches keep the
 	// kills mid-stream and the run within about 90s.
-	crash(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s", 100)
+	crash(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1", 100)
 }
 
 func TestCrashKafka(t *testing.T) {
@@ -115,8 +114,8 @@ func TestConfigErrors(t *testing.T) {
 	_, err := crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "mem://", Kills: -1})
 	require.ErrorContains(t, err, "mem:// lives inside the ledger process")
 	require.ErrorContains(t, err, "DatabaseURL is required")
-	require.ErrorContains(t, err, "Ledger (the built examples/ledger binary) is required")
-	require.ErrorContains(t, err, "Kills, Batch and Concurrency must be >= 1")
+	require.ErrorContains(t, err, "the Ledger field (the built examples/ledger binary) is required")
+	require.ErrorContains(t, err, "the Kills, Batch and Concurrency fields must be >= 1")
 }
 
 func TestWriteTable(t *testing.T) {
@@ -127,7 +126,7 @@ func TestWriteTable(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	require.Len(t, lines, 2)
 	require.Equal(t, strings.Fields("broker dedupe kills mid-stream kills with loss kills with duplicates worst kill lost duplicated messages poison in DLQ unclean exits time"), strings.Fields(lines[0]))
-	require.Equal(t, strings.Fields(fmt.Sprintf("kafka false 2 1 0 of 2 1 of 2 12 twice 0 12 398 2 of 2 0 12s")), strings.Fields(lines[1]))
+	require.Equal(t, strings.Fields("kafka false 2 1 0 of 2 1 of 2 12 twice 0 12 398 2 of 2 0 12s"), strings.Fields(lines[1]))
 	require.Equal(t, 1, res.KillsWithDuplicates())
 	require.Equal(t, 0, res.KillsWithLoss())
 }

@@ -131,12 +131,12 @@ func TestCloseResetsConnections(t *testing.T) {
 func TestUnreachableTarget(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	target := ln.Addr().String()
-	require.NoError(t, ln.Close()) // nothing listens there now
-
-	p, err := tcpproxy.New(target)
+	// Start the proxy while the target port is taken, so it cannot get that
+	// port itself (and forward to itself), then free it.
+	p, err := tcpproxy.New(ln.Addr().String())
 	require.NoError(t, err)
 	defer p.Close()
+	require.NoError(t, ln.Close()) // nothing listens on the target now
 	require.Error(t, dialAndTalk(p.Addr()))
 	require.EqualValues(t, 0, p.Accepted())
 }

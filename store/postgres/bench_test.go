@@ -143,20 +143,24 @@ func (e *benchEnv) drive(b *testing.B, d driver, conc, n int) time.Duration {
 	return elapsed
 }
 
-// compare drives n messages through base and subject in ABBA order (to
-// cancel drift on a shared machine) after a warm-up, and reports msgs/s of
-// both and subject/base.
+// compare drives n messages through base and subject in small alternating
+// chunks (ABBA, so that load changes on a shared machine hit both alike) after
+// a warm-up, and reports msgs/s of both and subject/base.
 func (e *benchEnv) compare(b *testing.B, base, subject driver, baseName, subjName string, conc, n int) {
-	e.drive(b, base, conc, n/10)
-	e.drive(b, subject, conc, n/10)
+	const rounds = 4
+	chunk := (n/(2*rounds) + conc - 1) / conc * conc // whole waves of conc callers
+	e.drive(b, base, conc, chunk)
+	e.drive(b, subject, conc, chunk)
 	var tb, ts time.Duration
 	msgs := 0
 	for b.Loop() {
-		tb += e.drive(b, base, conc, n/2)
-		ts += e.drive(b, subject, conc, n/2)
-		ts += e.drive(b, subject, conc, n/2)
-		tb += e.drive(b, base, conc, n/2)
-		msgs += n
+		for range rounds {
+			tb += e.drive(b, base, conc, chunk)
+			ts += e.drive(b, subject, conc, chunk)
+			ts += e.drive(b, subject, conc, chunk)
+			tb += e.drive(b, base, conc, chunk)
+			msgs += 2 * chunk
+		}
 	}
 	baseRate := float64(msgs) / tb.Seconds()
 	subjRate := float64(msgs) / ts.Seconds()

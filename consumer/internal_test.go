@@ -87,9 +87,16 @@ func TestWindow(t *testing.T) {
 		t.Fatalf("refill %d, want 4", w.refill)
 	}
 	ctx := context.Background()
-	if n, err := w.acquire(ctx, 8); n != 8 || err != nil {
+	if n, err := w.acquire(ctx, 3); n != 3 || err != nil {
 		t.Fatalf("acquire: %d %v", n, err)
 	}
+	// Not full yet: any free slot is taken, without waiting for refill.
+	for want := 5; want > 0; want-- {
+		if n, err := w.acquire(ctx, 1); n != 1 || err != nil {
+			t.Fatalf("acquire with %d free: %d %v", want, n, err)
+		}
+	}
+	// Full: intake now waits for refill free slots.
 	got := make(chan int, 1)
 	go func() {
 		n, _ := w.acquire(ctx, 8)
@@ -116,6 +123,16 @@ func TestWindow(t *testing.T) {
 	cancel()
 	if _, err := w.acquireN(cctx, 1, 1); !errors.Is(err, context.Canceled) {
 		t.Fatalf("acquire on a full window with a cancelled ctx: %v", err)
+	}
+	// Slots given back (a short Receive) mean the window is not full: one
+	// free slot is enough again.
+	w = newWindow(8, 8, 2)
+	if n, _ := w.acquire(ctx, 8); n != 8 {
+		t.Fatalf("took %d", n)
+	}
+	w.giveBack(1)
+	if n, err := w.acquire(ctx, 8); n != 1 || err != nil {
+		t.Fatalf("after giveBack: %d %v", n, err)
 	}
 	if small := newWindow(2, 2, 2); small.refill != 1 {
 		t.Fatalf("refill of a window no larger than the workers: %d", small.refill)
