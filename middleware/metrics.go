@@ -101,7 +101,7 @@ func outcomeIndex(o consumer.Outcome) int {
 //     time the handler chain ran, per attempt whose handler ran (Event.Duration
 //     > 0), from the Observer.
 //   - oncely_messages_in_flight{source,consumer}: gauge of handlers running,
-//     from Middleware.
+//     from Middleware (absent for series Middleware never saw).
 //   - oncely_breaker_open{consumer}: 1 while the breaker pauses intake, else 0.
 //   - oncely_breaker_opens_total{consumer}: counter of breaker openings.
 //   - oncely_backlog_messages{source,consumer,partition}: Kafka lag per
@@ -134,6 +134,7 @@ type series struct {
 	outcomes         [len(outcomes)]prometheus.Counter
 	duration         prometheus.Observer
 	running          atomic.Int64 // handlers in flight
+	counted          atomic.Bool  // Middleware saw this series: export running
 }
 
 // NewMetrics creates the metrics and registers them on reg. It returns an
@@ -295,6 +296,9 @@ func (o namedObserver) BreakerChanged(open bool)                       { o.m.bre
 func (m *Metrics) Middleware(next consumer.Handler) consumer.Handler {
 	return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
 		s := m.seriesFor(msg.Source, consumer.NameFromContext(ctx))
+		if !s.counted.Load() {
+			s.counted.Store(true)
+		}
 		s.running.Add(1)
 		defer s.running.Add(-1)
 		return next.Handle(ctx, msg)
@@ -314,6 +318,9 @@ func (c inFlightCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c inFlightCollector) Collect(ch chan<- prometheus.Metric) {
 	c.m.series.Range(func(_, v any) bool {
 		s := v.(*series)
+		if !s.counted.Load() {
+			return true // no Middleware: do not claim zero handlers run
+		}
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(s.running.Load()), s.source, s.consumer)
 		return true
 	})

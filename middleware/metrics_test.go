@@ -811,3 +811,18 @@ func (f obsForward) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
 	}
 	return f.r.Backlog(ctx)
 }
+
+func TestMetricsInFlightOnlyWithMiddleware(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obsMsg("a"), Outcome: consumer.OutcomeProcessed, Duration: time.Millisecond})
+	require.Empty(t, obsSeries(t, reg, middleware.MetricInFlight), "without the Middleware nobody counts handlers")
+	hist := obsFind(t, reg, middleware.MetricHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"})
+	require.Equal(t, uint64(1), hist.GetHistogram().GetSampleCount())
+	require.InDelta(t, 0.001, hist.GetHistogram().GetSampleSum(), 1e-9)
+
+	h := m.Middleware(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }))
+	require.NoError(t, h.Handle(consumer.WithName(context.Background(), "ledger"), obsMsg("b")))
+	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, map[string]string{"consumer": "ledger", "source": "payments"}))
+}

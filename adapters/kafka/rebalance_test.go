@@ -119,6 +119,7 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 	rounds, crashes := 0, 0
 	for {
 		_, distinct := count()
+		t.Logf("%s distinct %d handled %d", time.Now().Format("05.000"), distinct, handled.Load())
 		select {
 		case <-produced:
 			if distinct >= n {
@@ -137,7 +138,11 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 			victim.src.crash() // no commit: its partitions restart from the last commit
 			crashes++
 		}
+		t0 := time.Now()
 		victim.stop()
+		t.Logf("stop took %s", time.Since(t0))
+		t0 = time.Now()
+		defer func(t0 time.Time) {}(t0)
 		mu.Lock()
 		for i, m := range members {
 			if m == victim {
@@ -146,7 +151,9 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 			}
 		}
 		mu.Unlock()
+		t1 := time.Now()
 		start()
+		t.Logf("start took %s", time.Since(t1))
 		rounds++
 	}
 settled:

@@ -240,7 +240,7 @@ func (src *Source) supervise(sess *session) {
 				sess = next
 				break
 			}
-			if errors.Is(err, errSourceClosing) {
+			if errors.Is(err, errSourceClosing) || src.closingCtx.Err() != nil {
 				return
 			}
 			src.log.Error("reconnect failed; trying again with backoff", "try", try, "error", err)
