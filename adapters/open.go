@@ -67,8 +67,8 @@ type Broker interface {
 	Publish(ctx context.Context, source string, msgs ...*consumer.Message) error
 
 	// DeadLetters returns up to limit messages (all when limit <= 0) from the
-	// dead-letter destination of (source, consumerName), oldest first,
-	// without removing them. Copies with the same message ID (a crash between
+	// dead-letter destination of (source, consumerName), in the
+	// destination's order (per partition for Kafka), without removing them. Copies with the same message ID (a crash between
 	// the dead-letter publish and the source ack leaves two) are shown once,
 	// with DeadLetter.Copies counting them.
 	DeadLetters(ctx context.Context, source, consumerName string, limit int) ([]DeadLetter, error)

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"sync/atomic"
 
@@ -29,11 +30,7 @@ func openMemory(_ context.Context, u *url.URL, o options) (Broker, error) {
 	return &memBroker{b: b}, nil
 }
 
-var errMemURL = errorString("mem:// takes no host or path; write exactly mem://")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+var errMemURL = errors.New("mem:// takes no host or path; write exactly mem://")
 
 // memBroker adapts a memory.Broker to Broker.
 type memBroker struct {

@@ -160,6 +160,7 @@ func TestTracingRecordsPanic(t *testing.T) {
 	err := h.Handle(context.Background(), obsMsg("p"))
 	var pe *consumer.PanicError
 	require.ErrorAs(t, err, &pe, "the panic still reaches Recover")
+	require.Contains(t, string(pe.Stack), "TestTracingRecordsPanic.func", "the stack still shows where the handler panicked")
 	spans := exp.GetSpans()
 	require.Len(t, spans, 1, "the span is ended despite the panic")
 	require.Equal(t, codes.Error, spans[0].Status.Code)

@@ -21,8 +21,11 @@ const (
 	CommitIntervalDefault       = time.Second
 	RevokeTimeoutDefault        = 20 * time.Second
 	RebalanceTimeoutDefault     = time.Minute
-	CloseTimeoutDefault         = 30 * time.Second
 )
+
+// closeCommitTimeout bounds Close's final commit when its ctx has no
+// earlier deadline.
+const closeCommitTimeout = 30 * time.Second
 
 // HeaderCloudEventsID is the CloudEvents Kafka binding's id header, accepted
 // as the message ID after HeaderMessageID.

@@ -20,7 +20,7 @@ type delivery struct {
 	p       *partition
 	e       *entry
 	gen     uint32
-	lost    chan struct{}
+	lease   context.Context
 	msg     *consumer.Message
 	settled atomic.Bool
 }
@@ -37,7 +37,11 @@ func (d *delivery) Message() *consumer.Message { return d.msg }
 // abandoned by an in-place retry of an earlier record of its key) before
 // the delivery settled; its settlement
 // is then dropped and the record comes again.
-func (d *delivery) Lost() <-chan struct{} { return d.lost }
+func (d *delivery) Lost() <-chan struct{} { return d.lease.Done() }
+
+// LeaseContext is done exactly when Lost is closed; the runtime ties the
+// handler's context to it without a goroutine per delivery.
+func (d *delivery) LeaseContext() context.Context { return d.lease }
 
 // currentLocked reports whether d still holds its record's lease.
 func (d *delivery) currentLocked() bool {
@@ -146,13 +150,16 @@ func (s *Source) rewind(d *delivery, after time.Duration, headers map[string]str
 	for _, x := range p.entries[idx+1:] {
 		if x.state == delivered && (s.cfg.InPlacePartitionOrder || bytes.Equal(x.rec.Key, e.rec.Key)) {
 			x.state = held
-			close(x.lost)
-			x.lost = nil
+			x.cancelLease()
+			x.lease, x.cancelLease = nil, nil
 			p.inflight--
 		}
 	}
 	e.state = held
-	e.lost = nil
+	if e.cancelLease != nil {
+		e.cancelLease() // releases the child; d is settled and no longer watched
+		e.lease, e.cancelLease = nil, nil
+	}
 	p.inflight--
 	p.cursor = min(p.cursor, idx)
 	if p.drained != nil && p.inflight == 0 {

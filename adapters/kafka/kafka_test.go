@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/consumer"
@@ -411,13 +413,13 @@ func TestRetryInPlaceOrder(t *testing.T) {
 		require.True(t, slices.IsSorted(o), "key %s: %v", k, o)
 		require.Len(t, o, n/3)
 	}
-	for _, tier := range DefaultTierTopics(topic, "inplace") {
+	for _, tier := range defaultTierTopics(topic, "inplace") {
 		require.Empty(t, readAll(t, addrs, tier, 0, 0))
 	}
 }
 
-// DefaultTierTopics lists the retry topics of the default tiers.
-func DefaultTierTopics(topic, group string) []string {
+// defaultTierTopics lists the retry topics of the default tiers.
+func defaultTierTopics(topic, group string) []string {
 	var out []string
 	for _, d := range retry.DefaultTiers {
 		out = append(out, RetryTopic(topic, group, d))
@@ -804,4 +806,59 @@ func TestClient(t *testing.T) {
 	}
 	require.Equal(t, int64(0), lag)
 	require.Equal(t, consumer.Backlog{Source: topic, Partition: -1, DeadLetters: 2}, bl[len(bl)-1])
+}
+
+// Losing a partition drops its deliveries at once: Lost is closed, their
+// settlements change nothing, no commit is sent for it, and its pause is
+// cleared.
+func TestLostPartition(t *testing.T) {
+	t.Parallel()
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("lost")
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "lost", TopicPartitions: 1, CommitInterval: time.Hour})
+	defer s.Close(context.Background())
+	publish(t, client(t, addrs), topic, &consumer.Message{ID: "1", Body: []byte("a")}, &consumer.Message{ID: "2", Body: []byte("b")})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var ds []consumer.Delivery
+	for len(ds) < 2 {
+		got, err := s.Receive(ctx, 10)
+		require.NoError(t, err)
+		ds = append(ds, got...)
+	}
+	s.mu.Lock()
+	p := s.parts[tp{topic, 0}]
+	p.pausedFull = true
+	s.pauseLocked(p)
+	s.mu.Unlock()
+
+	s.onLost(ctx, s.cl, map[string][]int32{topic: {0}})
+	for _, d := range ds {
+		select {
+		case <-d.(consumer.Leased).Lost():
+		default:
+			t.Fatalf("delivery %s not marked lost", d.Message().ID)
+		}
+		require.NoError(t, d.Ack(ctx), "settling a lost delivery is a no-op, not an error")
+	}
+	require.Empty(t, s.cl.PauseFetchPartitions(nil)[topic])
+	require.NoError(t, s.commitOwned(ctx, false))
+	offsets, err := kadmClient(t, addrs).FetchOffsets(ctx, "lost")
+	require.NoError(t, err)
+	_, committed := offsets.Lookup(topic, 0)
+	require.False(t, committed, "nothing committed for a lost partition")
+}
+
+func TestExpectedCommitErrors(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{kerr.IllegalGeneration, kerr.UnknownMemberID, kerr.RebalanceInProgress, fmt.Errorf("wrapped: %w", kerr.IllegalGeneration)} {
+		require.True(t, expectedCommitError(err), "%v", err)
+	}
+	for _, err := range []error{nil, kerr.CoordinatorNotAvailable, errors.New("other")} {
+		require.False(t, expectedCommitError(err), "%v", err)
+	}
+}
+
+func kadmClient(t testing.TB, addrs []string) *kadm.Client {
+	return kadm.NewClient(client(t, addrs))
 }

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"maps"
 	"strconv"
 	"time"
@@ -27,9 +28,11 @@ type entry struct {
 
 	// retryHeaders replace the record's headers on an in-place redelivery.
 	retryHeaders map[string]string
-	// lost is the current delivery's own lease channel (RetryInPlace only:
-	// an in-place retry abandons later deliveries of the same key).
-	lost chan struct{}
+	// lease is the current delivery's own lease (RetryInPlace only: an
+	// in-place retry abandons later deliveries of the same key); a child of
+	// the partition's lease.
+	lease       context.Context
+	cancelLease context.CancelFunc
 
 	// m0 and d0 are the first delivery's Message and delivery, allocated
 	// with the entry (one allocation per record on the common path).
@@ -50,7 +53,8 @@ type partition struct {
 	inflight int // entries in state delivered
 
 	owned bool
-	lost  chan struct{} // closed when the partition is revoked or lost
+	lease       context.Context // done when the partition is revoked or lost
+	cancelLease context.CancelFunc
 
 	drained chan struct{} // set by a revoke waiting for inflight to reach 0
 
@@ -95,10 +99,10 @@ func (p *partition) take(s *Source, out []consumer.Delivery, max int, now time.T
 		if e.gen > 1 {
 			d = new(delivery)
 		}
-		d.s, d.p, d.e, d.gen, d.msg, d.lost = s, p, e, e.gen, m, p.lost
+		d.s, d.p, d.e, d.gen, d.msg, d.lease = s, p, e, e.gen, m, p.lease
 		if s.cfg.RetryMode == RetryInPlace {
-			e.lost = make(chan struct{})
-			d.lost = e.lost
+			e.lease, e.cancelLease = context.WithCancel(p.lease)
+			d.lease = e.lease
 		}
 		out = append(out, d)
 	}

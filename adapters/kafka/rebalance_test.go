@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -25,12 +26,19 @@ import (
 // once.
 func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t, pgtest.Options{MaxConns: 24})
+	db := pgtest.New(t)
+	// The server is shared and its disk is slow: commits that do not wait
+	// for the WAL flush keep the test fast. Atomicity and the claim's
+	// unique index, which this test is about, are unchanged.
+	pool := db.NewPool(t, func(c *pgxpool.Config) {
+		c.MaxConns = 24
+		c.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	_, err := db.Pool.Exec(ctx, `CREATE TABLE effects (message_id text NOT NULL, member int NOT NULL)`)
+	_, err := pool.Exec(ctx, `CREATE TABLE effects (message_id text NOT NULL, member int NOT NULL)`)
 	require.NoError(t, err)
-	store, err := pgstore.New(db.Pool, pgstore.Config{Schema: db.Schema})
+	store, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
 	require.NoError(t, err)
 
 	const n, partitions, group = 20000, 6, "rebalance"
@@ -109,7 +117,7 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 	}()
 
 	count := func() (total, distinct int) {
-		require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT message_id) FROM effects`).Scan(&total, &distinct))
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT message_id) FROM effects`).Scan(&total, &distinct))
 		return
 	}
 
@@ -119,7 +127,6 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 	rounds, crashes := 0, 0
 	for {
 		_, distinct := count()
-		t.Logf("%s distinct %d handled %d", time.Now().Format("05.000"), distinct, handled.Load())
 		select {
 		case <-produced:
 			if distinct >= n {
@@ -138,11 +145,7 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 			victim.src.crash() // no commit: its partitions restart from the last commit
 			crashes++
 		}
-		t0 := time.Now()
 		victim.stop()
-		t.Logf("stop took %s", time.Since(t0))
-		t0 = time.Now()
-		defer func(t0 time.Time) {}(t0)
 		mu.Lock()
 		for i, m := range members {
 			if m == victim {
@@ -151,9 +154,7 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 			}
 		}
 		mu.Unlock()
-		t1 := time.Now()
 		start()
-		t.Logf("start took %s", time.Since(t1))
 		rounds++
 	}
 settled:

@@ -309,10 +309,10 @@ func (s *Source) newPartitionLocked(k tp) *partition {
 		tp:        k,
 		tier:      k.topic != s.cfg.Topic,
 		owned:     true,
-		lost:      make(chan struct{}),
 		committed: -1,
 		next:      -1,
 	}
+	p.lease, p.cancelLease = context.WithCancel(context.Background())
 	s.parts[k] = p
 	return p
 }
@@ -337,7 +337,7 @@ func (s *Source) close(ctx context.Context, commit bool) error {
 	s.mu.Unlock()
 	var err error
 	if commit {
-		cctx, cancel := context.WithTimeout(ctx, CloseTimeoutDefault)
+		cctx, cancel := context.WithTimeout(ctx, closeCommitTimeout)
 		err = s.commitOwned(cctx, true)
 		cancel()
 	}
@@ -365,13 +365,7 @@ func (s *Source) disownLocked(k tp, p *partition) {
 		return
 	}
 	p.owned = false
-	close(p.lost)
-	for _, e := range p.entries {
-		if e.lost != nil {
-			close(e.lost)
-			e.lost = nil
-		}
-	}
+	p.cancelLease() // and with it every delivery's own lease (RetryInPlace)
 	if p.drained != nil {
 		close(p.drained)
 		p.drained = nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,14 +42,18 @@ func BenchmarkConsume(b *testing.B) {
 		publish(b, queue, ms...)
 		b.Logf("filled %s with %d messages in %s", queue, n, time.Since(start).Round(time.Millisecond))
 	}
-	var rawTotal, oncelyTotal time.Duration
+	var rawTotal, oncelyTotal, rawCPU, oncelyCPU time.Duration
 	var ratios []float64
 	for range b.N {
 		for r := range rounds {
 			fill()
+			c0 := cpuTime()
 			raw := drainRaw(b, queue, n)
+			rawCPU += cpuTime() - c0
 			fill()
+			c0 = cpuTime()
 			onc := drainOncely(b, queue, n)
+			oncelyCPU += cpuTime() - c0
 			rawTotal += raw
 			oncelyTotal += onc
 			ratios = append(ratios, raw.Seconds()/onc.Seconds())
@@ -64,8 +69,21 @@ func BenchmarkConsume(b *testing.B) {
 	b.ReportMetric(total/rawTotal.Seconds(), "raw_msgs/s")
 	b.ReportMetric(total/oncelyTotal.Seconds(), "msgs/s")
 	b.ReportMetric(median, "x_baseline")
+	b.ReportMetric(float64(rawCPU.Microseconds())/total, "raw_cpu_us/msg")
+	b.ReportMetric(float64(oncelyCPU.Microseconds())/total, "cpu_us/msg")
 	b.Logf("%d messages x %d rounds at prefetch %d: raw amqp091-go %.0f msgs/s, oncely %.0f msgs/s; ratio median %.3f (per round %.3f)",
 		n, rounds*b.N, benchPrefetch, total/rawTotal.Seconds(), total/oncelyTotal.Seconds(), median, ratios)
+}
+
+// cpuTime is the process's user+system CPU time: the consumer's own cost,
+// which machine load (the broker and other processes share two cores here)
+// disturbs far less than wall-clock rates.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func envInt(name string, def int) int {

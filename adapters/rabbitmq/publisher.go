@@ -156,7 +156,7 @@ func (p *Publisher) session(ctx context.Context, queue string) (*confirmer, erro
 	}
 	if p.ch == nil || p.ch.IsClosed() {
 		p.dropLocked()
-		conn, _, err := dial(p.cfg)
+		conn, err := dial(p.cfg)
 		if err != nil {
 			return nil, err
 		}

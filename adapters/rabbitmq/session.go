@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,7 +22,6 @@ import (
 type session struct {
 	gen  uint64
 	conn *amqp.Connection
-	net  net.Conn // the TCP connection, for tests that cut it
 	ch   *amqp.Channel
 	pubc *amqp.Channel
 	pub  *confirmer
@@ -67,23 +66,18 @@ func (src *Source) rpc(ctx context.Context, conn *amqp.Connection, what string, 
 }
 
 // dial opens a connection with the configured name, heartbeat and
-// timeouts, and returns the TCP connection under it too.
-func dial(cfg Config) (*amqp.Connection, net.Conn, error) {
-	var nc net.Conn
+// timeouts (DialTimeout bounds the TCP connect and the AMQP handshake).
+func dial(cfg Config) (*amqp.Connection, error) {
 	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{
 		Heartbeat:  cfg.Heartbeat,
 		Locale:     "en_US",
 		Properties: amqp.Table{"connection_name": cfg.ConnectionName},
-		Dial: func(network, addr string) (net.Conn, error) {
-			c, err := amqp.DefaultDial(cfg.DialTimeout)(network, addr)
-			nc = c
-			return c, err
-		},
+		Dial:       amqp.DefaultDial(cfg.DialTimeout),
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to %s: %w", redactURL(cfg.URL), err)
+		return nil, fmt.Errorf("connecting to %s: %w", redactURL(cfg.URL), err)
 	}
-	return conn, nc, nil
+	return conn, nil
 }
 
 func redactURL(raw string) string {
@@ -92,19 +86,19 @@ func redactURL(raw string) string {
 		return "the broker"
 	}
 	u.Password = ""
-	return u.Scheme + "://" + u.Host + ":" + strconv.Itoa(u.Port) + "/" + u.Vhost
+	return u.Scheme + "://" + u.Host + ":" + strconv.Itoa(u.Port) + "/" + url.PathEscape(u.Vhost)
 }
 
 // connect opens a session: connection, topology, consume channel with its
 // prefetch, publish channel in confirm mode, and the consumer. Every Notify
 // channel gets a goroutine that drains it until the library closes it.
 func (src *Source) connect(ctx context.Context) (_ *session, err error) {
-	conn, nc, err := dial(src.cfg)
+	conn, err := dial(src.cfg)
 	if err != nil {
 		return nil, err
 	}
 	gen := src.gens.Add(1)
-	sess := &session{gen: gen, conn: conn, net: nc, lost: make(chan struct{}), tag: fmt.Sprintf("oncely-%s-%d-%d", src.cfg.Consumer, src.instance, gen)}
+	sess := &session{gen: gen, conn: conn, lost: make(chan struct{}), tag: fmt.Sprintf("oncely-%s-%d-%d", src.cfg.Consumer, src.instance, gen)}
 	defer func() {
 		if err != nil {
 			sess.closing.Store(true)
@@ -243,7 +237,7 @@ func (src *Source) supervise(sess *session) {
 			if errors.Is(err, errSourceClosing) || src.closingCtx.Err() != nil {
 				return
 			}
-			src.log.Error("reconnect failed; trying again with backoff", "try", try, "error", err)
+			src.log.Warn("reconnect failed; trying again with backoff", "try", try, "error", err)
 		}
 	}
 }

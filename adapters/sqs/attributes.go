@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -74,7 +73,7 @@ func packAttributes(orig map[string]types.MessageAttributeValue, headers map[str
 		if len(out) == maxAttributes-1 {
 			break
 		}
-		if name == FailureAttribute || strings.HasPrefix(strings.ToLower(name), "aws.") {
+		if name == FailureAttribute {
 			continue
 		}
 		v := orig[name]

@@ -100,8 +100,9 @@ type Config struct {
 	Receivers int
 
 	// VisibilityTimeout is the visibility timeout asked for on every receive,
-	// and the length of every renewal. Whole seconds, 1s–12h. Defaults to the
-	// queue's VisibilityTimeout attribute.
+	// and the length of every renewal, which is sent after 70 % of it (or
+	// two seconds before its end, but not before half of it). Whole seconds,
+	// 1s–12h. Defaults to the queue's VisibilityTimeout attribute.
 	VisibilityTimeout time.Duration
 
 	// MaxExtension caps how long a delivery is kept invisible by renewals,

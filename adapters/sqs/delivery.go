@@ -33,7 +33,7 @@ type delivery struct {
 	sqsID    string
 	group    string
 	attrs    map[string]types.MessageAttributeValue
-	received time.Time // when the receive call was sent: the lease's earliest start
+	received time.Time // when the receive response arrived; SQS starts the visibility window just before it returns the message
 
 	call sync.Mutex // held while a visibility change is in flight, so a retry's delay is not overwritten by a renewal
 
@@ -47,7 +47,7 @@ type delivery struct {
 	lostOnce sync.Once
 }
 
-func (s *Source) newDelivery(m types.Message, sent time.Time) *delivery {
+func (s *Source) newDelivery(m types.Message, at time.Time) *delivery {
 	attrs := m.MessageAttributes
 	sqsID := aws.ToString(m.MessageId)
 	headers := Headers(attrs)
@@ -100,8 +100,8 @@ func (s *Source) newDelivery(m types.Message, sent time.Time) *delivery {
 		sqsID:    sqsID,
 		group:    group,
 		attrs:    attrs,
-		received: sent,
-		deadline: sent.Add(s.visibility),
+		received: at,
+		deadline: at.Add(s.visibility),
 		lost:     make(chan struct{}),
 	}
 }

@@ -18,11 +18,14 @@
 // # Leases
 //
 // While a delivery is unsettled its visibility is extended at 70 % of the
-// visibility timeout, by ChangeMessageVisibilityBatch calls shared by
-// deliveries due together, up to Config.MaxExtension from the receive. When an
-// extension fails, or the cap is reached and the last window ends, Lost is
-// closed: the runtime cancels the handler and does not settle, and SQS
-// redelivers the message.
+// visibility timeout (earlier for short timeouts, so an extension has two
+// seconds to reach SQS, but never before half the window), by
+// ChangeMessageVisibilityBatch calls shared by deliveries due together, up to
+// Config.MaxExtension from the receive. When an extension fails, is confirmed
+// only after the window it extends may have ended, or the cap is reached and
+// the last window ends, Lost is closed: the runtime cancels the handler and
+// does not settle, and SQS redelivers the message. A delivery whose lease
+// ends before the runtime took it is dropped, not handed out.
 //
 // # Settling
 //
@@ -39,6 +42,9 @@
 //     receiving it sees the original attributes, and Attempt from the receive
 //     count. The dead-letter copy carries the context of its own failure,
 //     plus the earlier hops' "original" headers when they were in memory.
+//     On a FIFO queue SQS holds the message's group back until the retried
+//     message is visible again and delivers it first, but messages of the
+//     group received in the same batch are handled before it.
 //     SQS counts its 12-hour visibility limit from the receive, so the
 //     longest retry delay (Capabilities.MaxDelay) is 12h − MaxExtension and
 //     consumer.New refuses a retry policy that could exceed it.

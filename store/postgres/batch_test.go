@@ -129,7 +129,7 @@ func TestBatchCommitFailureFailsEveryCaller(t *testing.T) {
 	db := pgtest.New(t)
 	createEffects(t, db)
 	p, pool := proxied(t, db, 2)
-	s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema, BatchSize: 4, BatchLinger: 10 * time.Second})
+	s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema, BatchSize: 4, BatchLinger: 10 * time.Second, Logger: quiet})
 	require.NoError(t, err)
 	defer s.Close(context.Background())
 	var seq atomic.Int32

@@ -34,6 +34,9 @@ func ctxT(t testing.TB) context.Context {
 func newStore(t testing.TB, db *pgtest.DB, cfg pgstore.Config) *pgstore.Store {
 	t.Helper()
 	cfg.Schema = db.Schema
+	if cfg.Logger == nil {
+		cfg.Logger = quiet // expected failures log warnings
+	}
 	s, err := pgstore.New(db.Pool, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close(context.Background())) })

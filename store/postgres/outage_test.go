@@ -88,6 +88,7 @@ func startOutageRig(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool, n int, stor
 	t.Helper()
 	createEffects(t, db)
 	storeCfg.Schema = db.Schema
+	storeCfg.Logger = quiet
 	s, err := pgstore.New(pool, storeCfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
