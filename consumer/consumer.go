@@ -411,13 +411,18 @@ func (c *Consumer) process(d Delivery) {
 		hctx, cancel = context.WithCancel(c.hardCtx)
 		defer cancel()
 		lost = l.Lost()
-		go func() {
-			select {
-			case <-lost:
-				cancel()
-			case <-hctx.Done():
-			}
-		}()
+		if lc, ok := d.(LeaseContexter); ok {
+			// No goroutine per delivery: cancel runs when the lease ends.
+			defer context.AfterFunc(lc.LeaseContext(), cancel)()
+		} else {
+			go func() {
+				select {
+				case <-lost:
+					cancel()
+				case <-hctx.Done():
+				}
+			}()
+		}
 	}
 	isLost := func() bool {
 		select {

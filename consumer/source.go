@@ -65,6 +65,14 @@ type Leased interface {
 	Lost() <-chan struct{}
 }
 
+// LeaseContexter is an optional companion of Leased for adapters that hold
+// the lease as a context: LeaseContext is done exactly when Lost is closed.
+// The runtime then cancels the handler with context.AfterFunc instead of a
+// goroutine per delivery.
+type LeaseContexter interface {
+	LeaseContext() context.Context
+}
+
 // Capabilities is an adapter's capability table. The runtime and the adapters
 // reject configurations a broker cannot honour, at start-up.
 type Capabilities struct {

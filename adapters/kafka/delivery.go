@@ -26,8 +26,9 @@ type delivery struct {
 }
 
 var (
-	_ consumer.Delivery = (*delivery)(nil)
-	_ consumer.Leased   = (*delivery)(nil)
+	_ consumer.Delivery       = (*delivery)(nil)
+	_ consumer.Leased         = (*delivery)(nil)
+	_ consumer.LeaseContexter = (*delivery)(nil)
 )
 
 // Message returns the record as a Message.
@@ -124,6 +125,10 @@ func (s *Source) settle(d *delivery) {
 	}
 	p := d.p
 	p.settle(d.e)
+	if d.e.cancelLease != nil {
+		d.e.cancelLease() // detach the settled delivery's lease from the partition's
+		d.e.lease, d.e.cancelLease = nil, nil
+	}
 	if p.drained != nil && p.inflight == 0 {
 		close(p.drained)
 		p.drained = nil

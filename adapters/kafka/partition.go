@@ -52,7 +52,7 @@ type partition struct {
 	cursor   int
 	inflight int // entries in state delivered
 
-	owned bool
+	owned       bool
 	lease       context.Context // done when the partition is revoked or lost
 	cancelLease context.CancelFunc
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,18 +99,25 @@ func TestBrokerClosesConnection(t *testing.T) {
 	src := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 20, ConnectionName: name})
 	claims, _ := memory.New(memory.Config{})
 	effects := newSet()
-	_, stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		time.Sleep(2 * time.Millisecond)
+	gate := make(chan struct{})
+	var started atomic.Int64
+	_, stop := runConsumer(t, src, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		if started.Add(1) > 50 { // hold the stream until the broker closed the connection
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		effects.add(m.ID)
 		return nil
 	}), consumer.Config{Name: "ledger", Concurrency: 4, Ordering: consumer.Unordered}, middleware.Idempotency(claims))
 	waitUntil(t, 30*time.Second, "progress", func() bool { return effects.len() >= 50 })
 	closeConnectionByName(t, name)
+	waitUntil(t, 30*time.Second, "the Source to reconnect", func() bool { return src.reconnects.Load() >= 1 && src.Connected() })
+	close(gate)
 	waitUntil(t, 60*time.Second, "every message's effect", func() bool { return effects.len() == n })
 	stop()
-	if src.reconnects.Load() < 1 {
-		t.Errorf("no reconnect after the broker closed the connection (processed %d)", effects.len())
-	}
 	for id, c := range effects.snapshot() {
 		if c != 1 {
 			t.Errorf("%s applied %d times", id, c)
