@@ -71,7 +71,7 @@ func runChild() int {
 	if err != nil {
 		return fail(err)
 	}
-	h, mws := consumerChain(st, 2*time.Millisecond)
+	h, mws := consumerChain(st, 5*time.Millisecond)
 	c, err := consumer.New(src, h, consumer.Config{Name: "ledger", Concurrency: 8, Ordering: consumer.Unordered, Logger: log}, mws...)
 	if err != nil {
 		return fail(err)

@@ -109,9 +109,8 @@ Kafka is a dev cluster (oncely dev kafka) started as a separate process.`)
 			res, err := crashtest.Run(ctx, crashtest.Config{Name: name, BrokerURL: url, DatabaseURL: dbURL, Ledger: bins.Ledger,
 				Dedupe: d, Kills: *kills, Batch: *batch, Concurrency: *concurrency, HandlerDelay: *delay, LogDir: dir, Progress: progress})
 			if err != nil {
-				errs = append(errs, fmt.Errorf("%s dedupe=%t: %w", name, d, err))
-			}
-			if len(res.Kills) > 0 {
+				errs = append(errs, fmt.Errorf("%s dedupe=%t: run abandoned after %d kills: %w", name, d, len(res.Kills), err))
+			} else {
 				results = append(results, res)
 			}
 			if ctx.Err() != nil {

@@ -285,7 +285,8 @@ func WriteTable(w io.Writer, results []Result) error {
 	return tw.Flush()
 }
 
-// Run performs one crash test.
+// Run performs one crash test. The Result is complete only when the error
+// is nil; after an error it holds the kills made so far, uncounted.
 func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
