@@ -68,9 +68,10 @@ type Broker interface {
 
 	// DeadLetters returns up to limit messages (all when limit <= 0) from the
 	// dead-letter destination of (source, consumerName), in the
-	// destination's order (per partition for Kafka), without removing them. Copies with the same message ID (a crash between
-	// the dead-letter publish and the source ack leaves two) are shown once,
-	// with DeadLetter.Copies counting them.
+	// destination's order (per partition for Kafka), without removing them.
+	// Copies with the same message ID (a crash between the dead-letter
+	// publish and the source ack leaves two) are shown once, with
+	// DeadLetter.Copies counting them.
 	DeadLetters(ctx context.Context, source, consumerName string, limit int) ([]DeadLetter, error)
 
 	// Redrive moves dead letters of (source, consumerName) back to source:

@@ -68,10 +68,16 @@ ensure_sqs() {
   "$root/scripts/sqs-emulator.sh"
 }
 
+ensure_tools() {
+  # kcat produces records for the Kafka interoperability test.
+  command -v kcat >/dev/null || apt_install kcat
+}
+
 ensure_go
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
 
+ensure_tools
 ensure_postgres
 ensure_rabbitmq
 ensure_sqs

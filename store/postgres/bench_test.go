@@ -178,10 +178,7 @@ func BenchmarkSingle(b *testing.B) {
 	for _, conc := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
 			e := newBenchEnv(b, 16)
-			n := 200 * conc // fsync-bound: about 1-3 s per mode on a small VM
-			if conc == 1 {
-				n = 400
-			}
+			n := 1000 * max(1, conc/4) // 1,000 / 1,000 / 4,000 messages per mode and iteration
 			e.compare(b, e.rawDriver(e.db.Pool), storeDriver(b, e.db.Pool, pgstore.Config{Schema: e.db.Schema}), "raw", "store", conc, n, 4)
 		})
 	}
