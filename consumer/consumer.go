@@ -344,6 +344,9 @@ func (c *Consumer) nextTaskLocked() (task, bool) {
 // deliveries run one after another on one goroutine, and each delivery costs
 // one lock round (which also picks the next task).
 func (c *Consumer) runWorker() {
+	w := &worker{}
+	w.a.actx.Context = c.hardCtx
+	w.a.sctx.Context = c.baseCtx
 	c.mu.Lock()
 	for {
 		t, ok := c.nextTaskLocked()
@@ -353,7 +356,7 @@ func (c *Consumer) runWorker() {
 		}
 		c.mu.Unlock()
 		for d := t.d; ; {
-			c.process(d)
+			c.process(w, d)
 			c.window.release(1)
 			c.inflight.Done()
 			c.mu.Lock()
@@ -385,8 +388,9 @@ func (l *lane) pop() Delivery {
 	return d
 }
 
-// process runs one delivery to its settlement, or abandons it.
-func (c *Consumer) process(d Delivery) {
+// process runs one delivery to its settlement, or abandons it. A delivery
+// without a lease runs on w's reused attempt state (no allocation).
+func (c *Consumer) process(w *worker, d Delivery) {
 	msg := d.Message()
 	if c.hardCtx.Err() != nil {
 		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: c.hardCtx.Err()})
@@ -404,7 +408,7 @@ func (c *Consumer) process(d Delivery) {
 	if msg.Attempt < 1 {
 		msg.Attempt = 1
 	}
-	hctx := c.hardCtx
+	var hctx context.Context // nil: w's attempt state, under c.hardCtx
 	var lost <-chan struct{}
 	if l, ok := d.(Leased); ok {
 		var cancel context.CancelFunc
@@ -433,6 +437,7 @@ func (c *Consumer) process(d Delivery) {
 		}
 	}
 
+	timed := c.cfg.Observer != nil
 	for outage := 1; ; outage++ {
 		if isLost() {
 			// The lease went before the handler (re)started: running it
@@ -440,18 +445,26 @@ func (c *Consumer) process(d Delivery) {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost")})
 			return
 		}
-		// One allocation holds the attempt's context and its ack's
-		// settlement context.
-		a := &attempt{actx: attemptCtx{Context: hctx}}
+		// The attempt's context and its ack's settlement context: w's,
+		// reset, or (under a lease) one fresh allocation.
+		a := &w.a
+		if hctx == nil {
+			a.actx.state.duplicate.Store(false)
+		} else {
+			a = &attempt{actx: attemptCtx{Context: hctx}, sctx: settleCtx{Context: c.baseCtx}}
+		}
 		actx := &a.actx
-		var start time.Time
-		if c.cfg.Observer != nil {
+		// The clock is read only to time the handler for the Observer;
+		// the end time also starts the ack's settlement deadline.
+		var start, end time.Time
+		if timed {
 			start = time.Now()
 		}
 		err := c.handler.Handle(actx, msg)
 		var dur time.Duration
-		if c.cfg.Observer != nil {
-			dur = time.Since(start)
+		if timed {
+			end = time.Now()
+			dur = end.Sub(start)
 		}
 		if isLost() {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost"), Duration: dur})
@@ -463,7 +476,7 @@ func (c *Consumer) process(d Delivery) {
 			if IsDuplicate(actx) {
 				outcome = OutcomeDuplicate
 			}
-			if c.settle(d, msg, settlement{what: "ack", ctx: &a.sctx}) {
+			if c.settle(d, msg, settlement{what: "ack", ctx: &a.sctx, start: end}) {
 				c.observe(Event{Message: msg, Outcome: outcome, Duration: dur})
 			}
 			return
@@ -532,7 +545,8 @@ type settlement struct {
 	what    string
 	after   time.Duration
 	headers map[string]string
-	ctx     *settleCtx // zero value for the first try, or nil
+	ctx     *settleCtx // for the first try (Context set), or nil
+	start   time.Time  // when the first try starts; zero: unknown
 }
 
 // attempt is one handler call's context and the settlement context of its
@@ -540,6 +554,11 @@ type settlement struct {
 type attempt struct {
 	actx attemptCtx
 	sctx settleCtx
+}
+
+// worker is one worker goroutine's state, reused across its deliveries.
+type worker struct {
+	a attempt // contexts under c.hardCtx and c.baseCtx
 }
 
 func (s settlement) do(ctx context.Context, d Delivery) error {
@@ -566,7 +585,7 @@ func (c *Consumer) settle(d Delivery, msg *Message, s settlement) bool {
 		if ctx == nil || try > 1 {
 			ctx = newSettleCtx(c.baseCtx, c.cfg.SettleTimeout)
 		} else {
-			ctx.init(c.baseCtx, c.cfg.SettleTimeout)
+			ctx.init(c.cfg.SettleTimeout, s.start)
 		}
 		err := s.do(ctx, d)
 		ctx.cancel()

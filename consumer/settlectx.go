@@ -7,32 +7,61 @@ import (
 )
 
 // settleCtx is context.WithTimeout(parent, d) for one settlement, except that
-// it starts no timer until Done is called: settlements that never wait on
-// ctx.Done (an in-memory ack, a batched Kafka offset mark) cost no timer. The
-// parent must never be cancelled (the runtime passes its base context).
+// it starts no timer until Done is called, and reads the clock only when
+// asked for its deadline (or given the time the settlement started):
+// settlements that never look at ctx (an in-memory ack, a batched Kafka
+// offset mark) cost neither a timer nor a clock read. A lazily read deadline
+// runs from the first Deadline, Done or Err call, a moment after the
+// settlement started. The parent must never be cancelled (the runtime passes
+// its base context).
+//
+// A worker reuses one settleCtx for its acks: every field but Context is
+// guarded by mu, so an adapter that kept the context past its call would see
+// a later settlement's state, never a data race.
 type settleCtx struct {
 	context.Context
-	deadline time.Time
 
-	mu    sync.Mutex
-	done  chan struct{}
-	err   error
-	timer *time.Timer
+	mu       sync.Mutex
+	timeout  time.Duration
+	deadline time.Time // zero until read (see deadlineLocked)
+	done     chan struct{}
+	err      error
+	timer    *time.Timer
 }
 
 func newSettleCtx(parent context.Context, d time.Duration) *settleCtx {
-	c := new(settleCtx)
-	c.init(parent, d)
+	c := &settleCtx{Context: parent}
+	c.init(d, time.Now())
 	return c
 }
 
-// init sets up a zero settleCtx.
-func (c *settleCtx) init(parent context.Context, d time.Duration) {
-	c.Context, c.deadline = parent, time.Now().Add(d)
+// init readies c for a settlement of at most d from start; a zero start
+// reads the clock when the deadline is first needed. c.Context must be set.
+func (c *settleCtx) init(d time.Duration, start time.Time) {
+	c.mu.Lock()
+	c.timeout, c.deadline = d, time.Time{}
+	if !start.IsZero() {
+		c.deadline = start.Add(d)
+	}
+	c.done, c.err, c.timer = nil, nil, nil
+	c.mu.Unlock()
+}
+
+// deadlineLocked returns the deadline, reading the clock the first time when
+// init was given no start. c.mu must be held.
+func (c *settleCtx) deadlineLocked() time.Time {
+	if c.deadline.IsZero() {
+		c.deadline = time.Now().Add(c.timeout)
+	}
+	return c.deadline
 }
 
 // Deadline reports the settlement deadline.
-func (c *settleCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *settleCtx) Deadline() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.deadlineLocked(), true
+}
 
 // Done returns a channel closed at the deadline or on cancel.
 func (c *settleCtx) Done() <-chan struct{} {
@@ -40,14 +69,15 @@ func (c *settleCtx) Done() <-chan struct{} {
 	defer c.mu.Unlock()
 	if c.done == nil {
 		c.done = make(chan struct{})
-		switch d := time.Until(c.deadline); {
+		switch d := time.Until(c.deadlineLocked()); {
 		case c.err != nil:
 			close(c.done)
 		case d <= 0:
 			c.err = context.DeadlineExceeded
 			close(c.done)
 		default:
-			c.timer = time.AfterFunc(d, func() { c.end(context.DeadlineExceeded) })
+			done := c.done
+			c.timer = time.AfterFunc(d, func() { c.expire(done) })
 		}
 	}
 	return c.done
@@ -57,23 +87,31 @@ func (c *settleCtx) Done() <-chan struct{} {
 // after cancel, else nil.
 func (c *settleCtx) Err() error {
 	c.mu.Lock()
-	err := c.err
-	c.mu.Unlock()
-	if err == nil && !time.Now().Before(c.deadline) {
-		c.end(context.DeadlineExceeded)
-		c.mu.Lock()
-		err = c.err
-		c.mu.Unlock()
+	defer c.mu.Unlock()
+	if c.err == nil && !time.Now().Before(c.deadlineLocked()) {
+		c.endLocked(context.DeadlineExceeded)
 	}
-	return err
+	return c.err
 }
 
 // cancel ends the context and stops its timer.
-func (c *settleCtx) cancel() { c.end(context.Canceled) }
-
-func (c *settleCtx) end(err error) {
+func (c *settleCtx) cancel() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.endLocked(context.Canceled)
+	c.mu.Unlock()
+}
+
+// expire is the deadline timer's function for the settlement whose Done
+// channel is done; it does nothing once c was reused.
+func (c *settleCtx) expire(done chan struct{}) {
+	c.mu.Lock()
+	if c.done == done {
+		c.endLocked(context.DeadlineExceeded)
+	}
+	c.mu.Unlock()
+}
+
+func (c *settleCtx) endLocked(err error) {
 	if c.err == nil {
 		c.err = err
 		if c.done != nil {

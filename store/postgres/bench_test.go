@@ -173,7 +173,7 @@ func (e *benchEnv) compare(b *testing.B, base, subject driver, baseName, subjNam
 // (BEGIN; the same claim INSERT; UPDATE; INSERT; COMMIT) at concurrency 1, 4
 // and 16. Target: x_raw >= 0.9.
 //
-//	go test -run '^$' -bench Single -benchtime 1x ./store/postgres/
+//	go test -run '^$' -bench Single -benchtime 3x ./store/postgres/
 func BenchmarkSingle(b *testing.B) {
 	for _, conc := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("c=%d", conc), func(b *testing.B) {
@@ -188,7 +188,7 @@ func BenchmarkSingle(b *testing.B) {
 // under the same load: 100 concurrent deliveries, a pool of 16 connections.
 // Target: x_single >= 5.
 //
-//	go test -run '^$' -bench Batch -benchtime 1x ./store/postgres/
+//	go test -run '^$' -bench Batch -benchtime 3x ./store/postgres/
 func BenchmarkBatch(b *testing.B) {
 	const callers = 100
 	e := newBenchEnv(b, 16)
