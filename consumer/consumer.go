@@ -27,16 +27,26 @@ type Consumer struct {
 
 	window *window
 
-	// Guarded by mu: the lanes, the run queue of tasks and the idle
-	// workers waiting on work for it.
-	mu        sync.Mutex
-	lanes     map[laneID]*lane
-	freeLanes []*lane // lanes no longer used, for reuse
-	runq      []task  // runq[runqHead:] waits for a worker
-	runqHead  int
-	work      sync.Cond
-	idle      int  // workers waiting on work
-	quitting  bool // set after the drain: idle workers exit
+	// Guarded by mu: the lanes, the run queue of tasks, the idle workers
+	// waiting on work for it, and the intake role.
+	mu         sync.Mutex
+	lanes      map[laneID]*lane
+	freeLanes  []*lane // lanes no longer used, for reuse
+	runq       []task  // runq[runqHead:] waits for a worker
+	runqHead   int
+	work       sync.Cond
+	idle       int  // workers waiting on work
+	quitting   bool // set after the drain: idle workers exit
+	receiving  bool // a worker holds the intake role
+	intakeOff  bool // intake stopped for good: no Receive starts
+	intakeErr  error
+	intakeIdle sync.Cond // broadcast when receiving turns false
+
+	// Owned by the worker holding the intake role.
+	intakeCtx  context.Context // cancelled when the stop begins
+	intakeDone chan struct{}   // closed when intake stops by itself
+	excess     []Delivery      // returned beyond what was asked, not dispatched yet
+	failures   int             // consecutive Receive failures
 
 	breaker  breaker
 	inflight sync.WaitGroup
@@ -102,8 +112,11 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		stopCh:  make(chan struct{}),
 		hardCh:  make(chan struct{}),
 		done:    make(chan struct{}),
+
+		intakeDone: make(chan struct{}),
 	}
 	c.work.L = &c.mu
+	c.intakeIdle.L = &c.mu
 	c.breaker.init(cfg.BreakerThreshold, cfg.Observer)
 	return c, nil
 }
@@ -130,25 +143,28 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 	}()
 
+	intakeCtx, stopIntake := context.WithCancel(ctx)
+	defer stopIntake()
+	c.intakeCtx = intakeCtx
 	var workers sync.WaitGroup
 	for range c.cfg.Concurrency {
 		workers.Go(c.runWorker)
 	}
-	intakeCtx, stopIntake := context.WithCancel(ctx)
-	defer stopIntake()
-	intakeDone := make(chan error, 1)
-	go func() { intakeDone <- c.receiveLoop(intakeCtx) }()
 
-	var srcErr error
 	select {
 	case <-ctx.Done():
 	case <-c.stopCh:
-	case srcErr = <-intakeDone:
-		intakeDone <- srcErr
+	case <-c.intakeDone:
 	}
 	c.log.Info("stopping: intake closed, draining in-flight deliveries")
 	stopIntake()
-	srcErr = <-intakeDone
+	c.mu.Lock()
+	c.intakeOff = true
+	for c.receiving {
+		c.intakeIdle.Wait()
+	}
+	srcErr := c.intakeErr
+	c.mu.Unlock()
 
 	err := c.drain()
 	// Workers exit once the run queue is empty. After a clean drain nothing
@@ -227,41 +243,55 @@ func (c *Consumer) drain() error {
 	}
 }
 
-func (c *Consumer) receiveLoop(ctx context.Context) error {
-	failures := 0
-	for {
-		if err := c.breaker.wait(ctx); err != nil {
-			return err
-		}
-		n, err := c.window.acquire(ctx, c.cfg.ReceiveBatch)
-		if err != nil {
-			return err
-		}
-		ds, err := c.src.Receive(ctx, n)
-		c.window.giveBack(n - len(ds))
-		c.dispatch(ds[:min(n, len(ds))])
-		for _, d := range ds[min(n, len(ds)):] {
-			// The source returned more than asked (an adapter bug): wait
-			// for room so in-flight stays bounded.
-			if _, err := c.window.acquireN(ctx, 1, 1); err != nil {
-				return err // unsettled; the source redelivers them after Close
-			}
-			c.dispatch([]Delivery{d})
-		}
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, ErrSourceClosed) {
-				return err
-			}
-			failures++
-			d := c.cfg.OutageBackoff.Delay(failures, nil)
-			c.log.Error("receive failed; retrying", "error", err, "in", d)
-			if !sleep(ctx, d) {
-				return ctx.Err()
-			}
-			continue
-		}
-		failures = 0
+// intake is one turn of the intake role, which a worker takes when the run
+// queue is empty: it waits while the breaker is open and for room in the
+// window, receives and dispatches. Deliveries a source returned beyond what
+// was asked are dispatched on later turns, as room frees. The role's holder
+// runs no lane, so every delivery in flight is on a lane another worker
+// runs, and waiting for room cannot deadlock. intake returns an error only
+// when intake must stop for good.
+func (c *Consumer) intake(ctx context.Context) error {
+	if err := c.breaker.wait(ctx); err != nil {
+		return err
 	}
+	if len(c.excess) > 0 {
+		// The source returned more than asked (an adapter bug): wait for
+		// room so in-flight stays bounded.
+		n, err := c.window.acquireN(ctx, 1, int64(len(c.excess)))
+		if err != nil {
+			return err // unsettled; the source redelivers them after Close
+		}
+		c.dispatch(c.excess[:n])
+		clear(c.excess[:n])
+		if c.excess = c.excess[n:]; len(c.excess) == 0 {
+			c.excess = nil
+		}
+		return nil
+	}
+	n, err := c.window.acquire(ctx, c.cfg.ReceiveBatch)
+	if err != nil {
+		return err
+	}
+	ds, err := c.src.Receive(ctx, n)
+	c.window.giveBack(n - len(ds))
+	c.dispatch(ds[:min(n, len(ds))])
+	if len(ds) > n {
+		c.excess = append(c.excess, ds[n:]...)
+	}
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrSourceClosed) {
+			return err
+		}
+		c.failures++
+		d := c.cfg.OutageBackoff.Delay(c.failures, nil)
+		c.log.Error("receive failed; retrying", "error", err, "in", d)
+		if !sleep(ctx, d) {
+			return ctx.Err()
+		}
+		return nil
+	}
+	c.failures = 0
+	return nil
 }
 
 // laneID returns the lane of m, and false when m runs on a lane of its own.
@@ -316,11 +346,32 @@ func (c *Consumer) dispatch(ds []Delivery) {
 }
 
 // nextTaskLocked waits for a task; it reports false when the consumer is
-// quitting and no task is left. c.mu must be held.
+// quitting and no task is left. While the run queue is empty and no other
+// worker holds the intake role, the worker takes it and receives itself, so
+// a delivery usually runs on the goroutine that received it. c.mu must be
+// held; it is released during intake.
 func (c *Consumer) nextTaskLocked() (task, bool) {
 	for c.runqHead == len(c.runq) {
 		if c.quitting {
 			return task{}, false
+		}
+		if !c.receiving && !c.intakeOff {
+			c.receiving = true
+			c.mu.Unlock()
+			err := c.intake(c.intakeCtx)
+			c.mu.Lock()
+			c.receiving = false
+			c.intakeIdle.Broadcast()
+			if err != nil {
+				if c.intakeErr == nil {
+					c.intakeErr = err
+				}
+				if !c.intakeOff {
+					c.intakeOff = true
+					close(c.intakeDone)
+				}
+			}
+			continue
 		}
 		c.idle++
 		c.work.Wait()

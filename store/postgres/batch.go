@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oncely/oncely/consumer"
 )
@@ -222,11 +223,45 @@ func (j *commitJob) finish() {
 func (j *commitJob) commit() {
 	ctx, cancel := j.b.opContext()
 	defer cancel()
-	if err := j.tx.Commit(ctx); err != nil {
+	err := j.tx.Commit(ctx)
+	j.tx = nil
+	switch {
+	case err == nil:
+	case rejected(err):
+		j.rerunAlone(err)
+	default:
 		j.fail("commit batch", err)
 	}
-	j.tx = nil
 	j.finish()
+}
+
+// rerunAlone handles a COMMIT the server rejected (a deferred constraint that
+// one message's effects violate, a serialization failure): nothing of the
+// batch persisted, and failing every message as an outage would hold them all
+// forever. Instead each message that had succeeded (or was a duplicate) runs
+// again in its own transaction, as in single-message mode, so only the
+// offending message fails — and is retried and dead-lettered like any handler
+// failure — while the others commit.
+func (j *commitJob) rerunAlone(cause error) {
+	j.b.s.cfg.Logger.Warn("postgres store: batch commit rejected; running its messages one by one", "error", cause, "size", len(j.batch))
+	for i, r := range j.batch {
+		if j.results[i].err != nil {
+			continue
+		}
+		if err := r.ctx.Err(); err != nil {
+			j.results[i] = result{err: err}
+			continue
+		}
+		dup, err := j.b.s.processOne(r.ctx, r.consumerName, r.messageID, r.fn)
+		j.results[i] = result{duplicate: dup, err: err}
+	}
+}
+
+// rejected reports whether err is the server refusing a statement (a
+// *pgconn.PgError outside the connection classes), as opposed to an outage.
+func rejected(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && !IsConnectionError(err)
 }
 
 // run claims a batch and runs its handlers in one transaction. It returns the

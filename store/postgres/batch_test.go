@@ -500,3 +500,45 @@ func TestBatchMixedLoad(t *testing.T) {
 	}
 	require.Equal(t, messages, countClaims(t, db))
 }
+
+// A deferred constraint that one message violates fails the batch's COMMIT.
+// The store then runs the batch's messages one by one: the offender fails with
+// a retryable (not Unavailable) error and the others commit exactly once.
+func TestBatchRejectedCommitIsolatesTheOffender(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	ctx := ctxT(t)
+	_, err := db.Pool.Exec(ctx, `CREATE TABLE parents (id text PRIMARY KEY);
+		CREATE TABLE children (parent text REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)`)
+	require.NoError(t, err)
+	s := batchStore(t, db, 3)
+	out := runBatch(t, db, s, []string{"good-1", "bad", "good-2"}, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if err := effect(id)(ctx); err != nil {
+				return err
+			}
+			if id != "bad" {
+				return nil
+			}
+			tx, _ := pgstore.Tx(ctx)
+			_, err := tx.Exec(ctx, `INSERT INTO children (parent) VALUES ('missing')`)
+			return err
+		}
+	})
+	for _, o := range out {
+		if o.id == "bad" {
+			require.Error(t, o.err)
+			require.Equal(t, consumer.Retryable, consumer.Classify(o.err), "a rejected commit is the message's fault, not an outage: %v", o.err)
+			continue
+		}
+		require.NoError(t, o.err, o.id)
+		require.False(t, o.duplicate, o.id)
+	}
+	var goods, bads int
+	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE id LIKE 'good-%'), count(*) FILTER (WHERE id = 'bad') FROM effects`).Scan(&goods, &bads))
+	require.Equal(t, 2, goods)
+	require.Equal(t, 0, bads)
+	dup, err := s.Process(ctx, "ledger", "good-1", effect("good-1"))
+	require.NoError(t, err)
+	require.True(t, dup, "good-1 was committed once; a redelivery is a duplicate")
+}
