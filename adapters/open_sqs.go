@@ -391,7 +391,10 @@ func (ss *sqsSession) total() int { return ss.count }
 
 func (ss *sqsSession) next(ctx context.Context, n int) ([]heldLetter, error) {
 	var out []heldLetter
-	for ss.url != "" && len(out) < n && ss.got < ss.count && ss.empty < 3 {
+	// SQS's depth is approximate: read until three receives come back
+	// empty, bounded well above the depth so that a consumer
+	// dead-lettering meanwhile cannot keep a redrive going.
+	for ss.url != "" && len(out) < n && ss.got < 2*ss.count+10 && ss.empty < 3 {
 		resp, err := ss.s.client.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{
 			QueueUrl: aws.String(ss.url), MaxNumberOfMessages: int32(min(10, n-len(out))), VisibilityTimeout: sqsHold, WaitTimeSeconds: 1,
 			MessageAttributeNames:       []string{"All"},

@@ -162,7 +162,7 @@ func testBroker(t *testing.T, url string) {
 	require.NoError(t, err)
 	require.Equal(t, adapters.RedriveResult{Seen: 2, Redriven: 1, Skipped: 1}, res)
 	require.Len(t, progress, 2)
-	require.Equal(t, 2, progress[1].Total)
+	require.GreaterOrEqual(t, progress[1].Total, 2, "the depth at the start (approximate on SQS)")
 	require.Equal(t, 1, progress[1].Redriven)
 
 	dls, err = b.DeadLetters(ctx, source, name, 0)

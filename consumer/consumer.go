@@ -26,6 +26,7 @@ type Consumer struct {
 	caps    Capabilities
 
 	window *window
+	epoch  time.Time // with a monotonic reading: handler timing reads only that clock
 
 	// Guarded by mu: the lanes, the run queue of tasks, the idle workers
 	// waiting on work for it, and the intake role.
@@ -41,6 +42,9 @@ type Consumer struct {
 	intakeOff  bool // intake stopped for good: no Receive starts
 	intakeErr  error
 	intakeIdle sync.Cond // broadcast when receiving turns false
+
+	prefetchTimer *time.Timer // runs prefetch; stopped when not armed
+	prefetchArmed bool        // guarded by mu
 
 	// Owned by the worker holding the intake role.
 	intakeCtx  context.Context // cancelled when the stop begins
@@ -108,6 +112,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		log:     cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker),
 		caps:    caps,
 		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),
+		epoch:   time.Now(),
 		lanes:   make(map[laneID]*lane),
 		stopCh:  make(chan struct{}),
 		hardCh:  make(chan struct{}),
@@ -146,6 +151,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	defer stopIntake()
 	c.intakeCtx = intakeCtx
+	c.prefetchTimer = time.AfterFunc(time.Hour, c.prefetch)
+	c.prefetchTimer.Stop()
+	defer c.prefetchTimer.Stop()
 	var workers sync.WaitGroup
 	for range c.cfg.Concurrency {
 		workers.Go(c.runWorker)
@@ -307,7 +315,9 @@ func (c *Consumer) laneID(m *Message) (laneID, bool) {
 
 // dispatch hands ds, whose window slots are taken, to the workers: a
 // delivery whose lane is busy queues behind it, any other becomes a task in
-// the run queue. It takes the lock once per batch.
+// the run queue. It takes the lock once per batch. Only the intake role's
+// holder dispatches; it takes a task next and wakes an idle worker then
+// (see nextTaskLocked).
 func (c *Consumer) dispatch(ds []Delivery) {
 	if len(ds) == 0 {
 		return
@@ -315,12 +325,10 @@ func (c *Consumer) dispatch(ds []Delivery) {
 	c.inflight.Add(len(ds))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	tasks := 0
 	for _, d := range ds {
 		id, ordered := c.laneID(d.Message())
 		if !ordered {
 			c.runq = append(c.runq, task{d: d})
-			tasks++
 			continue
 		}
 		if l := c.lanes[id]; l != nil {
@@ -338,10 +346,6 @@ func (c *Consumer) dispatch(ds []Delivery) {
 		l.id = id
 		c.lanes[id] = l
 		c.runq = append(c.runq, task{l: l, d: d})
-		tasks++
-	}
-	for range min(tasks, c.idle) {
-		c.work.Signal()
 	}
 }
 
@@ -356,21 +360,7 @@ func (c *Consumer) nextTaskLocked() (task, bool) {
 			return task{}, false
 		}
 		if !c.receiving && !c.intakeOff {
-			c.receiving = true
-			c.mu.Unlock()
-			err := c.intake(c.intakeCtx)
-			c.mu.Lock()
-			c.receiving = false
-			c.intakeIdle.Broadcast()
-			if err != nil {
-				if c.intakeErr == nil {
-					c.intakeErr = err
-				}
-				if !c.intakeOff {
-					c.intakeOff = true
-					close(c.intakeDone)
-				}
-			}
+			c.intakeTurnLocked()
 			continue
 		}
 		c.idle++
@@ -388,7 +378,64 @@ func (c *Consumer) nextTaskLocked() (task, bool) {
 		clear(c.runq[n:])
 		c.runq, c.runqHead = c.runq[:n], 0
 	}
+	// Wake one idle worker for the next task, or to take the free intake
+	// role while this one runs; it wakes the next in turn, so a batch
+	// wakes workers one by one as long as work is left for them.
+	if c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
+		c.work.Signal()
+	}
+	c.armPrefetchLocked()
 	return t, true
+}
+
+// intakeTurnLocked takes the intake role for one turn of intake; c.mu must
+// be held, and is released during the turn.
+func (c *Consumer) intakeTurnLocked() {
+	c.receiving = true
+	c.mu.Unlock()
+	err := c.intake(c.intakeCtx)
+	c.mu.Lock()
+	c.receiving = false
+	c.intakeIdle.Broadcast()
+	if err != nil {
+		if c.intakeErr == nil {
+			c.intakeErr = err
+		}
+		if !c.intakeOff {
+			c.intakeOff = true
+			close(c.intakeDone)
+		}
+	}
+}
+
+// prefetchDelay is how long every worker must have been busy, with the run
+// queue empty, before intake runs beside them to fill the window.
+const prefetchDelay = time.Millisecond
+
+// armPrefetchLocked schedules prefetch when every worker is busy, the run
+// queue is empty and no intake runs; c.mu must be held.
+func (c *Consumer) armPrefetchLocked() {
+	if c.idle == 0 && !c.prefetchArmed && !c.receiving && !c.intakeOff && c.runqHead == len(c.runq) {
+		c.prefetchArmed = true
+		c.prefetchTimer.Reset(prefetchDelay)
+	}
+}
+
+// prefetch fills the window while every worker is busy (handlers slower than
+// prefetchDelay), as MaxInFlight promises: it takes the intake role from the
+// timer's goroutine until a worker is idle (which then takes the role
+// itself) or the window is full. Fast handlers never wait for it: a worker
+// that finds the run queue empty receives itself, on its own goroutine.
+func (c *Consumer) prefetch() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.prefetchArmed = false
+	for c.idle == 0 && !c.receiving && !c.intakeOff && !c.quitting && c.window.room() {
+		c.intakeTurnLocked()
+	}
+	if c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
+		c.work.Signal() // for the tasks dispatched, or to take the intake role
+	}
 }
 
 // runWorker runs tasks. A worker keeps a lane until it is empty, so a lane's
@@ -398,6 +445,7 @@ func (c *Consumer) runWorker() {
 	w := &worker{}
 	w.a.actx.Context = c.hardCtx
 	w.a.sctx.Context = c.baseCtx
+	defer w.close()
 	c.mu.Lock()
 	for {
 		t, ok := c.nextTaskLocked()
@@ -460,16 +508,24 @@ func (c *Consumer) process(w *worker, d Delivery) {
 		msg.Attempt = 1
 	}
 	var hctx context.Context // nil: w's attempt state, under c.hardCtx
+	var shared *attempt      // the lease's attempt state on w, when shared
 	var lost <-chan struct{}
 	if l, ok := d.(Leased); ok {
-		var cancel context.CancelFunc
-		hctx, cancel = context.WithCancel(c.hardCtx)
-		defer cancel()
 		lost = l.Lost()
 		if lc, ok := d.(LeaseContexter); ok {
-			// No goroutine per delivery: cancel runs when the lease ends.
-			defer context.AfterFunc(lc.LeaseContext(), cancel)()
+			// Deliveries of one lease (a Kafka partition) share a context
+			// that ends with the lease or the hard stop; no goroutine or
+			// allocation per delivery.
+			var ls *leaseState
+			shared, ls = w.leaseAttempt(c, lc.LeaseContext())
+			if ls != nil {
+				defer ls.release()
+			}
+			hctx = shared.actx.Context
 		} else {
+			var cancel context.CancelFunc
+			hctx, cancel = context.WithCancel(c.hardCtx)
+			defer cancel()
 			go func() {
 				select {
 				case <-lost:
@@ -499,23 +555,27 @@ func (c *Consumer) process(w *worker, d Delivery) {
 		// The attempt's context and its ack's settlement context: w's,
 		// reset, or (under a lease) one fresh allocation.
 		a := &w.a
-		if hctx == nil {
+		switch {
+		case shared != nil:
+			a = shared
+			fallthrough
+		case hctx == nil:
 			a.actx.state.duplicate.Store(false)
-		} else {
+		default:
 			a = &attempt{actx: attemptCtx{Context: hctx}, sctx: settleCtx{Context: c.baseCtx}}
 		}
 		actx := &a.actx
-		// The clock is read only to time the handler for the Observer;
-		// the end time also starts the ack's settlement deadline.
-		var start, end time.Time
+		// The clock is read only to time the handler for the Observer,
+		// and then only the monotonic clock (time.Since of a time.Time
+		// with a monotonic reading reads nothing else).
+		var start time.Duration
 		if timed {
-			start = time.Now()
+			start = time.Since(c.epoch)
 		}
 		err := c.handler.Handle(actx, msg)
 		var dur time.Duration
 		if timed {
-			end = time.Now()
-			dur = end.Sub(start)
+			dur = time.Since(c.epoch) - start
 		}
 		if isLost() {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost"), Duration: dur})
@@ -527,7 +587,7 @@ func (c *Consumer) process(w *worker, d Delivery) {
 			if IsDuplicate(actx) {
 				outcome = OutcomeDuplicate
 			}
-			if c.settle(d, msg, settlement{what: "ack", ctx: &a.sctx, start: end}) {
+			if c.settle(d, msg, settlement{what: "ack", ctx: &a.sctx}) {
 				c.observe(Event{Message: msg, Outcome: outcome, Duration: dur})
 			}
 			return
@@ -597,7 +657,6 @@ type settlement struct {
 	after   time.Duration
 	headers map[string]string
 	ctx     *settleCtx // for the first try (Context set), or nil
-	start   time.Time  // when the first try starts; zero: unknown
 }
 
 // attempt is one handler call's context and the settlement context of its
@@ -609,7 +668,61 @@ type attempt struct {
 
 // worker is one worker goroutine's state, reused across its deliveries.
 type worker struct {
-	a attempt // contexts under c.hardCtx and c.baseCtx
+	a      attempt // contexts under c.hardCtx and c.baseCtx
+	leases map[context.Context]*leaseState
+}
+
+// leaseState is a worker's attempt state for the deliveries of one lease:
+// its handler context is cancelled when the lease ends or on hard stop.
+type leaseState struct {
+	a    attempt
+	stop func() bool // unhooks the cancel from the lease
+	end  context.CancelFunc
+}
+
+// maxLeases bounds a worker's cached lease states; done ones are pruned
+// when it is reached.
+const maxLeases = 256
+
+// leaseAttempt returns w's attempt state for deliveries leased by lease,
+// creating it on first use. When w's cache is full of live leases, the state
+// is not cached and returned as owned too: the caller releases it.
+func (w *worker) leaseAttempt(c *Consumer, lease context.Context) (a *attempt, owned *leaseState) {
+	if ls := w.leases[lease]; ls != nil {
+		return &ls.a, nil
+	}
+	if w.leases == nil {
+		w.leases = make(map[context.Context]*leaseState)
+	}
+	if len(w.leases) >= maxLeases {
+		for k, ls := range w.leases {
+			if k.Err() != nil {
+				ls.release()
+				delete(w.leases, k)
+			}
+		}
+	}
+	hctx, cancel := context.WithCancel(c.hardCtx)
+	ls := &leaseState{end: cancel, stop: context.AfterFunc(lease, cancel)}
+	ls.a.actx.Context, ls.a.sctx.Context = hctx, c.baseCtx
+	if len(w.leases) >= maxLeases {
+		return &ls.a, ls
+	}
+	w.leases[lease] = ls
+	return &ls.a, nil
+}
+
+func (ls *leaseState) release() {
+	ls.stop()
+	ls.end()
+}
+
+// close releases w's lease states.
+func (w *worker) close() {
+	for _, ls := range w.leases {
+		ls.release()
+	}
+	clear(w.leases)
 }
 
 func (s settlement) do(ctx context.Context, d Delivery) error {
@@ -636,7 +749,7 @@ func (c *Consumer) settle(d Delivery, msg *Message, s settlement) bool {
 		if ctx == nil || try > 1 {
 			ctx = newSettleCtx(c.baseCtx, c.cfg.SettleTimeout)
 		} else {
-			ctx.init(c.cfg.SettleTimeout, s.start)
+			ctx.init(c.cfg.SettleTimeout, time.Time{})
 		}
 		err := s.do(ctx, d)
 		ctx.cancel()

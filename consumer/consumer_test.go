@@ -909,3 +909,156 @@ func TestSequentialLanes(t *testing.T) {
 		})
 	}
 }
+
+// ctxLeasedSource hands out deliveries that hold the test's current lease
+// as a context (consumer.LeaseContexter), like Kafka partitions do.
+type ctxLeasedSource struct {
+	consumer.Source
+	mu     sync.Mutex
+	lease  context.Context
+	revoke context.CancelFunc
+}
+
+type ctxLeasedDelivery struct {
+	consumer.Delivery
+	lease context.Context
+}
+
+func (d ctxLeasedDelivery) Lost() <-chan struct{}         { return d.lease.Done() }
+func (d ctxLeasedDelivery) LeaseContext() context.Context { return d.lease }
+
+// renew starts a new lease for the deliveries received from now on.
+func (s *ctxLeasedSource) renew() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lease, s.revoke = context.WithCancel(context.Background())
+}
+
+func (s *ctxLeasedSource) current() (context.Context, context.CancelFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lease, s.revoke
+}
+
+func (s *ctxLeasedSource) Receive(ctx context.Context, n int) ([]consumer.Delivery, error) {
+	ds, err := s.Source.Receive(ctx, n)
+	lease, _ := s.current()
+	for i, d := range ds {
+		ds[i] = ctxLeasedDelivery{Delivery: d, lease: lease}
+	}
+	return ds, err
+}
+
+// TestSharedLeaseState: deliveries of one lease share the worker's attempt
+// state, yet a lost lease cancels the running handler and abandons the
+// deliveries of that lease still queued, a later lease's deliveries run
+// under a live context, and MarkDuplicate counts for its own attempt only.
+func TestSharedLeaseState(t *testing.T) {
+	broker := memory.NewBroker()
+	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+	src := &ctxLeasedSource{Source: counting}
+	src.renew()
+	first, _ := src.current()
+	blocked := make(chan struct{})
+	var liveAfter atomic.Int32
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		switch m.ID {
+		case "dup-0", "dup-2":
+			consumer.MarkDuplicate(ctx)
+		case "block":
+			close(blocked)
+			<-ctx.Done()
+			return nil // must not be acked: the lease is gone
+		case "late-0", "late-1":
+			if ctx.Err() == nil {
+				liveAfter.Add(1)
+			}
+		}
+		return nil
+	})
+	rec := newRecorder()
+	c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ids ...string) []*consumer.Message {
+		ms := make([]*consumer.Message, len(ids))
+		for i, id := range ids {
+			ms[i] = &consumer.Message{ID: id, Key: "k"}
+		}
+		return ms
+	}
+	if err := broker.Publish(context.Background(), "src", ids("dup-0", "plain-1", "dup-2", "plain-3")...); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	waitFor(t, "the first four settled", func() bool { return counting.Stats().Acked == 4 })
+	if d, p := rec.count(consumer.OutcomeDuplicate), rec.count(consumer.OutcomeProcessed); d != 2 || p != 2 {
+		t.Fatalf("duplicates %d, processed %d; want 2 and 2", d, p)
+	}
+
+	// One delivery blocks until the lease is revoked; the next of the same
+	// lease must not run.
+	if err := broker.Publish(context.Background(), "src", ids("block", "queued")...); err != nil {
+		t.Fatal(err)
+	}
+	<-blocked
+	_, revoke := src.current()
+	src.renew()
+	revoke()
+	waitFor(t, "both abandoned", func() bool { return rec.count(consumer.OutcomeAbandoned) == 2 })
+	if first.Err() == nil {
+		t.Fatal("first lease still live")
+	}
+
+	if err := broker.Publish(context.Background(), "src", ids("late-0", "late-1")...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the late deliveries acked", func() bool { return counting.Stats().Acked == 6 })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := liveAfter.Load(); n != 2 {
+		t.Errorf("%d of 2 handlers under the new lease saw a live context", n)
+	}
+	if st := counting.Stats(); st.Acked != 6 || st.Double != 0 {
+		t.Errorf("stats %+v, want 6 acked", st)
+	}
+	if d := rec.count(consumer.OutcomeDuplicate); d != 2 {
+		t.Errorf("%d duplicates, want 2", d)
+	}
+}
+
+// TestDuplicatePerAttempt: a worker reuses its attempt state, and
+// MarkDuplicate still counts for the attempt that called it only.
+func TestDuplicatePerAttempt(t *testing.T) {
+	const n = 20
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		if strings.HasSuffix(m.ID, "0") {
+			consumer.MarkDuplicate(ctx)
+		}
+		return nil
+	})
+	rec := newRecorder()
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = msgN(i, "k")
+	}
+	e := newEnv(t, h, consumer.Config{Concurrency: 1, Observer: rec}, msgs...)
+	e.start()
+	waitFor(t, "every message", func() bool {
+		return rec.count(consumer.OutcomeProcessed)+rec.count(consumer.OutcomeDuplicate) == n
+	})
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d := rec.count(consumer.OutcomeDuplicate); d != 2 {
+		t.Errorf("%d duplicates, want 2 (m-0 and m-10)", d)
+	}
+}

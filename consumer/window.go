@@ -80,6 +80,9 @@ func (w *window) tryTake(least, most int64) (int, bool) {
 	}
 }
 
+// room reports whether a slot is free.
+func (w *window) room() bool { return w.used.Load() < w.size }
+
 // giveBack returns n slots intake took but did not use (Receive returned
 // fewer deliveries than asked): the window is not full after all.
 func (w *window) giveBack(n int) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -170,10 +171,27 @@ func (s *Source) message(r *kgo.Record, h map[string]string) *consumer.Message {
 
 // fill sets m from r; h, when not nil, replaces r's headers.
 func (s *Source) fill(m *consumer.Message, r *kgo.Record, h map[string]string) {
+	// The key and every header value share one string allocation.
+	n := len(r.Key)
+	if h == nil {
+		for _, kv := range r.Headers {
+			n += len(kv.Value)
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.Write(r.Key)
+	if h == nil {
+		for _, kv := range r.Headers {
+			b.Write(kv.Value)
+		}
+	}
+	all := b.String()
+	key, rest := all[:len(r.Key)], all[len(r.Key):]
 	if h == nil {
 		h = make(map[string]string, len(r.Headers))
 		for _, kv := range r.Headers {
-			h[kv.Key] = string(kv.Value)
+			h[kv.Key], rest = rest[:len(kv.Value)], rest[len(kv.Value):]
 		}
 	} else {
 		h = maps.Clone(h)
@@ -190,7 +208,7 @@ func (s *Source) fill(m *consumer.Message, r *kgo.Record, h map[string]string) {
 	}
 	*m = consumer.Message{
 		ID:        id,
-		Key:       string(r.Key),
+		Key:       key,
 		Body:      r.Value,
 		Headers:   h,
 		Source:    r.Topic,
