@@ -22,7 +22,7 @@ import (
 // "<source>.<consumer>.dlq". Query parameters:
 //
 //	queue_type=quorum|classic  type of the queues declared (default quorum)
-//	prefetch=N                 per-consumer prefetch (default 200; 0 is refused by the adapter)
+//	prefetch=N                 per-consumer prefetch (default 200; 0, which AMQP reads as unbounded, is refused)
 //	delivery_limit=N           quorum x-delivery-limit of the source queue (default 20)
 //	tiers=1s,10s,1m            retry queue delays (default 1s,10s,1m,10m,1h)
 //	key_header=NAME            header carrying the ordering key (default message-key)
@@ -53,7 +53,11 @@ func openRabbitMQ(ctx context.Context, u *url.URL, o options) (Broker, error) {
 			*dst = n
 		}
 	}
-	intParam("prefetch", &cfg.Prefetch)
+	if q.str("prefetch") == "0" {
+		q.fail("prefetch=0: AMQP reads 0 as unbounded prefetch, which lets one consumer take the whole queue and makes a crash count against every message it held; leave it out for the default (%d) or give a bound", rabbitmq.PrefetchDefault)
+	} else {
+		intParam("prefetch", &cfg.Prefetch)
+	}
 	intParam("delivery_limit", &cfg.DeliveryLimit)
 	if v := q.str("tiers"); v != "" {
 		t, err := parseTiers(v)
@@ -136,7 +140,7 @@ func (r *rabbitBroker) Publish(ctx context.Context, source string, msgs ...*cons
 }
 
 func (r *rabbitBroker) dlq(source, consumerName string) string {
-	return source + "." + consumerName + ".dlq"
+	return rabbitmq.DeadLetterQueue(source, consumerName)
 }
 
 func (r *rabbitBroker) tiers() retry.Tiers {

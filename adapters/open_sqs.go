@@ -182,23 +182,6 @@ func (s *sqsBroker) queueURL(ctx context.Context, queue string, create bool) (st
 	return u, nil
 }
 
-// sqsDeadLetterName is adapters/sqs's default dead-letter queue name.
-func sqsDeadLetterName(queue, consumerName string) string {
-	base, fifo := strings.CutSuffix(queue, ".fifo")
-	clean := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
-				return r
-			}
-			return '-'
-		}, s)
-	}
-	name := clean(base) + "-" + clean(consumerName) + "-dlq"
-	if fifo {
-		name += ".fifo"
-	}
-	return name
-}
 
 func (s *sqsBroker) Publish(ctx context.Context, source string, msgs ...*consumer.Message) error {
 	qurl, err := s.queueURL(ctx, source, true)
@@ -315,7 +298,11 @@ func (s *sqsBroker) Backlog(ctx context.Context, source, consumerName string) ([
 		return nil, err
 	}
 	dead := int64(0)
-	durl, err := s.queueURL(ctx, sqsDeadLetterName(source, consumerName), false)
+	name, err := sqs.DeadLetterQueueName(source, consumerName)
+	if err != nil {
+		return nil, err
+	}
+	durl, err := s.queueURL(ctx, name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -371,7 +358,10 @@ func (s *sqsBroker) session(ctx context.Context, source, consumerName string) (*
 	if err := checkNames(source, consumerName); err != nil {
 		return nil, err
 	}
-	name := sqsDeadLetterName(source, consumerName)
+	name, err := sqs.DeadLetterQueueName(source, consumerName)
+	if err != nil {
+		return nil, err
+	}
 	durl, err := s.queueURL(ctx, name, false)
 	if err != nil {
 		return nil, err

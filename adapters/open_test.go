@@ -41,6 +41,8 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		{"mem://somewhere", "mem:// takes no host or path"},
 		{"mem://?x=1", `unknown query parameter "x"`},
 		{"amqp://guest:secret@%zz", "does not parse"},
+		{"amqp://guest:secret@127.0.0.1:1/?prefetch=0", "prefetch=0: AMQP reads 0 as unbounded"},
+		{"amqp://guest:secret@127.0.0.1:1/?prefetch=-5", `prefetch="-5": want a positive integer`},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			b, err := adapters.Open(ctx, tc.url)

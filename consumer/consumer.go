@@ -45,6 +45,8 @@ type Consumer struct {
 
 	prefetchTimer *time.Timer // runs prefetch; stopped when not armed
 	prefetchArmed bool        // guarded by mu
+	armedAt       uint64      // completed when prefetch was armed
+	completed     uint64      // deliveries processed; guarded by mu
 
 	// Owned by the worker holding the intake role.
 	intakeCtx  context.Context // cancelled when the stop begins
@@ -416,21 +418,25 @@ const prefetchDelay = time.Millisecond
 // queue is empty and no intake runs; c.mu must be held.
 func (c *Consumer) armPrefetchLocked() {
 	if c.idle == 0 && !c.prefetchArmed && !c.receiving && !c.intakeOff && c.runqHead == len(c.runq) {
-		c.prefetchArmed = true
+		c.prefetchArmed, c.armedAt = true, c.completed
 		c.prefetchTimer.Reset(prefetchDelay)
 	}
 }
 
-// prefetch fills the window while every worker is busy (handlers slower than
-// prefetchDelay), as MaxInFlight promises: it takes the intake role from the
-// timer's goroutine until a worker is idle (which then takes the role
-// itself) or the window is full. Fast handlers never wait for it: a worker
-// that finds the run queue empty receives itself, on its own goroutine.
+// prefetch fills the window while every worker is busy with a handler
+// slower than prefetchDelay, as MaxInFlight promises: it takes the intake
+// role from the timer's goroutine and receives while no delivery completes,
+// until a worker is idle (which then takes the role itself) or the window is
+// full. When deliveries complete meanwhile, handlers are fast: a worker soon
+// finds the run queue empty and receives itself, on its own goroutine, and
+// prefetch at most refills an empty run queue.
 func (c *Consumer) prefetch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.prefetchArmed = false
-	for c.idle == 0 && !c.receiving && !c.intakeOff && !c.quitting && c.window.room() {
+	slow := c.completed == c.armedAt
+	for c.idle == 0 && !c.receiving && !c.intakeOff && !c.quitting && c.window.room() &&
+		(c.runqHead == len(c.runq) || (slow && c.completed == c.armedAt)) {
 		c.intakeTurnLocked()
 	}
 	if c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
@@ -459,6 +465,7 @@ func (c *Consumer) runWorker() {
 			c.window.release(1)
 			c.inflight.Done()
 			c.mu.Lock()
+			c.completed++
 			if t.l == nil {
 				break
 			}

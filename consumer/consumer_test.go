@@ -1062,3 +1062,64 @@ func TestDuplicatePerAttempt(t *testing.T) {
 		t.Errorf("%d duplicates, want 2 (m-0 and m-10)", d)
 	}
 }
+
+// oneAtATime returns at most one delivery per Receive, like a broker whose
+// prefetch trickles in.
+type oneAtATime struct{ consumer.Source }
+
+func (s oneAtATime) Receive(ctx context.Context, _ int) ([]consumer.Delivery, error) {
+	return s.Source.Receive(ctx, 1)
+}
+
+// TestPrefetchWhileHandlersBlock: while every worker is blocked in a slow
+// handler, intake still fills the window up to MaxInFlight, and no further.
+func TestPrefetchWhileHandlersBlock(t *testing.T) {
+	const n, workers, inFlight = 12, 2, 6
+	broker := memory.NewBroker()
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = msgN(i, fmt.Sprint(i))
+	}
+	if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
+		t.Fatal(err)
+	}
+	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+	release := make(chan struct{})
+	var running atomic.Int32
+	h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
+		running.Add(1)
+		defer running.Add(-1)
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	c, err := consumer.New(oneAtATime{counting}, h, consumer.Config{Name: "test", Concurrency: workers, MaxInFlight: inFlight, Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	waitFor(t, "a full window with every worker blocked", func() bool {
+		return running.Load() == workers && counting.Stats().Outstanding == inFlight
+	})
+	time.Sleep(20 * time.Millisecond) // several prefetch delays: intake must stay stopped
+	if st := counting.Stats(); st.Received != inFlight {
+		t.Fatalf("received %d while the handlers block, want %d (MaxInFlight)", st.Received, inFlight)
+	}
+	close(release)
+	waitFor(t, "every message", func() bool { return counting.Stats().Acked == n })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := counting.Stats(); st.MaxOutstanding > inFlight || st.Double != 0 {
+		t.Errorf("stats %+v: over MaxInFlight or settled twice", st)
+	}
+}

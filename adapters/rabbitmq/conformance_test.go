@@ -26,7 +26,7 @@ func (harness) Publish(t testing.TB, source string, msgs ...*consumer.Message) {
 
 func (harness) DeadLetters(t testing.TB, source, name string, n int, timeout time.Duration) []*consumer.Message {
 	t.Helper()
-	queue := dlqName(source, name)
+	queue := DeadLetterQueue(source, name)
 	deadline := time.Now().Add(timeout)
 	for {
 		got := browse(t, queue, KeyHeaderDefault)

@@ -96,7 +96,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 	if src.reconnects.Load() < 1 {
 		t.Errorf("the Source never reconnected")
 	}
-	if d := depth(t, dlqName(queue, "ledger")); d != 0 {
+	if d := depth(t, DeadLetterQueue(queue, "ledger")); d != 0 {
 		t.Errorf("%d dead letters, want 0", d)
 	}
 }

@@ -53,7 +53,7 @@ func TestPoisonNoCollateral(t *testing.T) {
 			if n := handled.count("poison"); n != maxAttempts {
 				t.Errorf("poison handled %d times, want %d", n, maxAttempts)
 			}
-			dl := browse(t, dlqName(queue, "ledger"), KeyHeaderDefault)
+			dl := browse(t, DeadLetterQueue(queue, "ledger"), KeyHeaderDefault)
 			collateral := 0
 			for _, m := range dl {
 				if m.ID != "poison" {

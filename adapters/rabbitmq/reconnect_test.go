@@ -82,7 +82,7 @@ func TestConnectionDropMidStream(t *testing.T) {
 	if src.reconnects.Load() < cuts {
 		t.Errorf("%d reconnects, want >= %d", src.reconnects.Load(), cuts)
 	}
-	if d := depth(t, dlqName(queue, "ledger")); d != 0 {
+	if d := depth(t, DeadLetterQueue(queue, "ledger")); d != 0 {
 		t.Errorf("%d dead letters, want 0", d)
 	}
 }
@@ -195,7 +195,7 @@ func TestLateAckAfterReconnect(t *testing.T) {
 	}
 	// The broker requeues a closed channel's deliveries asynchronously.
 	waitUntil(t, 10*time.Second, "the three deliveries back in the queue (nothing acked)", func() bool { return depth(t, queue) == 3 })
-	if got := depth(t, dlqName(queue, "ledger")); got != 0 {
+	if got := depth(t, DeadLetterQueue(queue, "ledger")); got != 0 {
 		t.Errorf("late DeadLetter published %d copies", got)
 	}
 	for _, q := range src.topo.retryNames() {

@@ -47,7 +47,9 @@ func formatArgs(t amqp.Table) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func dlqName(queue, consumerName string) string { return queue + "." + consumerName + ".dlq" }
+// DeadLetterQueue names the dead-letter queue of queue and consumerName:
+// "<queue>.<consumer>.dlq".
+func DeadLetterQueue(queue, consumerName string) string { return queue + "." + consumerName + ".dlq" }
 
 func dlxName(queue string) string { return queue + ".dlx" }
 
@@ -69,7 +71,7 @@ type topology struct {
 	tiers           retry.Tiers
 }
 
-func (t topology) dlq() string { return dlqName(t.queue, t.consumer) }
+func (t topology) dlq() string { return DeadLetterQueue(t.queue, t.consumer) }
 
 func (t topology) retryQueue(tier int) string {
 	return retryQueueName(t.queue, t.consumer, t.tiers[tier])

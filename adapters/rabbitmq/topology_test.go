@@ -127,7 +127,7 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 	}
 	var dl []*consumer.Message
 	waitUntil(t, 20*time.Second, "the broker to dead-letter the message", func() bool {
-		dl = browse(t, dlqName(queue, "ledger"), KeyHeaderDefault)
+		dl = browse(t, DeadLetterQueue(queue, "ledger"), KeyHeaderDefault)
 		return len(dl) == 1
 	})
 	if dl[0].ID != "crasher" || !strings.Contains(dl[0].Header("x-death"), "delivery_limit") {

@@ -253,9 +253,11 @@ func validQueueName(n string) bool {
 	return len(n) <= 80 && queueName.MatchString(strings.TrimSuffix(n, ".fifo"))
 }
 
-// deadLetterName derives the default dead-letter queue name for queue and
-// consumer: "<queue>-<consumer>-dlq", plus ".fifo" for FIFO queues.
-func deadLetterName(queue, consumer string) (string, error) {
+// DeadLetterQueueName derives the default dead-letter queue name for queue
+// and consumer: "<queue>-<consumer>-dlq" with characters SQS does not allow
+// replaced by '-', plus ".fifo" for FIFO queues. It fails when the name would
+// exceed SQS's 80 characters.
+func DeadLetterQueueName(queue, consumer string) (string, error) {
 	base, fifo := strings.CutSuffix(queue, ".fifo")
 	clean := func(s string) string {
 		return strings.Map(func(r rune) rune {

@@ -44,14 +44,14 @@ func TestDeadLetterName(t *testing.T) {
 		{"payments.fifo", "ledger", "payments-ledger-dlq.fifo"},
 		{"payments", "billing.v2/eu", "payments-billing-v2-eu-dlq"},
 	} {
-		got, err := deadLetterName(tc.queue, tc.consumer)
+		got, err := DeadLetterQueueName(tc.queue, tc.consumer)
 		require.NoError(t, err)
 		require.Equal(t, tc.want, got)
 		require.True(t, validQueueName(got), got)
 	}
-	_, err := deadLetterName(strings.Repeat("q", 70), "ledger")
+	_, err := DeadLetterQueueName(strings.Repeat("q", 70), "ledger")
 	require.ErrorContains(t, err, "80-character")
-	_, err = deadLetterName(strings.Repeat("q", 66)+".fifo", "ledger")
+	_, err = DeadLetterQueueName(strings.Repeat("q", 66)+".fifo", "ledger")
 	require.ErrorContains(t, err, "80-character", "the .fifo suffix counts towards the limit")
 }
 

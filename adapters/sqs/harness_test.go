@@ -159,7 +159,7 @@ func publish(t testing.TB, client *awssqs.Client, url string, msgs ...*consumer.
 // receives until no new message comes, then makes them visible again.
 func (h *harness) DeadLetters(t testing.TB, source, name string, n int, timeout time.Duration) []*consumer.Message {
 	t.Helper()
-	dlq, err := deadLetterName(source, name)
+	dlq, err := DeadLetterQueueName(source, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func (s *Source) resolve(ctx context.Context) error {
 
 	s.dlq = cfg.DeadLetterQueueName
 	if s.dlq == "" {
-		if s.dlq, err = deadLetterName(s.queue, cfg.Consumer); err != nil {
+		if s.dlq, err = DeadLetterQueueName(s.queue, cfg.Consumer); err != nil {
 			errs = append(errs, err)
 		}
 	}
