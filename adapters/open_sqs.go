@@ -182,7 +182,6 @@ func (s *sqsBroker) queueURL(ctx context.Context, queue string, create bool) (st
 	return u, nil
 }
 
-
 func (s *sqsBroker) Publish(ctx context.Context, source string, msgs ...*consumer.Message) error {
 	qurl, err := s.queueURL(ctx, source, true)
 	if err != nil {
