@@ -149,7 +149,7 @@ func TestFailAfterEffect(t *testing.T) {
 	require.EqualError(t, err, "consumertest: failure after effect: effect applied 1 times after a failed attempt (its effect must not persist), want 0")
 }
 
-func TestFaultMissingFromChain(t *testing.T) {
+func TestMissingFaultIsReported(t *testing.T) {
 	setup := func(consumer.Middleware) (consumer.Handler, func() int) {
 		s, err := memory.New(memory.Config{})
 		require.NoError(t, err)

@@ -3,6 +3,7 @@
 package postgres_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/internal/testenv"
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
@@ -22,8 +24,11 @@ import (
 func pgCluster(t *testing.T, action string) error {
 	t.Helper()
 	versions, err := os.ReadDir("/etc/postgresql")
-	if err != nil || len(versions) != 1 {
-		t.Skipf("no single local PostgreSQL version under /etc/postgresql: %v", err)
+	if err == nil && len(versions) != 1 {
+		err = fmt.Errorf("%d PostgreSQL versions under /etc/postgresql, want 1", len(versions))
+	}
+	if err != nil {
+		testenv.Missing(t, "a local PostgreSQL cluster to stop and start", err)
 	}
 	cluster := os.Getenv("PG_FAULT_CLUSTER")
 	if cluster == "" {
