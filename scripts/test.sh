@@ -26,7 +26,7 @@ wait_port() { # port seconds
 }
 apt_install() {
   log "installing $* from Debian's packages"
-  [ -n "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ] || apt-get update -qq
+  if [ -z "${apt_updated:-}" ]; then apt-get update -qq; apt_updated=1; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
