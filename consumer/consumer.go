@@ -18,6 +18,13 @@ var ErrStuckHandlers = errors.New("oncely: handlers did not return after hard st
 // Consumer runs a handler over a Source: it bounds in-flight work, keeps order
 // per lane, and settles every delivery at most once after the handler chain
 // returns. Create one with New and run it with Run.
+//
+// Source.Receive is never called concurrently. A worker that finds no task
+// waiting calls it, and then runs the first delivery itself, so a fast
+// handler costs no hand-off between goroutines; while every worker has been
+// busy for a millisecond with none finishing, Receive runs beside them
+// until MaxInFlight deliveries are in flight, so slow handlers find their
+// next deliveries already received.
 type Consumer struct {
 	cfg     Config
 	src     Source
@@ -31,7 +38,7 @@ type Consumer struct {
 	// Guarded by mu: the lanes, the run queue of tasks, the idle workers
 	// waiting on work for it, and the intake role.
 	mu         sync.Mutex
-	lanes      map[laneID]*lane
+	lanes      laneMap
 	freeLanes  []*lane // lanes no longer used, for reuse
 	runq       []task  // runq[runqHead:] waits for a worker
 	runqHead   int
@@ -85,6 +92,36 @@ type task struct {
 	d Delivery
 }
 
+// laneMap holds the busy lanes, in one map per kind of laneID so that
+// lookups use the runtime's fast string and int32 map paths.
+type laneMap struct {
+	byKey       map[string]*lane
+	byPartition map[int32]*lane
+}
+
+func (m *laneMap) get(id laneID) *lane {
+	if id.byKey {
+		return m.byKey[id.key]
+	}
+	return m.byPartition[id.partition]
+}
+
+func (m *laneMap) set(id laneID, l *lane) {
+	if id.byKey {
+		m.byKey[id.key] = l
+	} else {
+		m.byPartition[id.partition] = l
+	}
+}
+
+func (m *laneMap) remove(id laneID) {
+	if id.byKey {
+		delete(m.byKey, id.key)
+	} else {
+		delete(m.byPartition, id.partition)
+	}
+}
+
 // laneID names a lane without building a string per delivery.
 type laneID struct {
 	key       string
@@ -115,7 +152,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		caps:    caps,
 		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),
 		epoch:   time.Now(),
-		lanes:   make(map[laneID]*lane),
+		lanes:   laneMap{byKey: make(map[string]*lane), byPartition: make(map[int32]*lane)},
 		stopCh:  make(chan struct{}),
 		hardCh:  make(chan struct{}),
 		done:    make(chan struct{}),
@@ -333,7 +370,7 @@ func (c *Consumer) dispatch(ds []Delivery) {
 			c.runq = append(c.runq, task{d: d})
 			continue
 		}
-		if l := c.lanes[id]; l != nil {
+		if l := c.lanes.get(id); l != nil {
 			l.queue = append(l.queue, d)
 			continue
 		}
@@ -346,7 +383,7 @@ func (c *Consumer) dispatch(ds []Delivery) {
 			l = &lane{}
 		}
 		l.id = id
-		c.lanes[id] = l
+		c.lanes.set(id, l)
 		c.runq = append(c.runq, task{l: l, d: d})
 	}
 }
@@ -434,9 +471,8 @@ func (c *Consumer) prefetch() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.prefetchArmed = false
-	slow := c.completed == c.armedAt
 	for c.idle == 0 && !c.receiving && !c.intakeOff && !c.quitting && c.window.room() &&
-		(c.runqHead == len(c.runq) || (slow && c.completed == c.armedAt)) {
+		(c.runqHead == len(c.runq) || c.completed == c.armedAt) {
 		c.intakeTurnLocked()
 	}
 	if c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
@@ -473,7 +509,7 @@ func (c *Consumer) runWorker() {
 				c.mu.Unlock()
 				continue
 			}
-			delete(c.lanes, t.l.id)
+			c.lanes.remove(t.l.id)
 			if cap(t.l.queue) <= 64 {
 				*t.l = lane{queue: t.l.queue[:0]}
 				c.freeLanes = append(c.freeLanes, t.l)
@@ -559,8 +595,9 @@ func (c *Consumer) process(w *worker, d Delivery) {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost")})
 			return
 		}
-		// The attempt's context and its ack's settlement context: w's,
-		// reset, or (under a lease) one fresh allocation.
+		// The attempt's context and its ack's settlement context: w's or
+		// w's for the lease, reset; or, under a lease without a
+		// LeaseContext, one fresh allocation.
 		a := &w.a
 		switch {
 		case shared != nil:

@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,14 +16,18 @@ import (
 // settlement started. The parent must never be cancelled (the runtime passes
 // its base context).
 //
-// A worker reuses one settleCtx for its acks: every field but Context is
-// guarded by mu, so an adapter that kept the context past its call would see
-// a later settlement's state, never a data race.
+// A worker reuses one settleCtx for its acks. Until a method is called, init
+// and cancel touch only atomics; the other fields are guarded by mu, so an
+// adapter that kept the context past its call would see a later
+// settlement's state, never a data race. Contexts derived from it (which
+// call Done) are cancelled as usual.
 type settleCtx struct {
 	context.Context
 
+	timeout atomic.Int64 // time.Duration
+	used    atomic.Bool  // a method was called since init: cancel must end it
+
 	mu       sync.Mutex
-	timeout  time.Duration
 	deadline time.Time // zero until read (see deadlineLocked)
 	done     chan struct{}
 	err      error
@@ -38,12 +43,17 @@ func newSettleCtx(parent context.Context, d time.Duration) *settleCtx {
 // init readies c for a settlement of at most d from start; a zero start
 // reads the clock when the deadline is first needed. c.Context must be set.
 func (c *settleCtx) init(d time.Duration, start time.Time) {
+	c.timeout.Store(int64(d))
+	if start.IsZero() && !c.used.Load() {
+		return // fields still as the last init left them: zero
+	}
 	c.mu.Lock()
-	c.timeout, c.deadline = d, time.Time{}
+	c.deadline = time.Time{}
 	if !start.IsZero() {
 		c.deadline = start.Add(d)
 	}
 	c.done, c.err, c.timer = nil, nil, nil
+	c.used.Store(!start.IsZero())
 	c.mu.Unlock()
 }
 
@@ -51,13 +61,14 @@ func (c *settleCtx) init(d time.Duration, start time.Time) {
 // init was given no start. c.mu must be held.
 func (c *settleCtx) deadlineLocked() time.Time {
 	if c.deadline.IsZero() {
-		c.deadline = time.Now().Add(c.timeout)
+		c.deadline = time.Now().Add(time.Duration(c.timeout.Load()))
 	}
 	return c.deadline
 }
 
 // Deadline reports the settlement deadline.
 func (c *settleCtx) Deadline() (time.Time, bool) {
+	c.used.Store(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.deadlineLocked(), true
@@ -65,6 +76,7 @@ func (c *settleCtx) Deadline() (time.Time, bool) {
 
 // Done returns a channel closed at the deadline or on cancel.
 func (c *settleCtx) Done() <-chan struct{} {
+	c.used.Store(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
@@ -86,6 +98,7 @@ func (c *settleCtx) Done() <-chan struct{} {
 // Err reports context.DeadlineExceeded after the deadline, context.Canceled
 // after cancel, else nil.
 func (c *settleCtx) Err() error {
+	c.used.Store(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err == nil && !time.Now().Before(c.deadlineLocked()) {
@@ -94,8 +107,12 @@ func (c *settleCtx) Err() error {
 	return c.err
 }
 
-// cancel ends the context and stops its timer.
+// cancel ends the context and stops its timer. A context none of whose
+// methods was called has nothing to end.
 func (c *settleCtx) cancel() {
+	if !c.used.Load() {
+		return
+	}
 	c.mu.Lock()
 	c.endLocked(context.Canceled)
 	c.mu.Unlock()
