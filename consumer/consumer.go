@@ -451,10 +451,13 @@ func (c *Consumer) intakeTurnLocked() {
 // queue empty, before intake runs beside them to fill the window.
 const prefetchDelay = time.Millisecond
 
-// armPrefetchLocked schedules prefetch when every worker is busy, the run
-// queue is empty and no intake runs; c.mu must be held.
+// armPrefetchLocked schedules prefetch when every worker is busy and no
+// intake runs; c.mu must be held. The run queue may hold tasks: when every
+// worker is blocked in a handler they wait there too, and only prefetch can
+// fill the rest of the window (prefetch checks that nothing completed since
+// it was armed before it receives beside a non-empty run queue).
 func (c *Consumer) armPrefetchLocked() {
-	if c.idle == 0 && !c.prefetchArmed && !c.receiving && !c.intakeOff && c.runqHead == len(c.runq) {
+	if c.idle == 0 && !c.prefetchArmed && !c.receiving && !c.intakeOff {
 		c.prefetchArmed, c.armedAt = true, c.completed
 		c.prefetchTimer.Reset(prefetchDelay)
 	}

@@ -1063,17 +1063,30 @@ func TestDuplicatePerAttempt(t *testing.T) {
 	}
 }
 
-// oneAtATime returns at most one delivery per Receive, like a broker whose
+// capped returns at most perCall deliveries per Receive, like a broker whose
 // prefetch trickles in.
-type oneAtATime struct{ consumer.Source }
+type capped struct {
+	consumer.Source
+	perCall int
+}
 
-func (s oneAtATime) Receive(ctx context.Context, _ int) ([]consumer.Delivery, error) {
-	return s.Source.Receive(ctx, 1)
+func (s capped) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	return s.Source.Receive(ctx, min(max, s.perCall))
 }
 
 // TestPrefetchWhileHandlersBlock: while every worker is blocked in a slow
-// handler, intake still fills the window up to MaxInFlight, and no further.
+// handler, intake still fills the window up to MaxInFlight, and no further —
+// whether a Receive returns one delivery, or more than there are workers (so
+// that some wait in the run queue while every worker blocks).
 func TestPrefetchWhileHandlersBlock(t *testing.T) {
+	for _, perCall := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d per receive", perCall), func(t *testing.T) {
+			testPrefetchWhileHandlersBlock(t, perCall)
+		})
+	}
+}
+
+func testPrefetchWhileHandlersBlock(t *testing.T, perCall int) {
 	const n, workers, inFlight = 12, 2, 6
 	broker := memory.NewBroker()
 	msgs := make([]*consumer.Message, n)
@@ -1096,7 +1109,7 @@ func TestPrefetchWhileHandlersBlock(t *testing.T) {
 			return ctx.Err()
 		}
 	})
-	c, err := consumer.New(oneAtATime{counting}, h, consumer.Config{Name: "test", Concurrency: workers, MaxInFlight: inFlight, Logger: discard})
+	c, err := consumer.New(capped{counting, perCall}, h, consumer.Config{Name: "test", Concurrency: workers, MaxInFlight: inFlight, Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
