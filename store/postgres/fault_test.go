@@ -62,7 +62,10 @@ func TestFaultClusterStopIsNotPoison(t *testing.T) {
 					_ = pgCluster(t, "start") // always bring the shared server back
 				}
 			})
-			r := startOutageRig(t, db, pool, 400, cfg)
+			// Enough messages that the stream is still flowing when the
+			// cluster's shutdown takes effect (stopping takes a few hundred
+			// milliseconds; batch mode drains 400 messages faster than that).
+			r := startOutageRig(t, db, pool, 5000, cfg)
 			r.waitProcessed(100)
 			stopped = true
 			require.NoError(t, pgCluster(t, "stop"))
