@@ -95,6 +95,11 @@ go test -race -count=1 -timeout 15m "${pkgs[@]}"
 
 if [ $# -eq 0 ]; then
   log "fault tests (serial: they stop and restart shared services)"
-  go test -race -count=1 -timeout 10m -tags faults -p 1 -run '^TestFault' ./...
+  mapfile -t fault_pkgs < <(grep -rl --include='*_test.go' '^//go:build faults' . | xargs -n1 dirname | sort -u)
+  if [ ${#fault_pkgs[@]} -eq 0 ]; then
+    echo "no fault tests found (files with //go:build faults)" >&2
+    exit 1
+  fi
+  go test -race -count=1 -timeout 10m -tags faults -p 1 -run '^TestFault' "${fault_pkgs[@]}"
 fi
 log "all tests passed"
