@@ -40,7 +40,7 @@ func TestNewGivesAMigratedSchemaAndDropsIt(t *testing.T) {
 		require.Equal(t, db.Schema, sp)
 	})
 	if url == "" {
-		t.Skip("no PostgreSQL")
+		return // the subtest could not reach PostgreSQL: it failed (CI=true) or skipped
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
