@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -74,42 +73,14 @@ func msg(id, key, body string) *consumer.Message {
 func run(t *testing.T, src consumer.Source, h consumer.Handler, cfg consumer.Config) (stop func()) {
 	t.Helper()
 	cfg.Name = ConsumerName
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	c, err := consumer.New(src, h, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
-			defer cancel()
-			if err := c.Stop(ctx); err != nil {
-				t.Errorf("Stop: %v", err)
-			}
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
+	_, stop = RunConsumer(t, src, h, cfg)
 	return stop
 }
 
-// waitFor polls cond every 5ms until it holds or WaitTimeout passes.
+// waitFor is WaitUntil with WaitTimeout.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(WaitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", WaitTimeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	WaitUntil(t, WaitTimeout, what, cond)
 }
 
 func testSettleOnce(t *testing.T, h Harness) {

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/middleware"
@@ -51,36 +52,8 @@ func runConsumer(t testing.TB, src consumer.Source, h consumer.Handler, cfg cons
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger()
 	}
-	c, err := consumer.New(src, h, cfg, mws...)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := c.Stop(ctx); err != nil {
-				t.Errorf("Stop: %v", err)
-			}
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
+	_, stop = adaptertest.RunConsumer(t, src, h, cfg, mws...)
 	return stop
-}
-
-func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // recorder collects handled messages.
@@ -130,7 +103,7 @@ func TestPlainProducerHeaders(t *testing.T) {
 		rec.add(m)
 		return nil
 	}), consumer.Config{Name: "plain"})
-	waitUntil(t, 20*time.Second, "three records", func() bool { return rec.len() >= 3 })
+	adaptertest.WaitUntil(t, 20*time.Second, "three records", func() bool { return rec.len() >= 3 })
 	stop()
 
 	byBody := map[string]*consumer.Message{}
@@ -173,7 +146,7 @@ func TestRetryTiers(t *testing.T) {
 		}
 		return nil
 	}), consumer.Config{Name: "tiers", Retry: retry.Policy{MaxAttempts: 3, InitialInterval: 150 * time.Millisecond, Multiplier: 3, Jitter: retry.NoJitter}})
-	waitUntil(t, 20*time.Second, "the third attempt", func() bool { return rec.len() >= 3 })
+	adaptertest.WaitUntil(t, 20*time.Second, "the third attempt", func() bool { return rec.len() >= 3 })
 	stop()
 
 	got := rec.all()
@@ -270,7 +243,7 @@ func TestCrashRedeliveryDeduped(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- c1.Run(context.Background()) }()
-	waitUntil(t, 20*time.Second, "the first consumer to handle everything", func() bool {
+	adaptertest.WaitUntil(t, 20*time.Second, "the first consumer to handle everything", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return handled >= n
@@ -283,7 +256,7 @@ func TestCrashRedeliveryDeduped(t *testing.T) {
 
 	second := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "crash"})
 	stop := runConsumer(t, second, h, consumer.Config{Name: "crash", Observer: dups}, middleware.Idempotency(st))
-	waitUntil(t, 20*time.Second, "the redelivered records to be absorbed", func() bool { return dups.count(consumer.OutcomeDuplicate) >= n })
+	adaptertest.WaitUntil(t, 20*time.Second, "the redelivered records to be absorbed", func() bool { return dups.count(consumer.OutcomeDuplicate) >= n })
 	stop()
 	mu.Lock()
 	defer mu.Unlock()
@@ -346,7 +319,7 @@ func TestKeyOrderSinglePartition(t *testing.T) {
 		require.Equal(t, int32(0), m.Partition)
 		return nil
 	}), consumer.Config{Name: "order", Concurrency: 16})
-	waitUntil(t, 30*time.Second, "every record", func() bool {
+	adaptertest.WaitUntil(t, 30*time.Second, "every record", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return handled >= n
@@ -395,7 +368,7 @@ func TestRetryInPlaceOrder(t *testing.T) {
 		order[m.Key] = append(order[m.Key], i)
 		return nil
 	}), consumer.Config{Name: "inplace", Concurrency: 8, Retry: retry.Policy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond, Multiplier: 1, Jitter: retry.NoJitter}})
-	waitUntil(t, 20*time.Second, "every record", func() bool {
+	adaptertest.WaitUntil(t, 20*time.Second, "every record", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		c := 0
@@ -468,18 +441,18 @@ func TestPauseClearedOnRevoke(t *testing.T) {
 			}
 		}
 	}()
-	waitUntil(t, 20*time.Second, "b to own a partition", func() bool {
+	adaptertest.WaitUntil(t, 20*time.Second, "b to own a partition", func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return len(b.parts) == 1
 	})
-	waitUntil(t, 20*time.Second, "a to lose one partition and its pause", func() bool {
+	adaptertest.WaitUntil(t, 20*time.Second, "a to lose one partition and its pause", func() bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		return len(a.parts) == 1 && len(a.cl.PauseFetchPartitions(nil)[topic]) == 1
 	})
 	require.NoError(t, b.Close(ctx))
-	waitUntil(t, 20*time.Second, "a to get the partition back", func() bool {
+	adaptertest.WaitUntil(t, 20*time.Second, "a to get the partition back", func() bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		return len(a.parts) == 2
@@ -720,7 +693,7 @@ func TestKcatProducedRecords(t *testing.T) {
 		rec.add(m)
 		return nil
 	}), consumer.Config{Name: "kcat"})
-	waitUntil(t, 30*time.Second, "three records", func() bool { return rec.len() >= 3 })
+	adaptertest.WaitUntil(t, 30*time.Second, "three records", func() bool { return rec.len() >= 3 })
 	stop()
 	got := rec.all()
 	slices.SortFunc(got, func(a, b *consumer.Message) int { return strings.Compare(a.ID, b.ID) })

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
 	pgstore "github.com/oncely/oncely/store/postgres"
@@ -70,7 +71,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 		produced <- nil
 	}()
 
-	waitUntil(t, 60*time.Second, "2,000 effects before the restart", func() bool { r, _ := effects(); return r >= 2000 })
+	adaptertest.WaitUntil(t, 60*time.Second, "2,000 effects before the restart", func() bool { r, _ := effects(); return r >= 2000 })
 	restarted = true
 	start := time.Now()
 	rabbitmqctl(t, "stop_app")
@@ -83,8 +84,8 @@ func TestFaultBrokerRestart(t *testing.T) {
 	if err := <-produced; err != nil {
 		t.Fatalf("producer: %v", err)
 	}
-	waitUntil(t, 180*time.Second, "every message's effect", func() bool { _, d := effects(); return d >= n })
-	waitUntil(t, 30*time.Second, "the queue to drain", func() bool { return depth(t, queue) == 0 })
+	adaptertest.WaitUntil(t, 180*time.Second, "every message's effect", func() bool { _, d := effects(); return d >= n })
+	adaptertest.WaitUntil(t, 30*time.Second, "the queue to drain", func() bool { return depth(t, queue) == 0 })
 	stop()
 
 	rows, distinct := effects()

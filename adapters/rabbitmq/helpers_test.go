@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -17,27 +17,7 @@ func runConsumer(t testing.TB, src consumer.Source, h consumer.Handler, cfg cons
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger()
 	}
-	c, err := consumer.New(src, h, cfg, mws...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			if err := c.Stop(ctx); err != nil {
-				t.Errorf("Stop: %v", err)
-			}
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return c, stop
+	return adaptertest.RunConsumer(t, src, h, cfg, mws...)
 }
 
 // counter is an Observer counting outcomes.

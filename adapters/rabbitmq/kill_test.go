@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/middleware"
@@ -132,7 +133,7 @@ func TestKillConsumerProcess(t *testing.T) {
 			_ = cmd.Wait()
 		}
 	})
-	waitUntil(t, 60*time.Second, "the child to apply a few hundred effects", func() bool {
+	adaptertest.WaitUntil(t, 60*time.Second, "the child to apply a few hundred effects", func() bool {
 		rows, _ := effects()
 		return rows >= n/4
 	})
@@ -144,7 +145,7 @@ func TestKillConsumerProcess(t *testing.T) {
 	appliedAtKill, _ := effects()
 	// The broker sees the dead TCP connection and requeues what it held.
 	var back int
-	waitUntil(t, 30*time.Second, "the killed consumer's deliveries back in the queue", func() bool {
+	adaptertest.WaitUntil(t, 30*time.Second, "the killed consumer's deliveries back in the queue", func() bool {
 		back = depth(t, queue)
 		return back+appliedAtKill >= n
 	})
@@ -166,7 +167,7 @@ func TestKillConsumerProcess(t *testing.T) {
 		}
 		return h.Handle(ctx, m)
 	}), consumer.Config{Name: "ledger", Concurrency: 8, Ordering: consumer.Unordered, Observer: obs}, mws...)
-	waitUntil(t, 60*time.Second, "the queue to drain", func() bool {
+	adaptertest.WaitUntil(t, 60*time.Second, "the queue to drain", func() bool {
 		return obs.get(consumer.OutcomeProcessed)+obs.get(consumer.OutcomeDuplicate) >= back
 	})
 	stop()

@@ -273,18 +273,6 @@ func drain(t testing.TB, queue, keyHeader string) []*consumer.Message {
 	return out
 }
 
-// waitUntil polls cond every 20ms until it holds or timeout passes.
-func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // rabbitmqctl runs rabbitmqctl with args; it skips t when rabbitmqctl is
 // not available (not installed or not allowed).
 func rabbitmqctl(t testing.TB, args ...string) string {

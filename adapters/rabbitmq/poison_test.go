@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/retry"
 )
@@ -39,7 +40,7 @@ func TestPoisonNoCollateral(t *testing.T) {
 			}), consumer.Config{Name: "ledger", Concurrency: 4, MaxInFlight: 10, Observer: obs, Retry: retry.Policy{
 				MaxAttempts: maxAttempts, InitialInterval: 100 * time.Millisecond, MaxInterval: 100 * time.Millisecond, Jitter: retry.NoJitter,
 			}})
-			waitUntil(t, 30*time.Second, "the poison to be dead-lettered and every good message processed", func() bool {
+			adaptertest.WaitUntil(t, 30*time.Second, "the poison to be dead-lettered and every good message processed", func() bool {
 				return obs.get(consumer.OutcomeDeadLettered) == 1 && obs.get(consumer.OutcomeProcessed) == good
 			})
 			stop()

@@ -61,13 +61,13 @@ func TestConnectionDropMidStream(t *testing.T) {
 	}), consumer.Config{Name: "ledger", Concurrency: 8, Ordering: consumer.Unordered, Observer: obs}, middleware.Idempotency(claims))
 
 	for i := 1; i <= cuts; i++ {
-		waitUntil(t, 60*time.Second, "progress before the next cut", func() bool { return effects.len() >= i*n/(cuts+1) })
+		adaptertest.WaitUntil(t, 60*time.Second, "progress before the next cut", func() bool { return effects.len() >= i*n/(cuts+1) })
 		before := src.reconnects.Load()
 		proxy.Cut()
-		waitUntil(t, 30*time.Second, "the Source to reconnect", func() bool { return src.reconnects.Load() > before && src.Connected() })
+		adaptertest.WaitUntil(t, 30*time.Second, "the Source to reconnect", func() bool { return src.reconnects.Load() > before && src.Connected() })
 	}
-	waitUntil(t, 60*time.Second, "every message's effect", func() bool { return effects.len() == n })
-	waitUntil(t, 30*time.Second, "the queue to drain", func() bool { return depth(t, queue) == 0 })
+	adaptertest.WaitUntil(t, 60*time.Second, "every message's effect", func() bool { return effects.len() == n })
+	adaptertest.WaitUntil(t, 30*time.Second, "the queue to drain", func() bool { return depth(t, queue) == 0 })
 	stop()
 
 	dupEffects := 0
@@ -112,11 +112,11 @@ func TestBrokerClosesConnection(t *testing.T) {
 		effects.add(m.ID)
 		return nil
 	}), consumer.Config{Name: "ledger", Concurrency: 4, Ordering: consumer.Unordered}, middleware.Idempotency(claims))
-	waitUntil(t, 30*time.Second, "progress", func() bool { return effects.len() >= 50 })
+	adaptertest.WaitUntil(t, 30*time.Second, "progress", func() bool { return effects.len() >= 50 })
 	closeConnectionByName(t, name)
-	waitUntil(t, 30*time.Second, "the Source to reconnect", func() bool { return src.reconnects.Load() >= 1 && src.Connected() })
+	adaptertest.WaitUntil(t, 30*time.Second, "the Source to reconnect", func() bool { return src.reconnects.Load() >= 1 && src.Connected() })
 	close(gate)
-	waitUntil(t, 60*time.Second, "every message's effect", func() bool { return effects.len() == n })
+	adaptertest.WaitUntil(t, 60*time.Second, "every message's effect", func() bool { return effects.len() == n })
 	stop()
 	for id, c := range effects.snapshot() {
 		if c != 1 {
@@ -194,7 +194,7 @@ func TestLateAckAfterReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The broker requeues a closed channel's deliveries asynchronously.
-	waitUntil(t, 10*time.Second, "the three deliveries back in the queue (nothing acked)", func() bool { return depth(t, queue) == 3 })
+	adaptertest.WaitUntil(t, 10*time.Second, "the three deliveries back in the queue (nothing acked)", func() bool { return depth(t, queue) == 3 })
 	if got := depth(t, DeadLetterQueue(queue, "ledger")); got != 0 {
 		t.Errorf("late DeadLetter published %d copies", got)
 	}

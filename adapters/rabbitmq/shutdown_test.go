@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -28,7 +29,7 @@ func TestGracefulStopLeavesExactlyUnprocessed(t *testing.T) {
 				processed.add(m.ID)
 				return nil
 			}), consumer.Config{Name: "ledger", Concurrency: 8, Ordering: consumer.Unordered})
-			waitUntil(t, 30*time.Second, "some messages processed", func() bool { return processed.len() >= n/4 })
+			adaptertest.WaitUntil(t, 30*time.Second, "some messages processed", func() bool { return processed.len() >= n/4 })
 			stop()
 
 			done := processed.snapshot()

@@ -63,7 +63,7 @@ func TestBacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 	var bl []consumer.Backlog
-	waitUntil(t, 10*time.Second, "the backlog to settle", func() bool {
+	adaptertest.WaitUntil(t, 10*time.Second, "the backlog to settle", func() bool {
 		var err error
 		bl, err = src.Backlog(ctx)
 		if err != nil {
@@ -91,7 +91,7 @@ func TestPrefetchBoundsBuffer(t *testing.T) {
 	cleanupTopology(t, queue, "ledger", testTiers)
 	publish(t, queue, msgs("m", 50)...)
 	src := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 5})
-	waitUntil(t, 10*time.Second, "the buffer to fill", func() bool { return inboxLen(src) == 5 })
+	adaptertest.WaitUntil(t, 10*time.Second, "the buffer to fill", func() bool { return inboxLen(src) == 5 })
 	time.Sleep(300 * time.Millisecond)
 	if n := inboxLen(src); n != 5 {
 		t.Errorf("buffer holds %d deliveries with prefetch 5", n)
@@ -126,7 +126,7 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 		<-d.(consumer.Leased).Lost()
 	}
 	var dl []*consumer.Message
-	waitUntil(t, 20*time.Second, "the broker to dead-letter the message", func() bool {
+	adaptertest.WaitUntil(t, 20*time.Second, "the broker to dead-letter the message", func() bool {
 		dl = browse(t, DeadLetterQueue(queue, "ledger"), KeyHeaderDefault)
 		return len(dl) == 1
 	})
@@ -155,7 +155,7 @@ func TestPublisherRepublishesAfterDisconnect(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- p.Publish(ctx, queue, msgs("m", n)...) }()
-	waitUntil(t, 20*time.Second, "some messages in the queue", func() bool { n, ok := tryDepth(t, queue); return ok && n > 0 })
+	adaptertest.WaitUntil(t, 20*time.Second, "some messages in the queue", func() bool { n, ok := tryDepth(t, queue); return ok && n > 0 })
 	proxy.Cut()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -91,32 +91,8 @@ func runConsumer(t testing.TB, src consumer.Source, h consumer.Handler, cfg cons
 		cfg.Name = "ledger"
 	}
 	cfg.Logger = quietLogger()
-	c, err := consumer.New(src, h, cfg, mws...)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			require.NoError(t, c.Stop(ctx))
-			require.NoError(t, <-done)
-		})
-	}
-	t.Cleanup(stop)
+	_, stop = adaptertest.RunConsumer(t, src, h, cfg, mws...)
 	return stop
-}
-
-func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestSlowHandlerRenewal consumes 1,000 messages with a handler that takes
@@ -150,7 +126,7 @@ func TestSlowHandlerRenewal(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}), consumer.Config{Concurrency: 500, MaxInFlight: 500, Ordering: consumer.Unordered, Observer: rec})
-	waitUntil(t, 60*time.Second, "every message to be acked", func() bool { return rec.count(consumer.OutcomeProcessed) >= n })
+	adaptertest.WaitUntil(t, 60*time.Second, "every message to be acked", func() bool { return rec.count(consumer.OutcomeProcessed) >= n })
 	stop()
 
 	// A lease is given up when an extension fails or is confirmed after the
@@ -403,7 +379,7 @@ func TestKilledConsumer(t *testing.T) {
 		}
 		return handler.Handle(ctx, m)
 	}), consumer.Config{Concurrency: 16, Observer: rec}, idem)
-	waitUntil(t, 60*time.Second, "every unacked message", func() bool {
+	adaptertest.WaitUntil(t, 60*time.Second, "every unacked message", func() bool {
 		return rec.count(consumer.OutcomeProcessed)+rec.count(consumer.OutcomeDuplicate) >= n-acked
 	})
 	stop()
@@ -473,7 +449,7 @@ func TestFIFOGroupOrder(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}), consumer.Config{Concurrency: 8, Observer: rec})
-	waitUntil(t, 60*time.Second, "every message", func() bool {
+	adaptertest.WaitUntil(t, 60*time.Second, "every message", func() bool {
 		return rec.count(consumer.OutcomeProcessed) >= groups*perGroup && rec.count(consumer.OutcomeDeadLettered) == 1
 	})
 	stop()
