@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -20,11 +21,13 @@ var ErrStuckHandlers = errors.New("oncely: handlers did not return after hard st
 // returns. Create one with New and run it with Run.
 //
 // Source.Receive is never called concurrently. A worker that finds no task
-// waiting calls it, and then runs the first delivery itself, so a fast
-// handler costs no hand-off between goroutines; while every worker has been
-// busy for a millisecond with none finishing, Receive runs beside them
-// until MaxInFlight deliveries are in flight, so slow handlers find their
-// next deliveries already received.
+// waiting calls it, and then runs the received deliveries itself, so fast
+// handlers cost no hand-off between goroutines. Idle workers are woken for
+// waiting deliveries once those have waited helpDelay (from then on at
+// once, while handlers stay slow); while every worker has been busy for
+// prefetchDelay with none finishing, Receive runs beside them until
+// MaxInFlight deliveries are in flight, so slow handlers find their next
+// deliveries already received.
 type Consumer struct {
 	cfg     Config
 	src     Source
@@ -35,12 +38,12 @@ type Consumer struct {
 	window *window
 	epoch  time.Time // with a monotonic reading: handler timing reads only that clock
 
-	// Guarded by mu: the lanes, the run queue of tasks, the idle workers
-	// waiting on work for it, and the intake role.
+	lanes laneTable // nil slots when deliveries are not ordered
+
+	// Guarded by mu: the lanes' state, the run queue of tasks, the idle
+	// workers waiting on work for it, and the intake role.
 	mu         sync.Mutex
-	lanes      laneMap
-	freeLanes  []*lane // lanes no longer used, for reuse
-	runq       []task  // runq[runqHead:] waits for a worker
+	runq       []task // runq[runqHead:] waits for a worker
 	runqHead   int
 	work       sync.Cond
 	idle       int  // workers waiting on work
@@ -50,10 +53,14 @@ type Consumer struct {
 	intakeErr  error
 	intakeIdle sync.Cond // broadcast when receiving turns false
 
-	prefetchTimer *time.Timer // runs prefetch; stopped when not armed
-	prefetchArmed bool        // guarded by mu
-	armedAt       uint64      // completed when prefetch was armed
-	completed     uint64      // deliveries processed; guarded by mu
+	workers    []*worker   // set before the workers start
+	helpTimer  *time.Timer // runs help; stopped when not armed
+	helpArmed  bool
+	spreading  bool   // handlers are slow: wake idle workers for tasks at once
+	armedAt    uint64 // completed when help was armed
+	armedUntil uint64 // dequeued once the tasks waiting when help was armed are taken
+	completed  uint64 // deliveries processed
+	dequeued   uint64 // tasks taken from the run queue
 
 	// Owned by the worker holding the intake role.
 	intakeCtx  context.Context // cancelled when the stop begins
@@ -77,13 +84,14 @@ type Consumer struct {
 	runErr     error
 }
 
-// lane is the deliveries of one key (or partition) handled one after another.
-// A lane is in Consumer.lanes exactly while a worker runs it or its task waits
-// in the run queue; its queue holds the deliveries behind the running one.
+// lane is the deliveries of one slot of the lane table, handled one after
+// another. It is busy exactly while a worker runs one of its deliveries or
+// its task waits in the run queue; its queue holds the deliveries behind
+// that one. Guarded by Consumer.mu.
 type lane struct {
-	id    laneID
 	queue []Delivery
 	head  int // queue[head:] is waiting
+	busy  bool
 }
 
 // task is a delivery for a worker, with its lane (nil when unordered).
@@ -92,41 +100,37 @@ type task struct {
 	d Delivery
 }
 
-// laneMap holds the busy lanes, in one map per kind of laneID so that
-// lookups use the runtime's fast string and int32 map paths.
-type laneMap struct {
-	byKey       map[string]*lane
-	byPartition map[int32]*lane
+// laneTable maps ordering keys and partitions to lanes by hash. Keys that
+// share a slot share a lane: they run one after another, which keeps every
+// key's order and costs only parallelism, rarely, as the table has at least
+// 16 slots per delivery in flight (at most 65,536). Unlike a map of busy
+// lanes, it costs one hash per delivery and no insertion or deletion.
+type laneTable struct {
+	slots []lane
+	seed  maphash.Seed
 }
 
-func (m *laneMap) get(id laneID) *lane {
-	if id.byKey {
-		return m.byKey[id.key]
+// laneSlotsMax bounds the lane table (2 MiB of lanes).
+const laneSlotsMax = 1 << 16
+
+func newLaneTable(maxInFlight int) laneTable {
+	n := 64
+	for n < 16*maxInFlight && n < laneSlotsMax {
+		n <<= 1
 	}
-	return m.byPartition[id.partition]
+	return laneTable{slots: make([]lane, n), seed: maphash.MakeSeed()}
 }
 
-func (m *laneMap) set(id laneID, l *lane) {
-	if id.byKey {
-		m.byKey[id.key] = l
-	} else {
-		m.byPartition[id.partition] = l
-	}
+// forKey returns the lane of an ordering key.
+func (t *laneTable) forKey(key string) *lane {
+	return &t.slots[maphash.String(t.seed, key)&uint64(len(t.slots)-1)]
 }
 
-func (m *laneMap) remove(id laneID) {
-	if id.byKey {
-		delete(m.byKey, id.key)
-	} else {
-		delete(m.byPartition, id.partition)
-	}
-}
-
-// laneID names a lane without building a string per delivery.
-type laneID struct {
-	key       string
-	partition int32
-	byKey     bool
+// forPartition returns the lane of a partition.
+func (t *laneTable) forPartition(p int32) *lane {
+	// A multiplication by an odd constant mixes the partition's bits and is
+	// one-to-one modulo the table's size.
+	return &t.slots[(uint64(uint32(p))*0x9e3779b97f4a7c15)&uint64(len(t.slots)-1)]
 }
 
 // New returns a Consumer that feeds src's deliveries to h wrapped in mws
@@ -152,12 +156,15 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		caps:    caps,
 		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),
 		epoch:   time.Now(),
-		lanes:   laneMap{byKey: make(map[string]*lane), byPartition: make(map[int32]*lane)},
 		stopCh:  make(chan struct{}),
 		hardCh:  make(chan struct{}),
 		done:    make(chan struct{}),
 
 		intakeDone: make(chan struct{}),
+	}
+	// One worker runs deliveries in arrival order: it needs no lanes.
+	if cfg.Ordering != Unordered && cfg.Concurrency > 1 {
+		c.lanes = newLaneTable(cfg.MaxInFlight)
 	}
 	c.work.L = &c.mu
 	c.intakeIdle.L = &c.mu
@@ -190,12 +197,19 @@ func (c *Consumer) Run(ctx context.Context) error {
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	defer stopIntake()
 	c.intakeCtx = intakeCtx
-	c.prefetchTimer = time.AfterFunc(time.Hour, c.prefetch)
-	c.prefetchTimer.Stop()
-	defer c.prefetchTimer.Stop()
+	c.helpTimer = time.AfterFunc(time.Hour, c.help)
+	c.helpTimer.Stop()
+	defer c.helpTimer.Stop()
+	c.workers = make([]*worker, c.cfg.Concurrency)
+	for i := range c.workers {
+		w := &worker{}
+		w.a.actx.Context = c.hardCtx
+		w.a.sctx.Context = c.baseCtx
+		c.workers[i] = w
+	}
 	var workers sync.WaitGroup
-	for range c.cfg.Concurrency {
-		workers.Go(c.runWorker)
+	for _, w := range c.workers {
+		workers.Go(func() { c.runWorker(w) })
 	}
 
 	select {
@@ -341,15 +355,15 @@ func (c *Consumer) intake(ctx context.Context) error {
 	return nil
 }
 
-// laneID returns the lane of m, and false when m runs on a lane of its own.
-func (c *Consumer) laneID(m *Message) (laneID, bool) {
+// laneOf returns the lane of m, or nil when m runs on a lane of its own.
+func (c *Consumer) laneOf(m *Message) *lane {
 	switch {
-	case c.cfg.Ordering == Unordered:
-		return laneID{}, false
+	case c.lanes.slots == nil:
+		return nil
 	case c.cfg.Ordering == OrderByPartition || m.Key == "":
-		return laneID{partition: m.Partition}, true
+		return c.lanes.forPartition(m.Partition)
 	}
-	return laneID{key: m.Key, byKey: true}, true
+	return c.lanes.forKey(m.Key)
 }
 
 // dispatch hands ds, whose window slots are taken, to the workers: a
@@ -365,25 +379,15 @@ func (c *Consumer) dispatch(ds []Delivery) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, d := range ds {
-		id, ordered := c.laneID(d.Message())
-		if !ordered {
-			c.runq = append(c.runq, task{d: d})
-			continue
-		}
-		if l := c.lanes.get(id); l != nil {
+		l := c.laneOf(d.Message())
+		switch {
+		case l == nil:
+		case l.busy:
 			l.queue = append(l.queue, d)
 			continue
+		default:
+			l.busy = true
 		}
-		var l *lane
-		if n := len(c.freeLanes); n > 0 {
-			l = c.freeLanes[n-1]
-			c.freeLanes[n-1] = nil
-			c.freeLanes = c.freeLanes[:n-1]
-		} else {
-			l = &lane{}
-		}
-		l.id = id
-		c.lanes.set(id, l)
 		c.runq = append(c.runq, task{l: l, d: d})
 	}
 }
@@ -398,7 +402,11 @@ func (c *Consumer) nextTaskLocked() (task, bool) {
 		if c.quitting {
 			return task{}, false
 		}
-		if !c.receiving && !c.intakeOff {
+		// While another worker holds tasks it has not started, this one
+		// waits instead of receiving: that worker takes the intake role
+		// when done, and if its handler is slow, help gives its tasks to
+		// idle workers, which must not then be waiting in Receive.
+		if !c.receiving && !c.intakeOff && !c.holdingLocked() {
 			c.intakeTurnLocked()
 			continue
 		}
@@ -409,6 +417,7 @@ func (c *Consumer) nextTaskLocked() (task, bool) {
 	t := c.runq[c.runqHead]
 	c.runq[c.runqHead] = task{}
 	c.runqHead++
+	c.dequeued++
 	switch {
 	case c.runqHead == len(c.runq):
 		c.runq, c.runqHead = c.runq[:0], 0
@@ -417,13 +426,14 @@ func (c *Consumer) nextTaskLocked() (task, bool) {
 		clear(c.runq[n:])
 		c.runq, c.runqHead = c.runq[:n], 0
 	}
-	// Wake one idle worker for the next task, or to take the free intake
-	// role while this one runs; it wakes the next in turn, so a batch
-	// wakes workers one by one as long as work is left for them.
-	if c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
+	// While handlers are slow, wake one idle worker for the next task, or
+	// to take the free intake role while this one runs; it wakes the next
+	// in turn, so a batch wakes workers one by one as long as work is left
+	// for them. Otherwise help decides, after a delay.
+	if c.spreading && c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
 		c.work.Signal()
 	}
-	c.armPrefetchLocked()
+	c.armHelpLocked()
 	return t, true
 }
 
@@ -447,49 +457,104 @@ func (c *Consumer) intakeTurnLocked() {
 	}
 }
 
-// prefetchDelay is how long every worker must have been busy, with the run
-// queue empty, before intake runs beside them to fill the window.
+// helpDelay is how long tasks may wait in the run queue while idle workers
+// exist before help wakes them: handlers that drain the queue sooner cost no
+// goroutine wake-ups, which on a busy consumer cost more than the handlers.
+// A sub-millisecond timer may fire up to a millisecond late when the
+// process is otherwise idle.
+const helpDelay = 100 * time.Microsecond
+
+// prefetchDelay is how long every worker must have been busy, with none
+// idle, before intake runs beside them to fill the window.
 const prefetchDelay = time.Millisecond
 
-// armPrefetchLocked schedules prefetch when every worker is busy and no
-// intake runs; c.mu must be held. The run queue may hold tasks: when every
-// worker is blocked in a handler they wait there too, and only prefetch can
-// fill the rest of the window (prefetch checks that nothing completed since
-// it was armed before it receives beside a non-empty run queue).
-func (c *Consumer) armPrefetchLocked() {
-	if c.idle == 0 && !c.prefetchArmed && !c.receiving && !c.intakeOff {
-		c.prefetchArmed, c.armedAt = true, c.completed
-		c.prefetchTimer.Reset(prefetchDelay)
+// armHelpLocked schedules help when a worker is about to run a task and
+// other work is left for another goroutine: tasks in the run queue, or the
+// free intake role. c.mu must be held. The run queue may hold tasks while no
+// worker is idle: when every worker is blocked in a handler they wait there
+// too, and only prefetch can fill the rest of the window.
+func (c *Consumer) armHelpLocked() {
+	if c.runqHead == len(c.runq) && (c.receiving || c.intakeOff) {
+		return
 	}
+	c.startHelpLocked()
 }
 
-// prefetch fills the window while every worker is busy with a handler
-// slower than prefetchDelay, as MaxInFlight promises: it takes the intake
+// startHelpLocked arms the help timer unless it is armed; c.mu must be
+// held.
+func (c *Consumer) startHelpLocked() {
+	if c.helpArmed || c.quitting {
+		return
+	}
+	delay := helpDelay
+	if c.idle == 0 {
+		delay = prefetchDelay
+	}
+	c.helpArmed, c.armedAt = true, c.completed
+	c.armedUntil = c.dequeued + uint64(len(c.runq)-c.runqHead)
+	c.helpTimer.Reset(delay)
+}
+
+// help runs a while after armHelpLocked. When the tasks that were waiting
+// then are still not all taken, handlers are slow: it wakes an idle worker
+// and the workers spread the run queue among themselves at once until help
+// finds them fast again. An idle worker is also woken to take the free
+// intake role. With no worker idle, help prefetches: it takes the intake
 // role from the timer's goroutine and receives while no delivery completes,
-// until a worker is idle (which then takes the role itself) or the window is
-// full. When deliveries complete meanwhile, handlers are fast: a worker soon
-// finds the run queue empty and receives itself, on its own goroutine, and
-// prefetch at most refills an empty run queue.
-func (c *Consumer) prefetch() {
+// until a worker is idle (which then takes the role itself) or the window
+// is full. When deliveries complete meanwhile, handlers are fast: a worker
+// soon finds the run queue empty and receives itself, on its own goroutine,
+// and prefetch at most refills an empty run queue.
+func (c *Consumer) help() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.prefetchArmed = false
+	c.helpArmed = false
+	c.spreading = c.dequeued < c.armedUntil
+	// A worker that took several tasks and has started none of the rest
+	// since the last look is in a slow handler: the rest go back to the run
+	// queue, for idle workers. Look again later while any worker holds
+	// tasks it has not started.
+	movedBack, pending := 0, false
+	if c.cfg.Concurrency > 1 {
+		for _, w := range c.workers {
+			if n := c.takeBackLocked(w); n > 0 {
+				movedBack += n
+			} else if w.next.Load() < w.end {
+				pending = true
+			}
+		}
+		if pending {
+			c.startHelpLocked()
+		}
+	}
 	for c.idle == 0 && !c.receiving && !c.intakeOff && !c.quitting && c.window.room() &&
 		(c.runqHead == len(c.runq) || c.completed == c.armedAt) {
 		c.intakeTurnLocked()
 	}
-	if c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
-		c.work.Signal() // for the tasks dispatched, or to take the intake role
+	if movedBack > 0 {
+		c.spreading = true
+	}
+	switch {
+	case c.idle == 0:
+	case c.runqHead < len(c.runq):
+		// Tasks have waited helpDelay, or were dispatched here: an idle
+		// worker takes them (and, while spreading, wakes the next).
+		c.work.Signal()
+	case !c.receiving && !c.intakeOff && !pending:
+		// To take the intake role; not while a worker holds tasks it has
+		// not started, which the woken worker could wait in Receive beside.
+		c.work.Signal()
 	}
 }
 
-// runWorker runs tasks. A worker keeps a lane until it is empty, so a lane's
-// deliveries run one after another on one goroutine, and each delivery costs
-// one lock round (which also picks the next task).
-func (c *Consumer) runWorker() {
-	w := &worker{}
-	w.a.actx.Context = c.hardCtx
-	w.a.sctx.Context = c.baseCtx
+// runWorker runs w's tasks. A worker takes a task and, while handlers are
+// fast, up to grabMax-1 more waiting behind it, runs them, and then, in one
+// lock round, continues their lanes: a lane's deliveries run one after
+// another on one goroutine, and a delivery costs a fraction of a lock
+// round. Tasks a worker took but has not started stay claimable by help,
+// which moves them back to the run queue when the worker is stuck in a
+// slow handler, so idle workers run them.
+func (c *Consumer) runWorker(w *worker) {
 	defer w.close()
 	c.mu.Lock()
 	for {
@@ -498,33 +563,109 @@ func (c *Consumer) runWorker() {
 			c.mu.Unlock()
 			return
 		}
-		c.mu.Unlock()
-		for d := t.d; ; {
-			c.process(w, d)
-			c.window.release(1)
-			c.inflight.Done()
-			c.mu.Lock()
-			c.completed++
-			if t.l == nil {
-				break
+		run := append(w.run[:0], t)
+		if !c.spreading {
+			n := min(len(c.runq)-c.runqHead, grabMax-1)
+			run = append(run, c.runq[c.runqHead:c.runqHead+n]...)
+			clear(c.runq[c.runqHead : c.runqHead+n])
+			c.runqHead += n
+			c.dequeued += uint64(n)
+			if c.runqHead == len(c.runq) {
+				c.runq, c.runqHead = c.runq[:0], 0
 			}
-			if d = t.l.pop(); d != nil {
-				c.mu.Unlock()
-				continue
-			}
-			c.lanes.remove(t.l.id)
-			if cap(t.l.queue) <= 64 {
-				*t.l = lane{queue: t.l.queue[:0]}
-				c.freeLanes = append(c.freeLanes, t.l)
-			}
-			break
 		}
+		for len(run) > 0 {
+			w.setRunLocked(run)
+			if len(run) > 1 && c.cfg.Concurrency > 1 {
+				c.startHelpLocked() // to take back the rest if the first is slow
+			}
+			c.mu.Unlock()
+			ran := 0
+			for i := w.claim(); i >= 0; i = w.claim() {
+				c.process(w, run[i].d)
+				ran = i + 1
+			}
+			c.window.release(ran)
+			c.inflight.Add(-ran)
+			c.mu.Lock()
+			c.completed += uint64(ran)
+			next := run[:0]
+			for _, t := range run[:ran] {
+				if t.l == nil {
+					continue
+				}
+				if d := t.l.pop(); d != nil {
+					next = append(next, task{l: t.l, d: d})
+				} else {
+					t.l.busy = false
+				}
+			}
+			clear(run[len(next):])
+			run = next
+		}
+		w.setRunLocked(run)
 	}
 }
 
-// pop removes the lane's next delivery, or returns nil; c.mu must be held.
+// grabMax is the most tasks a worker takes at once while handlers are fast.
+const grabMax = 16
+
+// setRunLocked makes run the tasks w runs next, claimed in order by
+// w.claim; c.mu must be held.
+func (w *worker) setRunLocked(run []task) {
+	w.run, w.end, w.seen = run, int32(len(run)), -1
+	w.next.Store(0)
+}
+
+// claim returns the index in w.run of the next task w runs, or -1 when
+// none is left (all run, or the rest taken back by help).
+func (w *worker) claim() int {
+	if i := w.next.Add(1) - 1; i < w.end {
+		return int(i)
+	}
+	return -1
+}
+
+// holdingLocked reports whether a worker holds tasks it has not started;
+// c.mu must be held.
+func (c *Consumer) holdingLocked() bool {
+	for _, w := range c.workers {
+		if w.next.Load() < w.end {
+			return true
+		}
+	}
+	return false
+}
+
+// takeBackLocked moves the tasks w took but has not started to the run
+// queue, when w has started none since the last call (it is running one
+// slow handler), and returns how many it moved; c.mu must be held.
+func (c *Consumer) takeBackLocked(w *worker) int {
+	i := w.next.Load()
+	if i >= w.end {
+		return 0
+	}
+	if i != w.seen {
+		w.seen = i
+		return 0
+	}
+	if !w.next.CompareAndSwap(i, w.end) {
+		return 0 // w has just started the next one
+	}
+	c.runq = append(c.runq, w.run[i:w.end]...)
+	return int(w.end - i)
+}
+
+// pop removes the lane's next delivery, or returns nil with the queue
+// emptied (a large one released); c.mu must be held.
 func (l *lane) pop() Delivery {
 	if l.head == len(l.queue) {
+		if l.head > 0 {
+			l.queue, l.head = l.queue[:0], 0
+			if cap(l.queue) > 64 {
+				l.queue = nil
+			}
+		}
 		return nil
 	}
 	d := l.queue[l.head]
@@ -553,35 +694,50 @@ func (c *Consumer) process(w *worker, d Delivery) {
 	if msg.Attempt < 1 {
 		msg.Attempt = 1
 	}
-	var hctx context.Context // nil: w's attempt state, under c.hardCtx
-	var shared *attempt      // the lease's attempt state on w, when shared
-	var lost <-chan struct{}
 	if l, ok := d.(Leased); ok {
-		lost = l.Lost()
-		if lc, ok := d.(LeaseContexter); ok {
-			// Deliveries of one lease (a Kafka partition) share a context
-			// that ends with the lease or the hard stop; no goroutine or
-			// allocation per delivery.
-			var ls *leaseState
-			shared, ls = w.leaseAttempt(c, lc.LeaseContext())
-			if ls != nil {
-				defer ls.release()
-			}
-			hctx = shared.actx.Context
-		} else {
-			var cancel context.CancelFunc
-			hctx, cancel = context.WithCancel(c.hardCtx)
-			defer cancel()
-			go func() {
-				select {
-				case <-lost:
-					cancel()
-				case <-hctx.Done():
-				}
-			}()
-		}
+		c.processLeased(w, d, msg, l)
+		return
 	}
+	c.handle(w, d, msg, nil, nil, nil)
+}
+
+// processLeased runs a leased delivery, whose handler context ends with the
+// lease (or the hard stop).
+func (c *Consumer) processLeased(w *worker, d Delivery, msg *Message, l Leased) {
+	lost := l.Lost()
+	if lc, ok := d.(LeaseContexter); ok {
+		// Deliveries of one lease (a Kafka partition) share a context that
+		// ends with the lease or the hard stop; no goroutine or allocation
+		// per delivery.
+		shared, ls := w.leaseAttempt(c, lc.LeaseContext())
+		if ls != nil {
+			defer ls.release()
+		}
+		c.handle(w, d, msg, shared.actx.Context, shared, lost)
+		return
+	}
+	hctx, cancel := context.WithCancel(c.hardCtx)
+	defer cancel()
+	go func() {
+		select {
+		case <-lost:
+			cancel()
+		case <-hctx.Done():
+		}
+	}()
+	c.handle(w, d, msg, hctx, nil, lost)
+}
+
+// handle runs the handler chain on msg until its delivery is settled or
+// abandoned, holding it through outages. hctx is the handler context (nil:
+// w's attempt state, under c.hardCtx), shared the lease's attempt state on
+// w when deliveries share it, lost closed when the lease is lost (nil: no
+// lease).
+func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Context, shared *attempt, lost <-chan struct{}) {
 	isLost := func() bool {
+		if lost == nil {
+			return false
+		}
 		select {
 		case <-lost:
 			return true
@@ -607,7 +763,9 @@ func (c *Consumer) process(w *worker, d Delivery) {
 			a = shared
 			fallthrough
 		case hctx == nil:
-			a.actx.state.duplicate.Store(false)
+			if a.actx.state.duplicate.Load() {
+				a.actx.state.duplicate.Store(false)
+			}
 		default:
 			a = &attempt{actx: attemptCtx{Context: hctx}, sctx: settleCtx{Context: c.baseCtx}}
 		}
@@ -631,7 +789,7 @@ func (c *Consumer) process(w *worker, d Delivery) {
 		if err == nil {
 			c.breaker.success()
 			outcome := OutcomeProcessed
-			if IsDuplicate(actx) {
+			if actx.state.duplicate.Load() {
 				outcome = OutcomeDuplicate
 			}
 			if c.settle(d, msg, settlement{what: "ack", ctx: &a.sctx}) {
@@ -715,6 +873,14 @@ type attempt struct {
 
 // worker is one worker goroutine's state, reused across its deliveries.
 type worker struct {
+	// The tasks w runs next, claimed in order by advancing next; help may
+	// take back the unclaimed ones. run, end and seen are written under
+	// Consumer.mu; w reads run and end without it while it runs them.
+	run  []task
+	end  int32
+	next atomic.Int32
+	seen int32 // next when help last looked, or -1
+
 	a      attempt // contexts under c.hardCtx and c.baseCtx
 	leases map[context.Context]*leaseState
 }

@@ -1136,3 +1136,116 @@ func testPrefetchWhileHandlersBlock(t *testing.T, perCall int) {
 		t.Errorf("stats %+v: over MaxInFlight or settled twice", st)
 	}
 }
+
+// scriptedSource returns first on its first Receive; its second Receive
+// signals entered, waits for ctx to end and then returns late (deliveries a
+// source had already fetched when intake stopped). Later calls wait for ctx.
+type scriptedSource struct {
+	first, late []consumer.Delivery
+	calls       atomic.Int32
+	entered     chan struct{}
+	acked       atomic.Int32
+}
+
+func (s *scriptedSource) Receive(ctx context.Context, _ int) ([]consumer.Delivery, error) {
+	switch s.calls.Add(1) {
+	case 1:
+		return s.first, nil
+	case 2:
+		close(s.entered)
+		<-ctx.Done()
+		return s.late, nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (s *scriptedSource) Close(context.Context) error { return nil }
+
+func (s *scriptedSource) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{Broker: "scripted"}
+}
+
+type scriptedDelivery struct {
+	s *scriptedSource
+	m *consumer.Message
+}
+
+func (d scriptedDelivery) Message() *consumer.Message { return d.m }
+func (d scriptedDelivery) Ack(context.Context) error {
+	d.s.acked.Add(1)
+	return nil
+}
+func (d scriptedDelivery) Retry(context.Context, time.Duration, map[string]string) error { return nil }
+func (d scriptedDelivery) DeadLetter(context.Context, map[string]string) error           { return nil }
+
+// TestLateDeliveriesDuringStop: deliveries that the intake running beside
+// busy workers (prefetch) receives while the stop begins, when every worker
+// has gone idle, are still run and settled before Run returns.
+func TestLateDeliveriesDuringStop(t *testing.T) {
+	src := &scriptedSource{entered: make(chan struct{})}
+	for i := range 2 {
+		src.first = append(src.first, scriptedDelivery{s: src, m: msgN(i, fmt.Sprint(i))})
+	}
+	for i := 2; i < 5; i++ {
+		src.late = append(src.late, scriptedDelivery{s: src, m: msgN(i, fmt.Sprint(i))})
+	}
+	gate := make(chan struct{})
+	var started atomic.Int32
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		if m.ID == "m-00000" || m.ID == "m-00001" {
+			started.Add(1)
+			<-gate
+		}
+		return nil
+	})
+	c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 2, Logger: discard,
+		SoftStopTimeout: 2 * time.Second, HardStopTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	waitFor(t, "both workers busy", func() bool { return started.Load() == 2 })
+	<-src.entered // prefetch receives beside the busy workers
+	close(gate)
+	waitFor(t, "the first deliveries acked", func() bool { return src.acked.Load() == 2 })
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := src.acked.Load(); got != 5 {
+		t.Errorf("%d deliveries acked, want 5", got)
+	}
+}
+
+// TestTakenTasksGoBackWhenAHandlerIsSlow: a worker takes several waiting
+// deliveries at once while handlers are fast; when one of them blocks, the
+// others it took are handed to idle workers instead of waiting behind it.
+func TestTakenTasksGoBackWhenAHandlerIsSlow(t *testing.T) {
+	const n = 10
+	release := make(chan struct{})
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		if m.ID == "m-00000" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	})
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = msgN(i, fmt.Sprint(i))
+	}
+	e := newEnv(t, h, consumer.Config{Concurrency: 2}, msgs...)
+	e.start()
+	waitFor(t, "every delivery but the blocked one acked", func() bool { return e.src.Stats().Acked == n-1 })
+	close(release)
+	waitFor(t, "all acked", func() bool { return e.src.Stats().Acked == n })
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}

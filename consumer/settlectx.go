@@ -43,7 +43,9 @@ func newSettleCtx(parent context.Context, d time.Duration) *settleCtx {
 // init readies c for a settlement of at most d from start; a zero start
 // reads the clock when the deadline is first needed. c.Context must be set.
 func (c *settleCtx) init(d time.Duration, start time.Time) {
-	c.timeout.Store(int64(d))
+	if c.timeout.Load() != int64(d) {
+		c.timeout.Store(int64(d)) // a load is cheaper than a store: d rarely changes
+	}
 	if start.IsZero() && !c.used.Load() {
 		return // fields still as the last init left them: zero
 	}

@@ -17,7 +17,7 @@ import (
 // Defaults applied to zero fields of Config.
 const (
 	MaxPollRecordsDefault       = 1000
-	MaxPartitionInFlightDefault = 10000
+	MaxPartitionInFlightDefault = 50000
 	CommitIntervalDefault       = time.Second
 	RevokeTimeoutDefault        = 20 * time.Second
 	RebalanceTimeoutDefault     = time.Minute
@@ -92,13 +92,18 @@ type Config struct {
 	MaxPollRecords int
 
 	// MaxPartitionInFlight bounds the records of one partition taken from
-	// the broker but not yet settled. A partition at the bound is paused
-	// (fetching stops) until half of them settled. Pausing drops what
-	// franz-go buffered for the partition (it is fetched again on resume),
-	// so keep it well above the consumer's MaxInFlight: it is a memory bound
-	// for a stuck partition, not the throttle (the runtime throttles by not
-	// calling Receive). Defaults to MaxPartitionInFlightDefault (10000); must
-	// be >= MaxPollRecords.
+	// the broker from its oldest unsettled record on, settled or not (the
+	// records an offset commit cannot pass yet). A partition at the bound is
+	// paused (fetching stops) until half of them settled. Pausing drops what
+	// franz-go buffered for the partition (it is fetched again on resume,
+	// after the fetch in flight, which waits up to franz-go's FetchMaxWait
+	// when no other partition has records), so keep it well above the
+	// consumer's MaxInFlight: handlers settle out of offset order, and a
+	// partition's span of taken records reaches a few times its unsettled
+	// ones. It is a memory bound for a stuck partition (roughly 400 bytes per
+	// record besides its key, value and headers), not the throttle (the
+	// runtime throttles by not calling Receive). Defaults to
+	// MaxPartitionInFlightDefault (50000); must be >= MaxPollRecords.
 	MaxPartitionInFlight int
 
 	// CommitInterval is the period of background commits of the settled

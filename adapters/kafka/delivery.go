@@ -16,7 +16,6 @@ import (
 // delivery is one handed-out record. It implements consumer.Delivery and
 // consumer.Leased.
 type delivery struct {
-	s       *Source
 	p       *partition
 	e       *entry
 	gen     uint32
@@ -50,8 +49,8 @@ func (d *delivery) currentLocked() bool {
 }
 
 func (d *delivery) current() bool {
-	d.s.mu.Lock()
-	defer d.s.mu.Unlock()
+	d.p.s.mu.Lock()
+	defer d.p.s.mu.Unlock()
 	return d.currentLocked()
 }
 
@@ -61,7 +60,7 @@ func (d *delivery) Ack(context.Context) error {
 	if !d.settled.CompareAndSwap(false, true) {
 		return consumer.ErrAlreadySettled
 	}
-	d.s.settle(d)
+	d.p.s.settle(d)
 	return nil
 }
 
@@ -74,7 +73,7 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 	if d.settled.Load() {
 		return consumer.ErrAlreadySettled
 	}
-	s := d.s
+	s := d.p.s
 	if s.cfg.RetryMode == RetryInPlace {
 		if !d.settled.CompareAndSwap(false, true) {
 			return consumer.ErrAlreadySettled
@@ -94,7 +93,7 @@ func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) er
 	if d.settled.Load() {
 		return consumer.ErrAlreadySettled
 	}
-	return d.copyTo(ctx, d.s.dlq, headers)
+	return d.copyTo(ctx, d.p.s.dlq, headers)
 }
 
 func (d *delivery) copyTo(ctx context.Context, topic string, headers map[string]string) error {
@@ -106,13 +105,13 @@ func (d *delivery) copyTo(ctx context.Context, topic string, headers map[string]
 		headers = withHeader(headers, consumer.HeaderMessageID, d.msg.ID)
 	}
 	r := &kgo.Record{Topic: topic, Key: d.e.rec.Key, Value: d.e.rec.Value, Headers: recordHeaders(headers)}
-	if err := d.s.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+	if err := d.p.s.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 		return fmt.Errorf("kafka: producing copy of %s[%d]@%d to %s: %w", d.msg.Source, d.msg.Partition, d.msg.Offset, topic, err)
 	}
 	if !d.settled.CompareAndSwap(false, true) {
 		return consumer.ErrAlreadySettled
 	}
-	d.s.settle(d)
+	d.p.s.settle(d)
 	return nil
 }
 
@@ -125,10 +124,7 @@ func (s *Source) settle(d *delivery) {
 	}
 	p := d.p
 	p.settle(d.e)
-	if d.e.cancelLease != nil {
-		d.e.cancelLease() // detach the settled delivery's lease from the partition's
-		d.e.lease, d.e.cancelLease = nil, nil
-	}
+	d.e.endLease() // detach the settled delivery's lease from the partition's
 	if p.drained != nil && p.inflight == 0 {
 		close(p.drained)
 		p.drained = nil
@@ -155,26 +151,23 @@ func (s *Source) rewind(d *delivery, after time.Duration, headers map[string]str
 	for _, x := range p.entries[idx+1:] {
 		if x.state == delivered && (s.cfg.InPlacePartitionOrder || bytes.Equal(x.rec.Key, e.rec.Key)) {
 			x.state = held
-			x.cancelLease()
-			x.lease, x.cancelLease = nil, nil
+			x.endLease()
 			p.inflight--
 		}
 	}
 	e.state = held
-	if e.cancelLease != nil {
-		e.cancelLease() // releases the child; d is settled and no longer watched
-		e.lease, e.cancelLease = nil, nil
-	}
+	e.endLease() // releases the child; d is settled and no longer watched
 	p.inflight--
 	p.cursor = min(p.cursor, idx)
 	if p.drained != nil && p.inflight == 0 {
 		close(p.drained)
 		p.drained = nil
 	}
-	e.retryHeaders = headers
-	e.notBefore = time.Now().Add(after)
-	if nb := consumer.NotBeforeFromHeaders(headers); nb.After(e.notBefore) {
-		e.notBefore = nb
+	x := e.extra()
+	x.retryHeaders = headers
+	x.notBefore = time.Now().Add(after)
+	if nb := consumer.NotBeforeFromHeaders(headers); nb.After(x.notBefore) {
+		x.notBefore = nb
 	}
 	if !p.isHeld {
 		p.isHeld = true

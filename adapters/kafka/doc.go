@@ -16,7 +16,11 @@
 // topic as Source, partition, offset and timestamp. The ID comes from the
 // message-id header (CloudEvents ce_id is accepted; DeriveID uses
 // topic/partition/offset), Attempt from the oncely-attempt header (1 when
-// absent).
+// absent). A record without headers, or whose only header is the one its
+// ID came from (as Client.Publish writes it), has nil Headers, which saves
+// a map per record; a record with any other header keeps all of them, the
+// ID header included. One poll's keys and header values share one string
+// allocation, as its values share franz-go's fetch buffer.
 //
 // # Commits and rebalances
 //

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,35 +22,66 @@ const (
 
 // entry is one record taken from a partition, tracked until settled.
 type entry struct {
-	rec       *kgo.Record
-	msg       *consumer.Message
-	notBefore time.Time // not delivered before; zero: at once
-	state     uint8
-	gen       uint32 // bumped on every delivery, so stale deliveries are known
-
-	// retryHeaders replace the record's headers on an in-place redelivery.
-	retryHeaders map[string]string
-	// lease is the current delivery's own lease (RetryInPlace only: an
-	// in-place retry abandons later deliveries of the same key); a child of
-	// the partition's lease.
-	lease       context.Context
-	cancelLease context.CancelFunc
+	rec   *kgo.Record
+	x     *entryExtra // nil on the common path
+	state uint8
+	gen   uint32 // bumped on every delivery, so stale deliveries are known
 
 	// m0 and d0 are the first delivery's Message and delivery, allocated
-	// with the entry (one allocation per record on the common path).
+	// with the entry (see newEntries).
 	m0 consumer.Message
 	d0 delivery
 }
 
-// partition tracks one owned topic partition. All fields are guarded by
-// Source.mu.
+// entryExtra is what only some entries need, kept apart so the common entry
+// stays small.
+type entryExtra struct {
+	// notBefore: the entry is not delivered before; zero: at once. Set for
+	// records of retry tiers and for in-place retries.
+	notBefore time.Time
+	// retryHeaders replace the record's headers on an in-place redelivery.
+	retryHeaders map[string]string
+	// cancelLease ends the current delivery's own lease (RetryInPlace only:
+	// an in-place retry abandons later deliveries of the same key), a child
+	// of the partition's lease.
+	cancelLease context.CancelFunc
+}
+
+// extra returns e.x, allocating it on first use.
+func (e *entry) extra() *entryExtra {
+	if e.x == nil {
+		e.x = new(entryExtra)
+	}
+	return e.x
+}
+
+// notBefore returns when e is due; zero: at once.
+func (e *entry) notBefore() time.Time {
+	if e.x == nil {
+		return time.Time{}
+	}
+	return e.x.notBefore
+}
+
+// endLease ends the lease of e's current delivery, if it has its own.
+func (e *entry) endLease() {
+	if e.x != nil && e.x.cancelLease != nil {
+		e.x.cancelLease()
+		e.x.cancelLease = nil
+	}
+}
+
+// partition tracks one owned topic partition. All fields but s and tp are
+// guarded by Source.mu.
 type partition struct {
-	tp   tp
-	tier bool // a retry tier topic: records wait for their not-before header
+	s  *Source
+	tp tp
 
 	// entries are the unsettled records in offset order; settled ones at the
 	// front are dropped. entries[:cursor] were delivered (or are done).
+	// entries is a window of buf, which add reuses.
 	entries  []*entry
+	buf      []*entry
 	cursor   int
 	inflight int // entries in state delivered
 
@@ -68,42 +100,53 @@ type partition struct {
 	epochLead int32 // leader epoch of the last settled record at the front
 }
 
-func (p *partition) add(e *entry) {
-	p.entries = append(p.entries, e)
-	p.next = e.rec.Offset + 1
+// add appends es, the next records of the partition in offset order. When
+// buf has no room after the entries, they move to its front, or to a new buf
+// twice their size once they fill half of it, so buf is reused and growing
+// it stays amortised.
+func (p *partition) add(es []entry) {
+	n := len(p.entries)
+	if n+len(es) > cap(p.entries) {
+		buf := p.buf
+		if 2*(n+len(es)) > cap(buf) {
+			buf = make([]*entry, 2*(n+len(es)))
+		}
+		copy(buf, p.entries)
+		clear(buf[n:]) // drop the moved entries' old slots
+		p.buf, p.entries = buf, buf[:n]
+	}
+	for i := range es {
+		p.entries = append(p.entries, &es[i])
+	}
+	p.next = es[len(es)-1].rec.Offset + 1
 }
 
 // outstanding counts records taken and not settled.
 func (p *partition) outstanding() int { return len(p.entries) }
 
 // take delivers due entries from the cursor on, up to max deliveries in out.
-func (p *partition) take(s *Source, out []consumer.Delivery, max int, now time.Time) []consumer.Delivery {
+func (p *partition) take(out []consumer.Delivery, max int, now time.Time) []consumer.Delivery {
 	for p.cursor < len(p.entries) && len(out) < max {
 		e := p.entries[p.cursor]
 		if e.state != held {
 			p.cursor++
 			continue
 		}
-		if !e.notBefore.IsZero() && now.Before(e.notBefore) {
+		if nb := e.notBefore(); !nb.IsZero() && now.Before(nb) {
 			break
 		}
 		e.state = delivered
 		e.gen++
 		p.inflight++
 		p.cursor++
-		m := e.msg
-		if m == nil {
-			m = s.message(e.rec, e.retryHeaders)
+		m, d := &e.m0, &e.d0
+		if e.gen > 1 { // a redelivery (RetryInPlace): new Message, with its retry headers, and delivery
+			m, d = p.s.message(e.rec, e.extra().retryHeaders), new(delivery)
 		}
-		e.msg = nil // a redelivery builds a new Message
-		d := &e.d0
-		if e.gen > 1 {
-			d = new(delivery)
-		}
-		d.s, d.p, d.e, d.gen, d.msg, d.lease = s, p, e, e.gen, m, p.lease
-		if s.cfg.RetryMode == RetryInPlace {
-			e.lease, e.cancelLease = context.WithCancel(p.lease)
-			d.lease = e.lease
+		d.p, d.e, d.gen, d.msg, d.lease = p, e, e.gen, m, p.lease
+		if p.s.cfg.RetryMode == RetryInPlace {
+			x := e.extra()
+			d.lease, x.cancelLease = context.WithCancel(p.lease)
 		}
 		out = append(out, d)
 	}
@@ -115,7 +158,7 @@ func (p *partition) waitingAt(now time.Time) bool {
 	if p.cursor >= len(p.entries) {
 		return false
 	}
-	nb := p.entries[p.cursor].notBefore
+	nb := p.entries[p.cursor].notBefore()
 	return !nb.IsZero() && now.Before(nb)
 }
 
@@ -133,7 +176,7 @@ func (p *partition) settle(e *entry) {
 		p.entries = p.entries[n:]
 		p.cursor -= n
 		if len(p.entries) == 0 {
-			p.entries = nil
+			p.entries = p.buf[:0]
 		}
 	}
 }
@@ -151,72 +194,93 @@ func (p *partition) commitPoint() (kgo.EpochOffset, bool) {
 	return kgo.EpochOffset{Epoch: epoch, Offset: off}, true
 }
 
-// newEntry builds the entry and Message of record r taken from p.
-func (s *Source) newEntry(p *partition, r *kgo.Record) *entry {
-	e := &entry{rec: r}
-	s.fill(&e.m0, r, nil)
-	e.msg = &e.m0
-	if p.tier {
-		e.notBefore = consumer.NotBeforeFromHeaders(e.msg.Headers)
-	}
-	return e
-}
-
-// message builds the Message of r; h, when not nil, replaces its headers.
-func (s *Source) message(r *kgo.Record, h map[string]string) *consumer.Message {
-	m := new(consumer.Message)
-	s.fill(m, r, h)
-	return m
-}
-
-// fill sets m from r; h, when not nil, replaces r's headers.
-func (s *Source) fill(m *consumer.Message, r *kgo.Record, h map[string]string) {
-	// The key and every header value share one string allocation.
-	n := len(r.Key)
-	if h == nil {
+// newEntries builds the entries of recs, the records of one partition from
+// one poll: one allocation holds the entries with their first Message and
+// delivery, and one string holds every key and header value (a retained key
+// or header value keeps that string alive, as a retained Body keeps
+// franz-go's fetch buffer). A record without headers, or whose only header
+// is its ID header, gets no Headers map (see the package documentation).
+func (s *Source) newEntries(recs []*kgo.Record, tier bool) []entry {
+	n := 0
+	for _, r := range recs {
+		n += len(r.Key)
 		for _, kv := range r.Headers {
 			n += len(kv.Value)
 		}
 	}
 	var b strings.Builder
 	b.Grow(n)
-	b.Write(r.Key)
-	if h == nil {
+	for _, r := range recs {
+		b.Write(r.Key)
 		for _, kv := range r.Headers {
 			b.Write(kv.Value)
 		}
 	}
-	all := b.String()
-	key, rest := all[:len(r.Key)], all[len(r.Key):]
-	if h == nil {
-		h = make(map[string]string, len(r.Headers))
-		for _, kv := range r.Headers {
-			h[kv.Key], rest = rest[:len(kv.Value)], rest[len(kv.Value):]
+	rest := b.String()
+	es := make([]entry, len(recs))
+	for i, r := range recs {
+		e := &es[i]
+		e.rec = r
+		var key, id string
+		var h map[string]string
+		key, rest = rest[:len(r.Key)], rest[len(r.Key):]
+		if len(r.Headers) == 1 && len(r.Headers[0].Value) > 0 && slices.Contains(s.cfg.IDHeaders, r.Headers[0].Key) {
+			id, rest = rest[:len(r.Headers[0].Value)], rest[len(r.Headers[0].Value):]
+		} else if len(r.Headers) > 0 {
+			h = make(map[string]string, len(r.Headers))
+			for _, kv := range r.Headers {
+				h[kv.Key], rest = rest[:len(kv.Value)], rest[len(kv.Value):]
+			}
+			id = s.idFrom(h)
 		}
-	} else {
-		h = maps.Clone(h)
+		s.fill(&e.m0, r, key, id, h)
+		if tier {
+			if nb := consumer.NotBeforeFromHeaders(h); !nb.IsZero() {
+				e.extra().notBefore = nb
+			}
+		}
 	}
-	id := ""
+	return es
+}
+
+// message builds the Message of r with headers h (a redelivery after an
+// in-place retry, whose headers replace the record's), or of r alone when h
+// is nil.
+func (s *Source) message(r *kgo.Record, h map[string]string) *consumer.Message {
+	if h == nil {
+		return &s.newEntries([]*kgo.Record{r}, false)[0].m0
+	}
+	h = maps.Clone(h)
+	m := new(consumer.Message)
+	s.fill(m, r, string(r.Key), s.idFrom(h), h)
+	return m
+}
+
+// idFrom returns the first non-empty IDHeaders header of h.
+func (s *Source) idFrom(h map[string]string) string {
 	for _, name := range s.cfg.IDHeaders {
 		if v := h[name]; v != "" {
-			id = v
-			break
+			return v
 		}
 	}
+	return ""
+}
+
+// fill sets the zero Message m from r, whose key, ID and headers are already
+// converted to key, id and h.
+func (s *Source) fill(m *consumer.Message, r *kgo.Record, key, id string, h map[string]string) {
 	if id == "" && s.cfg.DeriveID {
 		id = r.Topic + "/" + strconv.FormatInt(int64(r.Partition), 10) + "/" + strconv.FormatInt(r.Offset, 10)
 	}
-	*m = consumer.Message{
-		ID:        id,
-		Key:       key,
-		Body:      r.Value,
-		Headers:   h,
-		Source:    r.Topic,
-		Attempt:   1,
-		Partition: r.Partition,
-		Offset:    r.Offset,
-		Timestamp: r.Timestamp,
-	}
+	m.ID = id
+	m.Key = key
+	m.Body = r.Value
+	m.Headers = h
+	m.Source = r.Topic
+	m.Attempt = 1
+	m.Partition = r.Partition
+	m.Offset = r.Offset
+	m.Timestamp = r.Timestamp
 	if _, ok := h[consumer.HeaderAttempt]; ok {
 		m.Attempt = max(1, consumer.AttemptFromHeaders(h))
 	}

@@ -206,30 +206,36 @@ func (s *Source) absorb(fs kgo.Fetches, max int) ([]consumer.Delivery, error) {
 			}
 		}
 	})
+	// Records become entries before taking the lock, so settlements are not
+	// held up by the conversion.
+	type batch struct {
+		k  tp
+		es []entry
+	}
+	var batches []batch
+	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
+		if len(ftp.Records) > 0 {
+			batches = append(batches, batch{tp{ftp.Topic, ftp.Partition}, s.newEntries(ftp.Records, ftp.Topic != s.cfg.Topic)})
+		}
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var touched []*partition
-	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
-		if len(ftp.Records) == 0 {
-			return
-		}
-		k := tp{ftp.Topic, ftp.Partition}
-		p := s.parts[k]
+	touched := make([]*partition, 0, len(batches))
+	for _, b := range batches {
+		p := s.parts[b.k]
 		if p == nil {
 			// The assign callback runs before fetching starts; this is a
 			// safety net only.
-			p = s.newPartitionLocked(k)
+			p = s.newPartitionLocked(b.k)
 		}
-		for _, r := range ftp.Records {
-			p.add(s.newEntry(p, r))
-		}
+		p.add(b.es)
 		if !p.isHeld {
 			p.isHeld = true
 			s.held = append(s.held, p)
 		}
 		touched = append(touched, p)
-	})
-	out := s.takeLocked(nil, max, time.Now())
+	}
+	out := s.takeLocked(make([]consumer.Delivery, 0, max), max, time.Now())
 	for _, p := range touched {
 		if !p.pausedFull && p.outstanding() >= s.cfg.MaxPartitionInFlight {
 			p.pausedFull = true
@@ -249,7 +255,7 @@ func (s *Source) takeLocked(out []consumer.Delivery, max int, now time.Time) []c
 	keep := s.held[:0]
 	for _, p := range s.held {
 		if len(out) < max {
-			out = p.take(s, out, max, now)
+			out = p.take(out, max, now)
 		}
 		waiting := p.waitingAt(now)
 		switch {
@@ -277,7 +283,7 @@ func (s *Source) nextDueLocked() time.Time {
 	var due time.Time
 	for _, p := range s.held {
 		if p.cursor < len(p.entries) {
-			nb := p.entries[p.cursor].notBefore
+			nb := p.entries[p.cursor].notBefore()
 			if !nb.IsZero() && (due.IsZero() || nb.Before(due)) {
 				due = nb
 			}
@@ -306,8 +312,8 @@ func (s *Source) maybeResumeLocked(p *partition) {
 
 func (s *Source) newPartitionLocked(k tp) *partition {
 	p := &partition{
+		s:         s,
 		tp:        k,
-		tier:      k.topic != s.cfg.Topic,
 		owned:     true,
 		committed: -1,
 		next:      -1,

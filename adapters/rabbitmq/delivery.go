@@ -37,11 +37,14 @@ func (d *delivery) Message() *consumer.Message { return d.msg }
 // Lost is closed when the delivery's channel or connection is gone.
 func (d *delivery) Lost() <-chan struct{} { return d.sess.lost }
 
-// Ack acknowledges the delivery on its own channel (basic.ack).
+// Ack records the delivery as processed; the session's flusher sends the
+// basic.ack on the delivery's own channel, coalesced with its neighbours'
+// (see the package documentation). It fails with ErrStaleDelivery when the
+// generation has ended or the Source has closed.
 func (d *delivery) Ack(ctx context.Context) error { return d.settle(ctx, "ack", nil) }
 
 // Retry publishes a copy to the retry queue of the smallest tier >= after,
-// waits for the broker's confirmation, then acks the original.
+// waits for the broker's confirmation, then acks the original as Ack does.
 func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[string]string) error {
 	queue := d.src.topo.retryQueueFor(after)
 	return d.settle(ctx, "retry", func(ctx context.Context) error {
@@ -50,7 +53,7 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 }
 
 // DeadLetter publishes a copy to the dead-letter queue, waits for the
-// broker's confirmation, then acks the original.
+// broker's confirmation, then acks the original as Ack does.
 func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) error {
 	queue := d.src.topo.dlq()
 	return d.settle(ctx, "dead-letter", func(ctx context.Context) error {
@@ -69,9 +72,9 @@ func (d *delivery) copy(h map[string]string) amqp.Publishing {
 	return p
 }
 
-// settle runs publish (if any) and then acks, on the delivery's own
-// session. A stale delivery is never settled; a failed publish leaves the
-// delivery unsettled.
+// settle runs publish (if any) and then records the ack with its
+// session's acker. A stale delivery is never settled; a failed publish
+// leaves the delivery unsettled.
 func (d *delivery) settle(ctx context.Context, what string, publish func(context.Context) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -97,15 +100,8 @@ func (d *delivery) settle(ctx context.Context, what string, publish func(context
 			return fmt.Errorf("rabbitmq: %s of message %q: %w", what, d.msg.ID, err)
 		}
 	}
-	if d.sess.isLost() {
+	if d.sess.isLost() || !d.sess.acks.record(d.tag) {
 		return stale(nil)
-	}
-	if err := d.sess.ch.Ack(d.tag, false); err != nil {
-		// basic.ack has no reply: an error means the channel or the socket
-		// is gone, and with it the lease. End the session now, so the
-		// runtime abandons this and its other deliveries at once.
-		d.src.die(d.sess, fmt.Errorf("acking: %w", err))
-		return stale(err)
 	}
 	d.settled = true
 	d.sess.held.Add(-1)

@@ -23,8 +23,21 @@
 //
 // # Settlement
 //
-// Ack is basic.ack on the delivery's own channel, after the handler chain
-// returned. Retry publishes a copy (same message_id, body and properties,
+// Ack records the delivery as settled and returns; it does not wait for
+// the basic.ack frame. A flusher per channel coalesces the acks: once every
+// delivery up to tag W is settled, it sends one basic.ack(W, multiple) for
+// all of them, as soon as the watermark moves (no timer). A delivery is
+// never covered by a multiple ack while a lower tag of its channel is
+// unsettled (still in a handler, or its retry publish unconfirmed).
+// Deliveries settled above such a gap wait for it to close; if it stays
+// open for 20ms (a slow handler), they, and those settled after them while
+// the gap lasts, are acked one by one. If the generation ends before the
+// frame is written, the message is redelivered, as it would be if the frame
+// were lost on the wire; no ack of an ended generation is ever sent on a
+// later channel. Close writes every recorded ack before it closes the
+// channel; an Ack after that fails with ErrStaleDelivery.
+//
+// Retry publishes a copy (same message_id, body and properties,
 // the runtime's headers, persistent) to the retry queue of the smallest
 // tier not shorter than the delay, waits for the publisher confirm (and
 // checks the mandatory publish was not returned), then acks the original;
@@ -60,10 +73,18 @@
 // channel is drained by a goroutine of its own, and every channel RPC is
 // bounded by Config.RPCTimeout.
 //
-// Close cancels the consumer, waits for settlements in flight, closes the
-// consume channel (the broker answers only after processing every ack sent
-// before), then the publish channel, then the connection: no ack is lost,
-// and the queue keeps exactly the unprocessed messages.
+// Close cancels the consumer, waits for settlements in flight, writes the
+// pending acks, closes the consume channel, then the publish channel, then
+// the connection: no ack is lost, and the queue keeps exactly the
+// unprocessed messages. After a graceful stop no settled delivery lies
+// above an unsettled one (the runtime settled all it received; the rest
+// came later), so the pending acks go out as one multiple ack. One broker
+// limit remains: RabbitMQ's quorum-queue client (measured with 3.10; 4.x
+// has the same limit) holds settlements back once 32 are in flight and
+// drops the held ones when the channel closes. So after a hard stop that
+// left handlers running, if more than 32 deliveries above them were settled
+// in the last moments, some of those are redelivered (and absorbed by the
+// idempotency claims) instead of acked.
 //
 // # Limits
 //

@@ -91,7 +91,15 @@ func newPool(ctx context.Context, url, schema string) (*pgxpool.Pool, error) {
 	}
 	cfg.MaxConns = 10
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	cfg.ConnConfig.RuntimeParams["application_name"] = childAppName(schema)
 	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// childAppName names the killed child's database sessions, so the test can
+// wait for the server to finish what the child had sent (a COMMIT in flight
+// at the kill still commits) before it counts the effects.
+func childAppName(schema string) string {
+	return "oncely-kill-child-" + schema
 }
 
 // TestKillConsumerProcess SIGKILLs a consumer process mid-stream (its
@@ -142,6 +150,13 @@ func TestKillConsumerProcess(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	killed = true
+	adaptertest.WaitUntil(t, 30*time.Second, "the killed child's database sessions to end", func() bool {
+		var sessions int
+		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", childAppName(db.Schema)).Scan(&sessions); err != nil {
+			t.Fatal(err)
+		}
+		return sessions == 0
+	})
 	appliedAtKill, _ := effects()
 	// The broker sees the dead TCP connection and requeues what it held.
 	var back int

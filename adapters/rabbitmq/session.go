@@ -25,6 +25,7 @@ type session struct {
 	ch   *amqp.Channel
 	pubc *amqp.Channel
 	pub  *confirmer
+	acks *acker
 	tag  string
 
 	lost     chan struct{}
@@ -155,6 +156,13 @@ func (src *Source) connect(ctx context.Context) (_ *session, err error) {
 		return nil, err
 	}
 	sess.pub = newConfirmer(sess.pubc, &src.wg)
+	sess.acks = newAcker(sess.ch.Ack)
+	src.wg.Go(func() {
+		// basic.ack has no reply: a failed send means the channel or the
+		// socket is gone, and with it the lease. End the session now, so
+		// the runtime abandons its deliveries at once.
+		sess.acks.run(sess.lost, func(err error) { src.die(sess, fmt.Errorf("acking: %w", err)) })
+	})
 	var deliveries <-chan amqp.Delivery
 	if err := rpc(ctx, "consuming "+src.cfg.Queue, func() (err error) {
 		deliveries, err = sess.ch.Consume(src.cfg.Queue, sess.tag, false, false, false, false, nil)

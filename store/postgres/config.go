@@ -60,7 +60,8 @@ type Config struct {
 	// its COMMIT. Handlers then run one after another on the store's batch
 	// goroutine (a transaction is not safe for concurrent use), so a batch
 	// fills only when at least BatchSize deliveries are in flight: give the
-	// consumer Concurrency >= BatchSize. 0 or 1 means single-message mode (the
+	// consumer Concurrency >= BatchSize. Keep it at most 64 (see the package
+	// documentation, Batch mode). 0 or 1 means single-message mode (the
 	// default): one transaction per Process call.
 	BatchSize int
 

@@ -22,15 +22,20 @@
 //
 //	BEGIN; INSERT … SELECT unnest($1, $2) ON CONFLICT DO NOTHING RETURNING …   -- one round trip
 //	per claimed message, in arrival order:
-//	    SAVEPOINT oncely_msg  -- sent with the handler's first statement
+//	    [RELEASE SAVEPOINT oncely_msg;] SAVEPOINT oncely_msg  -- sent with the handler's first statement;
+//	                                                          -- RELEASE closes the previous message's
 //	    handler
 //	    on failure: ROLLBACK TO SAVEPOINT oncely_msg; DELETE its claim   -- this message only
 //	COMMIT   -- then every caller gets its answer
 //
 // A failing message is reported alone (its error, unchanged) and the others
 // commit together; every caller returns only after the COMMIT, so its
-// delivery is acked only once its work is durable. If the COMMIT fails, every
-// caller of the batch gets consumer.Unavailable. Handlers run one after
+// delivery is acked only once its work is durable. If the server rejects the
+// COMMIT (a deferred constraint, a serialization failure), nothing of the
+// batch persisted: its messages that had succeeded run again one by one, each
+// in its own transaction as in single-message mode, so only the offender
+// fails. Any other COMMIT failure gives every caller of the batch
+// consumer.Unavailable. Handlers run one after
 // another on the store's goroutine, because a transaction is not safe for
 // concurrent use; while one batch commits, the next one already runs. A
 // second copy of a message inside one batch is a duplicate if the first copy
@@ -38,6 +43,19 @@
 // after returning, and should not leave its caller's context to be cancelled
 // in the middle of a statement: pgx then closes the connection, which fails
 // the whole batch (with consumer.Unavailable: nothing is lost).
+//
+// Batch mode saves, per message, the round trips of BEGIN, the claim and
+// COMMIT and the COMMIT's WAL flush, but not the handler's own round trips:
+// those run one after another on one connection, so a batch lasts at least
+// BatchSize × (the handler's statements) round trips. It pays off when
+// commits or connections are the bottleneck; with a distant database and a
+// handler of several statements, single-message mode over a pool of
+// connections can be faster. Batches are not run side by side: two open
+// batches each holding row locks that the other one needs would deadlock.
+// Keep BatchSize at most 64: every message that writes takes a subtransaction
+// ID, and beyond 64 per transaction PostgreSQL's subtransaction cache
+// overflows, which slows every other session's visibility checks while the
+// batch is open.
 //
 // # Errors
 //
@@ -66,8 +84,10 @@
 //     failed gets a plain (retryable) error: its work cannot commit.
 //   - A COMMIT the server rejects because of the handler's work (a deferred
 //     constraint, a serialization failure) is returned as a plain error in
-//     single-message mode: nothing committed. In batch mode any COMMIT
-//     failure fails every message of the batch with consumer.Unavailable.
+//     single-message mode: nothing committed. In batch mode the batch's
+//     messages then run one by one, so it is returned for the offending
+//     message only; any other COMMIT failure fails every message of the
+//     batch with consumer.Unavailable.
 //
 // Messages with an empty ID or an ID over store.MaxMessageIDLength bytes, and
 // an empty consumer name, are rejected with a consumer.Permanent error before
