@@ -72,6 +72,7 @@ type Consumer struct {
 	inflight sync.WaitGroup
 
 	baseCtx    context.Context // never cancelled by the stop sequence; carries values
+	ident      ctxIdent        // baseCtx's name and broker, for attempt contexts
 	hardCtx    context.Context // cancelled on hard stop
 	hardCancel context.CancelFunc
 	stopOnce   sync.Once
@@ -84,14 +85,18 @@ type Consumer struct {
 	runErr     error
 }
 
-// lane is the deliveries of one slot of the lane table, handled one after
-// another. It is busy exactly while a worker runs one of its deliveries or
-// its task waits in the run queue; its queue holds the deliveries behind
-// that one. Guarded by Consumer.mu.
+// lane is the deliveries of one ordering key, or one partition, handled one
+// after another. A lane is in the lane table exactly while a worker runs
+// one of its deliveries or its task waits in the run queue; its queue holds
+// the deliveries behind that one. Guarded by Consumer.mu.
 type lane struct {
-	queue []Delivery
-	head  int // queue[head:] is waiting
-	busy  bool
+	key       string // the ordering key, when byKey
+	partition int32  // the partition, when not byKey
+	byKey     bool
+	slot      uint32 // the table slot whose chain holds the lane
+	next      *lane  // the next lane in the slot's chain
+	queue     []Delivery
+	head      int // queue[head:] is waiting
 }
 
 // task is a delivery for a worker, with its lane (nil when unordered).
@@ -100,37 +105,69 @@ type task struct {
 	d Delivery
 }
 
-// laneTable maps ordering keys and partitions to lanes by hash. Keys that
-// share a slot share a lane: they run one after another, which keeps every
-// key's order and costs only parallelism, rarely, as the table has at least
-// 16 slots per delivery in flight (at most 65,536). Unlike a map of busy
-// lanes, it costs one hash per delivery and no insertion or deletion.
+// laneTable holds the busy lanes in a hash table with chaining: one hash
+// and, with at least 4 slots per delivery in flight, mostly an empty or
+// one-lane chain per delivery, and no map insertion or deletion. Lanes are
+// exact: different keys never share one. Lanes no longer busy are reused.
 type laneTable struct {
-	slots []lane
+	slots []*lane
+	free  []*lane
 	seed  maphash.Seed
 }
 
-// laneSlotsMax bounds the lane table (2 MiB of lanes).
+// laneSlotsMax bounds the lane table's slots (512 KiB).
 const laneSlotsMax = 1 << 16
 
 func newLaneTable(maxInFlight int) laneTable {
 	n := 64
-	for n < 16*maxInFlight && n < laneSlotsMax {
+	for n < 4*maxInFlight && n < laneSlotsMax {
 		n <<= 1
 	}
-	return laneTable{slots: make([]lane, n), seed: maphash.MakeSeed()}
+	return laneTable{slots: make([]*lane, n), seed: maphash.MakeSeed()}
 }
 
-// forKey returns the lane of an ordering key.
-func (t *laneTable) forKey(key string) *lane {
-	return &t.slots[maphash.String(t.seed, key)&uint64(len(t.slots)-1)]
+// lookup returns the busy lane of a key (byKey) or partition and true, or
+// a new busy lane for it and false.
+func (t *laneTable) lookup(byKey bool, key string, partition int32) (*lane, bool) {
+	var h uint64
+	if byKey {
+		partition = 0
+		h = maphash.String(t.seed, key)
+	} else {
+		// A multiplication by an odd constant mixes the partition's bits
+		// and is one-to-one modulo the table's size.
+		h = uint64(uint32(partition)) * 0x9e3779b97f4a7c15
+	}
+	slot := uint32(h & uint64(len(t.slots)-1))
+	for l := t.slots[slot]; l != nil; l = l.next {
+		if l.byKey == byKey && l.partition == partition && l.key == key {
+			return l, true
+		}
+	}
+	var l *lane
+	if n := len(t.free); n > 0 {
+		l, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		l = &lane{}
+	}
+	l.key, l.partition, l.byKey, l.slot = key, partition, byKey, slot
+	l.next, t.slots[slot] = t.slots[slot], l
+	return l, false
 }
 
-// forPartition returns the lane of a partition.
-func (t *laneTable) forPartition(p int32) *lane {
-	// A multiplication by an odd constant mixes the partition's bits and is
-	// one-to-one modulo the table's size.
-	return &t.slots[(uint64(uint32(p))*0x9e3779b97f4a7c15)&uint64(len(t.slots)-1)]
+// release removes l, whose queue is empty, from the table for reuse.
+func (t *laneTable) release(l *lane) {
+	p := &t.slots[l.slot]
+	for *p != l {
+		p = &(*p).next
+	}
+	*p = l.next
+	q := l.queue[:0]
+	if cap(q) > 64 {
+		q = nil
+	}
+	*l = lane{queue: q}
+	t.free = append(t.free, l)
 }
 
 // New returns a Consumer that feeds src's deliveries to h wrapped in mws
@@ -156,6 +193,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		caps:    caps,
 		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),
 		epoch:   time.Now(),
+		ident:   ctxIdent{name: cfg.Name, broker: caps.Broker},
 		stopCh:  make(chan struct{}),
 		hardCh:  make(chan struct{}),
 		done:    make(chan struct{}),
@@ -355,15 +393,16 @@ func (c *Consumer) intake(ctx context.Context) error {
 	return nil
 }
 
-// laneOf returns the lane of m, or nil when m runs on a lane of its own.
-func (c *Consumer) laneOf(m *Message) *lane {
+// laneOf returns the lane of m and whether it was busy already, or nil
+// when m runs on a lane of its own. c.mu must be held.
+func (c *Consumer) laneOf(m *Message) (*lane, bool) {
 	switch {
 	case c.lanes.slots == nil:
-		return nil
+		return nil, false
 	case c.cfg.Ordering == OrderByPartition || m.Key == "":
-		return c.lanes.forPartition(m.Partition)
+		return c.lanes.lookup(false, "", m.Partition)
 	}
-	return c.lanes.forKey(m.Key)
+	return c.lanes.lookup(true, m.Key, 0)
 }
 
 // dispatch hands ds, whose window slots are taken, to the workers: a
@@ -379,14 +418,10 @@ func (c *Consumer) dispatch(ds []Delivery) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, d := range ds {
-		l := c.laneOf(d.Message())
-		switch {
-		case l == nil:
-		case l.busy:
+		l, busy := c.laneOf(d.Message())
+		if busy {
 			l.queue = append(l.queue, d)
 			continue
-		default:
-			l.busy = true
 		}
 		c.runq = append(c.runq, task{l: l, d: d})
 	}
@@ -597,7 +632,7 @@ func (c *Consumer) runWorker(w *worker) {
 				if d := t.l.pop(); d != nil {
 					next = append(next, task{l: t.l, d: d})
 				} else {
-					t.l.busy = false
+					c.lanes.release(t.l)
 				}
 			}
 			clear(run[len(next):])
@@ -656,16 +691,9 @@ func (c *Consumer) takeBackLocked(w *worker) int {
 	return int(w.end - i)
 }
 
-// pop removes the lane's next delivery, or returns nil with the queue
-// emptied (a large one released); c.mu must be held.
+// pop removes the lane's next delivery, or returns nil; c.mu must be held.
 func (l *lane) pop() Delivery {
 	if l.head == len(l.queue) {
-		if l.head > 0 {
-			l.queue, l.head = l.queue[:0], 0
-			if cap(l.queue) > 64 {
-				l.queue = nil
-			}
-		}
 		return nil
 	}
 	d := l.queue[l.head]
@@ -770,6 +798,11 @@ func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Cont
 			a = &attempt{actx: attemptCtx{Context: hctx}, sctx: settleCtx{Context: c.baseCtx}}
 		}
 		actx := &a.actx
+		if actx.ident == nil {
+			// Set before its first handler sees actx: no goroutine a
+			// handler left behind can read it while it is written.
+			actx.ident = &c.ident
+		}
 		// The clock is read only to time the handler for the Observer,
 		// and then only the monotonic clock (time.Since of a time.Time
 		// with a monotonic reading reads nothing else).
@@ -883,6 +916,9 @@ type worker struct {
 
 	a      attempt // contexts under c.hardCtx and c.baseCtx
 	leases map[context.Context]*leaseState
+	// The lease state used last, checked before the map.
+	lastLease context.Context
+	last      *leaseState
 }
 
 // leaseState is a worker's attempt state for the deliveries of one lease:
@@ -901,13 +937,18 @@ const maxLeases = 256
 // creating it on first use. When w's cache is full of live leases, the state
 // is not cached and returned as owned too: the caller releases it.
 func (w *worker) leaseAttempt(c *Consumer, lease context.Context) (a *attempt, owned *leaseState) {
+	if w.last != nil && w.lastLease == lease {
+		return &w.last.a, nil // deliveries of one lease come in runs
+	}
 	if ls := w.leases[lease]; ls != nil {
+		w.lastLease, w.last = lease, ls
 		return &ls.a, nil
 	}
 	if w.leases == nil {
 		w.leases = make(map[context.Context]*leaseState)
 	}
 	if len(w.leases) >= maxLeases {
+		w.lastLease, w.last = nil, nil
 		for k, ls := range w.leases {
 			if k.Err() != nil {
 				ls.release()
@@ -922,6 +963,7 @@ func (w *worker) leaseAttempt(c *Consumer, lease context.Context) (a *attempt, o
 		return &ls.a, ls
 	}
 	w.leases[lease] = ls
+	w.lastLease, w.last = lease, ls
 	return &ls.a, nil
 }
 

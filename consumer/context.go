@@ -66,15 +66,32 @@ func WithAttemptState(ctx context.Context) context.Context {
 	return &attemptCtx{Context: ctx}
 }
 
-// attemptCtx carries an attempt's deliveryState in one allocation.
+// attemptCtx carries an attempt's deliveryState in one allocation. When the
+// runtime sets ident, it answers the consumer name and broker itself, as
+// middleware asks for them on every message, instead of walking the chain of
+// contexts to baseCtx (where the same values are).
 type attemptCtx struct {
 	context.Context
 	state deliveryState
+	ident *ctxIdent
 }
 
+// ctxIdent is a consumer's name and broker as context values, converted to
+// interfaces once so that answering them allocates nothing.
+type ctxIdent struct{ name, broker any }
+
 func (c *attemptCtx) Value(key any) any {
-	if key == stateKey {
+	switch key {
+	case stateKey:
 		return &c.state
+	case nameKey:
+		if c.ident != nil {
+			return c.ident.name
+		}
+	case brokerKey:
+		if c.ident != nil {
+			return c.ident.broker
+		}
 	}
 	return c.Context.Value(key)
 }

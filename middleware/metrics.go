@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -87,8 +88,10 @@ func outcomeIndex(o consumer.Outcome) int {
 // (pass it as consumer.Config.Observer: message outcomes, handler duration and
 // breaker state) and provides Middleware (handlers in flight) and PollBacklog
 // (lag and dead-letter depth). It is safe for concurrent use by any number of
-// consumers. Recording an attempt allocates nothing and reads no clock: the
-// duration is the one the runtime measured (consumer.Event.Duration).
+// consumers. Recording an attempt allocates nothing, reads no clock (the
+// duration is the one the runtime measured, consumer.Event.Duration) and costs
+// four atomic additions: one counter for the outcome and duration bucket, the
+// duration sum, and the in-flight count's increment and decrement.
 //
 // Metrics, all labelled by consumer and most by source (the Message.Source,
 // so a retry topic or queue is its own source):
@@ -109,10 +112,13 @@ func outcomeIndex(o consumer.Outcome) int {
 //   - oncely_dead_letter_messages{source,consumer}: dead-letter depth, from
 //     PollBacklog.
 //   - oncely_backlog_poll_errors_total{consumer}: failed Backlog calls.
+//
+// A scrape reads each series' counts one by one while attempts may be
+// recorded: the histogram's count is always the sum of its buckets, but its
+// sum may not include yet an observation its buckets include, or the
+// reverse, until the next scrape.
 type Metrics struct {
-	messages    *prometheus.CounterVec
-	duration    *prometheus.HistogramVec
-	inFlight    inFlightCollector
+	attempts    attemptCollector
 	breakerOpen *prometheus.GaugeVec
 	breakerOps  *prometheus.CounterVec
 	backlog     *prometheus.GaugeVec
@@ -121,20 +127,42 @@ type Metrics struct {
 	consumer    string
 	log         *slog.Logger
 
+	bounds []float64 // the histogram's upper bounds, without +Inf
+	limits []int64   // per bound, the longest Duration whose Seconds() is within it
+
 	series sync.Map               // seriesKey → *series
 	last   atomic.Pointer[series] // the series used last, checked first
 }
 
 type seriesKey struct{ source, consumer string }
 
-// series caches the metric children of one (source, consumer) pair so the
-// hot path does no label hashing.
+// series holds the counts of one (source, consumer) pair: outcomes, handler
+// durations and handlers running. They are plain atomic integers, cheaper to
+// update than prometheus.Counter, Histogram and Gauge (a histogram
+// observation there is a float compare-and-swap loop plus two more atomic
+// additions), and exported by attemptCollector with the same names, types,
+// labels and values.
+//
+// One counter per (outcome, duration bucket) pair makes an attempt one
+// atomic addition there, plus one to the duration sum: an outcome's count
+// is the sum of its row, a bucket's the sum of its column.
 type series struct {
+	// Updated on every attempt, together so that it touches few cache lines.
+	running atomic.Int64  // handlers in flight
+	sum     atomic.Uint64 // handler durations observed, in nanoseconds
+	counted atomic.Bool   // Middleware saw this series: export running
+	limits  []int64       // Metrics.limits
+	// counts[row*cols+col]: row is the outcome's index in outcomes, or
+	// len(outcomes) for any other; col the duration's bucket (the last
+	// one +Inf), or len(limits)+1 when the handler did not run.
+	counts []atomic.Uint64
+	cols   int
+
 	source, consumer string
-	outcomes         [len(outcomes)]prometheus.Counter
-	duration         prometheus.Observer
-	running          atomic.Int64 // handlers in flight
-	counted          atomic.Bool  // Middleware saw this series: export running
+	created          time.Time // exported as the counters' and histogram's creation time
+
+	mu    sync.Mutex
+	other map[consumer.Outcome]uint64 // outcomes not in outcomes, if an Observer caller invents any
 }
 
 // NewMetrics creates the metrics and registers them on reg. It returns an
@@ -166,15 +194,15 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 	}
 
 	m := &Metrics{
-		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricMessages,
-			Help: "Delivery attempts by outcome: processed, duplicate, retried, dead_lettered, failed (held and tried again), abandoned (left to the broker to redeliver).",
-		}, []string{"source", "consumer", "outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    MetricHandlerDuration,
-			Help:    "Time the handler chain ran per delivery attempt, in seconds, as the runtime measured it.",
-			Buckets: cfg.Buckets,
-		}, []string{"source", "consumer"}),
+		attempts: attemptCollector{
+			messages: prometheus.NewDesc(MetricMessages,
+				"Delivery attempts by outcome: processed, duplicate, retried, dead_lettered, failed (held and tried again), abandoned (left to the broker to redeliver).",
+				[]string{"source", "consumer", "outcome"}, nil),
+			duration: prometheus.NewDesc(MetricHandlerDuration,
+				"Time the handler chain ran per delivery attempt, in seconds, as the runtime measured it.",
+				[]string{"source", "consumer"}, nil),
+			inFlight: prometheus.NewDesc(MetricInFlight, "Messages whose handler chain is running.", []string{"source", "consumer"}, nil),
+		},
 		breakerOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: MetricBreakerOpen,
 			Help: "1 while the consumer's breaker pauses intake after consecutive outage failures, else 0.",
@@ -198,8 +226,17 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 		consumer: cfg.Consumer,
 		log:      cfg.Logger,
 	}
-	m.inFlight = inFlightCollector{m: m, desc: prometheus.NewDesc(MetricInFlight, "Messages whose handler chain is running.", []string{"source", "consumer"}, nil)}
-	collectors := []prometheus.Collector{m.messages, m.duration, m.inFlight, m.breakerOpen, m.breakerOps, m.backlog, m.deadLetters, m.pollErrors}
+	m.attempts.m = m
+	// As prometheus.NewHistogram does, a last bound of +Inf is implied.
+	m.bounds = cfg.Buckets
+	if math.IsInf(m.bounds[len(m.bounds)-1], +1) {
+		m.bounds = m.bounds[:len(m.bounds)-1]
+	}
+	m.limits = make([]int64, len(m.bounds))
+	for i, b := range m.bounds {
+		m.limits[i] = durationWithin(b)
+	}
+	collectors := []prometheus.Collector{m.attempts, m.breakerOpen, m.breakerOps, m.backlog, m.deadLetters, m.pollErrors}
 	for i, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			for _, done := range collectors[:i] {
@@ -214,6 +251,27 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 	return m, nil
 }
 
+// durationWithin returns the longest positive Duration d with d.Seconds() <=
+// bound, or 0 if there is none: comparing a Duration with it places an
+// observation in exactly the bucket prometheus.Histogram would place
+// d.Seconds() in. Seconds() never decreases as d grows, so a binary search
+// finds it.
+func durationWithin(bound float64) int64 {
+	lo, hi := int64(0), int64(math.MaxInt64) // lo is within, hi is above or the maximum
+	if time.Duration(hi).Seconds() <= bound {
+		return hi
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if time.Duration(mid).Seconds() <= bound {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 func (m *Metrics) initBreaker(name string) {
 	m.breakerOpen.WithLabelValues(name)
 	m.breakerOps.WithLabelValues(name)
@@ -226,15 +284,14 @@ func (m *Metrics) seriesFor(source, name string) *series {
 	k := seriesKey{source, name}
 	v, ok := m.series.Load(k)
 	if !ok {
-		s := &series{
+		v, _ = m.series.LoadOrStore(k, &series{
 			source:   source,
 			consumer: name,
-			duration: m.duration.WithLabelValues(source, name),
-		}
-		for i, o := range outcomes {
-			s.outcomes[i] = m.messages.WithLabelValues(source, name, string(o))
-		}
-		v, _ = m.series.LoadOrStore(k, s)
+			created:  time.Now(),
+			limits:   m.limits,
+			counts:   make([]atomic.Uint64, (len(outcomes)+1)*(len(m.limits)+2)),
+			cols:     len(m.limits) + 2,
+		})
 	}
 	s := v.(*series)
 	m.last.Store(s)
@@ -250,14 +307,25 @@ func (m *Metrics) Settled(_ context.Context, ev consumer.Event) {
 		source = ev.Message.Source
 	}
 	s := m.seriesFor(source, ev.Consumer)
-	if i := outcomeIndex(ev.Outcome); i >= 0 {
-		s.outcomes[i].Inc()
-	} else {
-		m.messages.WithLabelValues(source, ev.Consumer, string(ev.Outcome)).Inc()
+	row := outcomeIndex(ev.Outcome)
+	if row < 0 {
+		row = len(outcomes)
+		s.mu.Lock()
+		if s.other == nil {
+			s.other = make(map[consumer.Outcome]uint64)
+		}
+		s.other[ev.Outcome]++
+		s.mu.Unlock()
 	}
-	if ev.Duration > 0 {
-		s.duration.Observe(ev.Duration.Seconds())
+	col := len(s.limits) + 1
+	if d := ev.Duration; d > 0 {
+		col = 0
+		for col < len(s.limits) && int64(d) > s.limits[col] {
+			col++
+		}
+		s.sum.Add(uint64(d))
 	}
+	s.counts[row*s.cols+col].Add(1)
 }
 
 // BreakerChanged records the breaker state under MetricsConfig.Consumer. It
@@ -305,23 +373,58 @@ func (m *Metrics) Middleware(next consumer.Handler) consumer.Handler {
 	})
 }
 
-// inFlightCollector exports each series' running count. An atomic add per
-// handler start and end is cheaper than a prometheus.Gauge's compare-and-swap
-// loop, which showed in the benchmark.
-type inFlightCollector struct {
-	m    *Metrics
-	desc *prometheus.Desc
+// attemptCollector exports every series' outcome counters, duration
+// histogram and, for series Middleware saw, in-flight gauge.
+type attemptCollector struct {
+	m                            *Metrics
+	messages, duration, inFlight *prometheus.Desc
 }
 
-func (c inFlightCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c attemptCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.messages
+	ch <- c.duration
+	ch <- c.inFlight
+}
 
-func (c inFlightCollector) Collect(ch chan<- prometheus.Metric) {
+func (c attemptCollector) Collect(ch chan<- prometheus.Metric) {
 	c.m.series.Range(func(_, v any) bool {
 		s := v.(*series)
-		if !s.counted.Load() {
-			return true // no Middleware: do not claim zero handlers run
+		counts := make([]uint64, len(s.counts))
+		for i := range counts {
+			counts[i] = s.counts[i].Load()
 		}
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(s.running.Load()), s.source, s.consumer)
+		for row, o := range outcomes {
+			var n uint64
+			for _, k := range counts[row*s.cols : (row+1)*s.cols] {
+				n += k
+			}
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.messages, prometheus.CounterValue, float64(n), s.created, s.source, s.consumer, string(o))
+		}
+		s.mu.Lock()
+		for o, n := range s.other {
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.messages, prometheus.CounterValue, float64(n), s.created, s.source, s.consumer, string(o))
+		}
+		s.mu.Unlock()
+
+		sum := float64(s.sum.Load()) / float64(time.Second)
+		bucket := func(col int) (n uint64) {
+			for row := 0; row <= len(outcomes); row++ {
+				n += counts[row*s.cols+col]
+			}
+			return n
+		}
+		cumulative := make(map[float64]uint64, len(c.m.bounds))
+		var count uint64
+		for col, b := range c.m.bounds {
+			count += bucket(col)
+			cumulative[b] = count
+		}
+		count += bucket(len(c.m.bounds))
+		ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.duration, count, sum, cumulative, s.created, s.source, s.consumer)
+
+		if s.counted.Load() { // without Middleware, do not claim zero handlers run
+			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(s.running.Load()), s.source, s.consumer)
+		}
 		return true
 	})
 }

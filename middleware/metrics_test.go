@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -577,16 +578,23 @@ type obsDiscardExporter struct{}
 func (obsDiscardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (obsDiscardExporter) Shutdown(context.Context) error                             { return nil }
 
-// obsBenchRun consumes n messages (carrying a traceparent, 64 keys) with a
+// Trace contexts of the benchmark's messages: a sampled and an unsampled
+// producer span.
+const (
+	obsSampledParent   = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	obsUnsampledParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+)
+
+// obsBenchRun consumes n messages (carrying traceparent, 64 keys) with a
 // no-op handler and returns the elapsed time and heap allocations.
-func obsBenchRun(b *testing.B, n int, obs consumer.Observer, mws ...consumer.Middleware) (time.Duration, uint64) {
+func obsBenchRun(b *testing.B, n int, traceparent string, obs consumer.Observer, mws ...consumer.Middleware) (time.Duration, uint64) {
 	b.Helper()
 	src := &obsBenchSource{n: int64(n), done: make(chan struct{}), closed: make(chan struct{})}
 	for i := range n {
 		m := obsMsg(fmt.Sprint("m-", i))
 		m.Key = fmt.Sprint(i % 64)
 		m.Partition, m.Offset = int32(i%8), int64(i)
-		m.Headers = map[string]string{consumer.HeaderTraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+		m.Headers = map[string]string{consumer.HeaderTraceParent: traceparent}
 		src.msgs = append(src.msgs, m)
 	}
 	noop := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
@@ -621,7 +629,9 @@ func obsBenchRun(b *testing.B, n int, obs consumer.Observer, mws ...consumer.Mid
 // BenchmarkObservabilityOverhead runs the consumer runtime with a no-op
 // handler without and with the metrics observer and middleware and the tracing
 // middleware (OTel SDK, batched to a discarding exporter; every span sampled,
-// or none with _unsampled), alternating in the same run, and reports the
+// or none with _unsampled: NeverSample, or with _parent_unsampled the default
+// ParentBased sampler and messages whose producer span was not sampled),
+// alternating in the same run, and reports the
 // instrumented throughput as a ratio of the baseline's (x_baseline; 0.9 means
 // 10 % loss) and the added time per message (overhead_ns/msg). noop_observer
 // measures what any Observer costs: the runtime then reads the clock twice
@@ -640,32 +650,41 @@ func BenchmarkObservabilityOverhead(b *testing.B) {
 		return middleware.Tracing(tp, propagation.TraceContext{}), func() { _ = tp.Shutdown(context.Background()) }
 	}
 	cases := []struct {
-		name string
-		inst instrument
+		name        string
+		inst        instrument
+		traceparent string // of every message
 	}{
 		// The runtime times handlers only when an Observer is set: this
 		// separates the cost of those clock reads from that of Metrics.
 		{"noop_observer", func(*testing.B) (consumer.Observer, []consumer.Middleware, func()) {
 			return obsNoopObserver{}, nil, func() {}
-		}},
+		}, obsSampledParent},
 		{"metrics", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
 			m, obs := metrics(b)
 			return obs, []consumer.Middleware{m.Middleware}, func() {}
-		}},
+		}, obsSampledParent},
 		{"tracing", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
 			mw, stop := tracing(sdktrace.AlwaysSample())
 			return nil, []consumer.Middleware{mw}, stop
-		}},
+		}, obsSampledParent},
 		{"metrics+tracing", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
 			m, obs := metrics(b)
 			mw, stop := tracing(sdktrace.AlwaysSample())
 			return obs, []consumer.Middleware{mw, m.Middleware}, stop
-		}},
+		}, obsSampledParent},
 		{"metrics+tracing_unsampled", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
 			m, obs := metrics(b)
 			mw, stop := tracing(sdktrace.NeverSample())
 			return obs, []consumer.Middleware{mw, m.Middleware}, stop
-		}},
+		}, obsSampledParent},
+		{"tracing_unsampled", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
+			mw, stop := tracing(sdktrace.NeverSample())
+			return nil, []consumer.Middleware{mw}, stop
+		}, obsSampledParent},
+		{"tracing_parent_unsampled", func(b *testing.B) (consumer.Observer, []consumer.Middleware, func()) {
+			mw, stop := tracing(sdktrace.ParentBased(sdktrace.AlwaysSample()))
+			return nil, []consumer.Middleware{mw}, stop
+		}, obsUnsampledParent},
 	}
 	// Rounds alternate which run goes first, and the ratio reported is the
 	// median of the rounds' ratios, so load from other processes skews it
@@ -682,13 +701,13 @@ func BenchmarkObservabilityOverhead(b *testing.B) {
 				var ba, ia uint64
 				runInst := func() {
 					obs, mws, stop := tc.inst(b)
-					id, ia = obsBenchRun(b, n, obs, mws...)
+					id, ia = obsBenchRun(b, n, tc.traceparent, obs, mws...)
 					stop()
 				}
 				if r%2 == 1 {
 					runInst()
 				}
-				bd, ba = obsBenchRun(b, n, nil)
+				bd, ba = obsBenchRun(b, n, tc.traceparent, nil)
 				if r%2 == 0 {
 					runInst()
 				}
@@ -825,4 +844,122 @@ func TestMetricsInFlightOnlyWithMiddleware(t *testing.T) {
 	h := m.Middleware(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }))
 	require.NoError(t, h.Handle(consumer.WithName(context.Background(), "ledger"), obsMsg("b")))
 	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, map[string]string{"consumer": "ledger", "source": "payments"}))
+}
+
+// The duration histogram places every observation in the bucket
+// prometheus.Histogram places it in, bounds included, and a last bound of
+// +Inf is implied as there.
+func TestMetricsHistogramMatchesPrometheus(t *testing.T) {
+	for _, buckets := range [][]float64{nil, {0.001, 0.25, 1, math.Inf(+1)}} {
+		reg := prometheus.NewPedanticRegistry()
+		m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Buckets: buckets})
+		require.NoError(t, err)
+		refBuckets := buckets
+		if refBuckets == nil {
+			refBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+		}
+		ref := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ref", Buckets: refBuckets})
+
+		var durations []time.Duration
+		for _, b := range refBuckets {
+			if math.IsInf(b, +1) {
+				continue
+			}
+			d := time.Duration(b * float64(time.Second))
+			durations = append(durations, d-1, d, d+1)
+		}
+		durations = append(durations, 1, time.Minute, time.Duration(math.MaxInt64))
+		for _, d := range durations {
+			m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obsMsg("a"), Outcome: consumer.OutcomeProcessed, Duration: d})
+			ref.Observe(d.Seconds())
+		}
+		var want dto.Metric
+		require.NoError(t, ref.Write(&want))
+		got := obsFind(t, reg, middleware.MetricHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"}).GetHistogram()
+		require.Equal(t, want.GetHistogram().GetSampleCount(), got.GetSampleCount())
+		require.InEpsilon(t, want.GetHistogram().GetSampleSum(), got.GetSampleSum(), 1e-12)
+		require.Len(t, got.GetBucket(), len(want.GetHistogram().GetBucket()))
+		for i, wb := range want.GetHistogram().GetBucket() {
+			require.Equal(t, wb.GetUpperBound(), got.GetBucket()[i].GetUpperBound())
+			require.Equal(t, wb.GetCumulativeCount(), got.GetBucket()[i].GetCumulativeCount(), "bucket le=%g", wb.GetUpperBound())
+		}
+		require.Equal(t, float64(len(durations)), obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": "processed", "source": "payments"}))
+	}
+}
+
+// Outcomes the runtime does not report are counted all the same, and
+// their durations observed.
+func TestMetricsCountsOtherOutcomes(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	for range 3 {
+		m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obsMsg("a"), Outcome: "skipped", Duration: time.Second})
+	}
+	require.Equal(t, 3.0, obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": "skipped", "source": "payments"}))
+	require.Len(t, obsSeries(t, reg, middleware.MetricMessages), 7)
+	hist := obsFind(t, reg, middleware.MetricHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"}).GetHistogram()
+	require.Equal(t, uint64(3), hist.GetSampleCount())
+	require.Equal(t, 3.0, hist.GetSampleSum())
+}
+
+// Recording from many goroutines while scrapes run loses no count, and the
+// in-flight gauge returns to zero.
+func TestMetricsConcurrentExactCounts(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	h := m.Middleware(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }))
+	ctx := consumer.WithName(context.Background(), "ledger")
+	const workers, each = 8, 500
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	scraped := make(chan error, 1)
+	go func() {
+		defer close(scraped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := reg.Gather(); err != nil {
+				scraped <- err
+				return
+			}
+		}
+	}()
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				msg := obsMsg("a")
+				if w%2 == 1 {
+					msg.Source = "payments.retry"
+				}
+				if err := h.Handle(ctx, msg); err != nil {
+					panic(err)
+				}
+				m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: msg, Outcome: outcomesCycle[i%len(outcomesCycle)], Duration: time.Duration(i+1) * time.Microsecond})
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	require.NoError(t, <-scraped)
+	for _, source := range []string{"payments", "payments.retry"} {
+		labels := map[string]string{"consumer": "ledger", "source": source}
+		for _, o := range outcomesCycle {
+			got := obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": string(o), "source": source})
+			require.Equal(t, float64(workers/2*each/len(outcomesCycle)), got, "%s %s", source, o)
+		}
+		hist := obsFind(t, reg, middleware.MetricHandlerDuration, labels).GetHistogram()
+		require.Equal(t, uint64(workers/2*each), hist.GetSampleCount())
+		require.InDelta(t, float64(workers/2)*float64(each*(each+1)/2)*1e-6, hist.GetSampleSum(), 1e-9)
+		require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, labels))
+	}
+}
+
+var outcomesCycle = []consumer.Outcome{
+	consumer.OutcomeProcessed, consumer.OutcomeDuplicate, consumer.OutcomeRetried,
+	consumer.OutcomeDeadLettered, consumer.OutcomeFailed,
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -58,22 +59,18 @@ func Tracing(tp trace.TracerProvider, prop propagation.TextMapPropagator) consum
 	}
 	tracer := tp.Tracer(TracerName)
 	startOpts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
-	var names sync.Map // source → span name, to build each name once
-	spanName := func(source string) string {
-		if n, ok := names.Load(source); ok {
-			return n.(string)
-		}
-		n := "process " + source
-		names.Store(source, n)
-		return n
-	}
+	var names spanNames
 	return func(next consumer.Handler) consumer.Handler {
 		return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) (err error) {
 			ctx = prop.Extract(ctx, headerCarrier(msg.Headers))
-			ctx, span := tracer.Start(ctx, spanName(msg.Source), startOpts...)
-			if span.IsRecording() {
-				span.SetAttributes(spanAttributes(ctx, msg)...)
+			ctx, span := tracer.Start(ctx, names.of(msg.Source), startOpts...)
+			if !span.IsRecording() {
+				// Not sampled: nothing to add to the span, so no attributes
+				// built and no outcome inspected.
+				defer span.End()
+				return next.Handle(ctx, msg)
 			}
+			span.SetAttributes(spanAttributes(ctx, msg)...)
 			defer func() {
 				if v := recover(); v != nil {
 					perr := fmt.Errorf("panic: %v", v)
@@ -97,8 +94,31 @@ func Tracing(tp trace.TracerProvider, prop propagation.TextMapPropagator) consum
 	}
 }
 
+// spanNames builds each source's span name once. The name is needed before
+// the sampling decision (samplers see it), so even an unsampled span asks
+// for it: the one used last is answered without a map lookup.
+type spanNames struct {
+	bySource sync.Map                 // source → *spanName
+	last     atomic.Pointer[spanName] // the one used last
+}
+
+type spanName struct{ source, name string }
+
+func (n *spanNames) of(source string) string {
+	if l := n.last.Load(); l != nil && l.source == source {
+		return l.name
+	}
+	v, ok := n.bySource.Load(source)
+	if !ok {
+		v, _ = n.bySource.LoadOrStore(source, &spanName{source: source, name: "process " + source})
+	}
+	l := v.(*spanName)
+	n.last.Store(l)
+	return l.name
+}
+
 // spanAttributes returns the consume span's attributes. They are set after
-// the sampling decision, so an unsampled span costs no attribute building.
+// the sampling decision, only on a recording span.
 func spanAttributes(ctx context.Context, msg *consumer.Message) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 10)
 	if sys := messagingSystem(consumer.BrokerFromContext(ctx)); sys.Valid() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/consumer"
@@ -184,4 +186,92 @@ func TestTracingHeaderCaseInsensitive(t *testing.T) {
 	require.Len(t, spans, 1)
 	require.Equal(t, producer.SpanID(), spans[0].Parent.SpanID())
 	require.Equal(t, "aws_sqs", obsAttrs(spans[0])["messaging.system"].AsString())
+}
+
+func TestTracingUnsampled(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
+	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+	prop := propagation.TraceContext{}
+	_, headers := obsProduce(t, tp, prop)
+	exp.Reset()
+	unsampled := map[string]string{consumer.HeaderTraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}
+
+	var seen trace.SpanContext
+	fail := errors.New("boom")
+	h := consumer.Chain(consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
+		seen = trace.SpanContextFromContext(ctx)
+		switch msg.ID {
+		case "panics":
+			panic("kaboom")
+		case "fails":
+			return fail
+		}
+		return nil
+	}), consumer.Recover, middleware.Tracing(tp, prop))
+	for _, id := range []string{"ok", "fails", "panics"} {
+		msg := obsMsg(id)
+		msg.Headers = unsampled
+		err := h.Handle(consumer.WithAttemptState(context.Background()), msg)
+		switch id {
+		case "ok":
+			require.NoError(t, err)
+		case "fails":
+			require.ErrorIs(t, err, fail)
+		case "panics":
+			var pe *consumer.PanicError
+			require.ErrorAs(t, err, &pe, "the panic still reaches Recover")
+		}
+		require.Equal(t, "0af7651916cd43dd8448eb211c80319c", seen.TraceID().String(), "the handler's context continues the producer's trace")
+		require.False(t, seen.IsSampled())
+	}
+	require.Empty(t, exp.GetSpans(), "an unsampled parent makes unsampled spans")
+
+	msg := obsMsg("sampled")
+	msg.Headers = headers
+	require.NoError(t, h.Handle(context.Background(), msg))
+	require.Len(t, exp.GetSpans(), 1)
+	require.Equal(t, "process payments", exp.GetSpans()[0].Name)
+}
+
+// endCountingTP is a TracerProvider whose spans do not record and count
+// their End calls.
+type endCountingTP struct {
+	tracenoop.TracerProvider
+	ends *atomic.Int32
+}
+
+func (p endCountingTP) Tracer(string, ...trace.TracerOption) trace.Tracer {
+	return endCountingTracer{ends: p.ends}
+}
+
+type endCountingTracer struct {
+	tracenoop.Tracer
+	ends *atomic.Int32
+}
+
+func (t endCountingTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	ctx, s := t.Tracer.Start(ctx, name, opts...)
+	return ctx, endCountingSpan{Span: s, ends: t.ends}
+}
+
+type endCountingSpan struct {
+	trace.Span
+	ends *atomic.Int32
+}
+
+func (s endCountingSpan) End(...trace.SpanEndOption) { s.ends.Add(1) }
+
+func TestTracingEndsSpansThatDoNotRecord(t *testing.T) {
+	var ends atomic.Int32
+	h := consumer.Chain(consumer.HandlerFunc(func(_ context.Context, msg *consumer.Message) error {
+		if msg.ID == "panics" {
+			panic("kaboom")
+		}
+		return nil
+	}), consumer.Recover, middleware.Tracing(endCountingTP{ends: &ends}, propagation.TraceContext{}))
+	require.NoError(t, h.Handle(context.Background(), obsMsg("ok")))
+	require.Equal(t, int32(1), ends.Load())
+	require.Error(t, h.Handle(context.Background(), obsMsg("panics")))
+	require.Equal(t, int32(2), ends.Load(), "a panicking handler's span is ended too")
 }
