@@ -23,6 +23,14 @@ const (
 	RebalanceTimeoutDefault     = time.Minute
 )
 
+// FetchMaxWaitDefault is the adapter's franz-go FetchMaxWait (franz-go's own
+// default is 5s): how long the broker may hold a fetch with nothing to return.
+// A partition resumed after a pause (a retry tier's record falling due, or
+// MaxPartitionInFlight settling) is fetched only after the fetch in flight
+// returns, so this bounds how late it resumes when the other partitions are
+// idle. Pass kgo.FetchMaxWait in Config.Opts to change it.
+const FetchMaxWaitDefault = 500 * time.Millisecond
+
 // closeCommitTimeout bounds Close's final commit when its ctx has no
 // earlier deadline.
 const closeCommitTimeout = 30 * time.Second
@@ -96,7 +104,7 @@ type Config struct {
 	// records an offset commit cannot pass yet). A partition at the bound is
 	// paused (fetching stops) until half of them settled. Pausing drops what
 	// franz-go buffered for the partition (it is fetched again on resume,
-	// after the fetch in flight, which waits up to franz-go's FetchMaxWait
+	// after the fetch in flight, which waits up to FetchMaxWaitDefault
 	// when no other partition has records), so keep it well above the
 	// consumer's MaxInFlight: handlers settle out of offset order, and a
 	// partition's span of taken records reaches a few times its unsettled
@@ -171,9 +179,9 @@ type Config struct {
 	// Logger receives the adapter's logs. Defaults to slog.Default().
 	Logger *slog.Logger
 
-	// Opts are extra franz-go options, applied before the adapter's own
-	// (seed brokers, group, topics, manual commits, blocked rebalances and
-	// the partition callbacks always win). Options that would commit before
+	// Opts are extra franz-go options, applied after FetchMaxWaitDefault
+	// and before the adapter's own (seed brokers, group, topics, manual
+	// commits, blocked rebalances and the partition callbacks always win). Options that would commit before
 	// processing (AutoCommitMarks) or consume other topics (ConsumeRegex,
 	// ConsumePartitions) are refused.
 	Opts []kgo.Opt

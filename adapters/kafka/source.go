@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, err
 	}
 
-	opts := append(append([]kgo.Opt{}, cfg.Opts...),
+	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault)}, cfg.Opts...),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(consumed...),
