@@ -17,11 +17,41 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// TestPerKeyOrder: 10,000 messages over 100 keys at concurrency 16 with random
-// handler latency. Every key's messages are handled in publish order, keys
-// overlap in time, and every delivery is settled exactly once.
+// TestPerKeyOrder: 10,000 messages over 100 keys with handler latencies
+// that switch the runtime between taking tasks in batches (fast handlers)
+// and spreading them over idle workers (slow ones). Every key's messages are
+// handled in publish order, one at a time, keys overlap in time, and every
+// delivery is settled exactly once.
 func TestPerKeyOrder(t *testing.T) {
-	const n, keys, workers = 10_000, 100, 16
+	for _, tc := range []struct {
+		name    string
+		cfg     consumer.Config
+		latency func() time.Duration
+	}{
+		{"random200us/c16", consumer.Config{Concurrency: 16}, func() time.Duration {
+			return time.Duration(rand.IntN(200)) * time.Microsecond
+		}},
+		// Mostly instant with a rare slow one: workers take tasks in
+		// batches and must give back those behind a slow handler.
+		{"mostlyFast/c4", consumer.Config{Concurrency: 4}, func() time.Duration {
+			if rand.IntN(100) == 0 {
+				return 3 * time.Millisecond
+			}
+			return 0
+		}},
+		{"mostlyFast/c16/inflight32", consumer.Config{Concurrency: 16, MaxInFlight: 32}, func() time.Duration {
+			if rand.IntN(50) == 0 {
+				return 2 * time.Millisecond
+			}
+			return 0
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testPerKeyOrder(t, tc.cfg, tc.latency) })
+	}
+}
+
+func testPerKeyOrder(t *testing.T, cfg consumer.Config, latency func() time.Duration) {
+	const n, keys = 10_000, 100
 	msgs := make([]*consumer.Message, n)
 	for i := range msgs {
 		msgs[i] = &consumer.Message{ID: fmt.Sprintf("m-%05d", i), Key: fmt.Sprintf("key-%03d", i%keys), Body: []byte(strconv.Itoa(i / keys))}
@@ -47,7 +77,9 @@ func TestPerKeyOrder(t *testing.T) {
 		maxParallel = max(maxParallel, len(running))
 		mu.Unlock()
 
-		time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
+		if d := latency(); d > 0 {
+			time.Sleep(d)
+		}
 
 		mu.Lock()
 		delete(running, m.Key)
@@ -55,7 +87,7 @@ func TestPerKeyOrder(t *testing.T) {
 		mu.Unlock()
 		return nil
 	})
-	e := newEnv(t, h, consumer.Config{Concurrency: workers}, msgs...)
+	e := newEnv(t, h, cfg, msgs...)
 	e.start()
 	waitFor(t, "every message to be acked", func() bool { return e.src.Stats().Acked >= n })
 	if err := e.stop(10 * time.Second); err != nil {
