@@ -162,11 +162,14 @@ func (t *laneTable) release(l *lane) {
 		p = &(*p).next
 	}
 	*p = l.next
-	q := l.queue[:0]
-	if cap(q) > 64 {
-		q = nil
+	// Only what lookup does not overwrite is reset: a released lane may
+	// keep its last key until reused (at most the peak of busy lanes).
+	if l.head > 0 {
+		l.queue, l.head = l.queue[:0], 0
+		if cap(l.queue) > 64 {
+			l.queue = nil
+		}
 	}
-	*l = lane{queue: q}
 	t.free = append(t.free, l)
 }
 
