@@ -930,6 +930,7 @@ type worker struct {
 	// The lease state used last, checked before the map.
 	lastLease context.Context
 	last      *leaseState
+	pruneIn   int // new leases until the full map may be pruned again
 }
 
 // leaseState is a worker's attempt state for the deliveries of one lease:
@@ -958,7 +959,10 @@ func (w *worker) leaseAttempt(c *Consumer, lease context.Context) (a *attempt, o
 	if w.leases == nil {
 		w.leases = make(map[context.Context]*leaseState)
 	}
-	if len(w.leases) >= maxLeases {
+	if w.pruneIn--; len(w.leases) >= maxLeases && w.pruneIn <= 0 {
+		// Pruned at most once per maxLeases new leases, so an adapter with
+		// a live lease per delivery costs no scan per delivery.
+		w.pruneIn = maxLeases
 		w.lastLease, w.last = nil, nil
 		for k, ls := range w.leases {
 			if k.Err() != nil {

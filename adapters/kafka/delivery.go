@@ -33,15 +33,33 @@ var (
 // Message returns the record as a Message.
 func (d *delivery) Message() *consumer.Message { return d.msg }
 
-// Lost is closed when the record's partition was revoked or lost (or
-// abandoned by an in-place retry of an earlier record of its key) before
-// the delivery settled; its settlement
-// is then dropped and the record comes again.
-func (d *delivery) Lost() <-chan struct{} { return d.lease.Done() }
+// Lost is closed when the record's partition was revoked or lost before the
+// delivery settled; its settlement is then dropped and the record comes
+// again. A delivery an in-place retry of an earlier record abandoned (see
+// RetryInPlace) reports a closed channel from then on, so the runtime
+// drops it before its handler starts; a handler already running (possible
+// only when the consumer's ordering lets later records of the key or
+// partition run beside the earlier one) finishes, and its settlement is
+// dropped. All deliveries of a partition share the partition's lease: no
+// allocation per delivery.
+func (d *delivery) Lost() <-chan struct{} { return d.LeaseContext().Done() }
 
 // LeaseContext is done exactly when Lost is closed; the runtime ties the
 // handler's context to it without a goroutine per delivery.
-func (d *delivery) LeaseContext() context.Context { return d.lease }
+func (d *delivery) LeaseContext() context.Context {
+	if d.e.dropped.Load() == d.gen {
+		return abandonedLease
+	}
+	return d.lease
+}
+
+// abandonedLease is the lease of a delivery an in-place retry abandoned:
+// always done.
+var abandonedLease = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 // currentLocked reports whether d still holds its record's lease.
 func (d *delivery) currentLocked() bool {
@@ -124,7 +142,6 @@ func (s *Source) settle(d *delivery) {
 	}
 	p := d.p
 	p.settle(d.e)
-	d.e.endLease() // detach the settled delivery's lease from the partition's
 	if p.drained != nil && p.inflight == 0 {
 		close(p.drained)
 		p.drained = nil
@@ -151,12 +168,11 @@ func (s *Source) rewind(d *delivery, after time.Duration, headers map[string]str
 	for _, x := range p.entries[idx+1:] {
 		if x.state == delivered && (s.cfg.InPlacePartitionOrder || bytes.Equal(x.rec.Key, e.rec.Key)) {
 			x.state = held
-			x.endLease()
+			x.dropped.Store(x.gen)
 			p.inflight--
 		}
 	}
 	e.state = held
-	e.endLease() // releases the child; d is settled and no longer watched
 	p.inflight--
 	p.cursor = min(p.cursor, idx)
 	if p.drained != nil && p.inflight == 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -26,6 +27,9 @@ type entry struct {
 	x     *entryExtra // nil on the common path
 	state uint8
 	gen   uint32 // bumped on every delivery, so stale deliveries are known
+	// dropped is the gen of a delivery an in-place retry of an earlier
+	// record abandoned (Lost reports it without Source.mu), or 0.
+	dropped atomic.Uint32
 
 	// m0 and d0 are the first delivery's Message and delivery, allocated
 	// with the entry (see newEntries).
@@ -41,10 +45,6 @@ type entryExtra struct {
 	notBefore time.Time
 	// retryHeaders replace the record's headers on an in-place redelivery.
 	retryHeaders map[string]string
-	// cancelLease ends the current delivery's own lease (RetryInPlace only:
-	// an in-place retry abandons later deliveries of the same key), a child
-	// of the partition's lease.
-	cancelLease context.CancelFunc
 }
 
 // extra returns e.x, allocating it on first use.
@@ -63,13 +63,6 @@ func (e *entry) notBefore() time.Time {
 	return e.x.notBefore
 }
 
-// endLease ends the lease of e's current delivery, if it has its own.
-func (e *entry) endLease() {
-	if e.x != nil && e.x.cancelLease != nil {
-		e.x.cancelLease()
-		e.x.cancelLease = nil
-	}
-}
 
 // partition tracks one owned topic partition. All fields but s and tp are
 // guarded by Source.mu.
@@ -144,10 +137,6 @@ func (p *partition) take(out []consumer.Delivery, max int, now time.Time) []cons
 			m, d = p.s.message(e.rec, e.extra().retryHeaders), new(delivery)
 		}
 		d.p, d.e, d.gen, d.msg, d.lease = p, e, e.gen, m, p.lease
-		if p.s.cfg.RetryMode == RetryInPlace {
-			x := e.extra()
-			d.lease, x.cancelLease = context.WithCancel(p.lease)
-		}
 		out = append(out, d)
 	}
 	return out
