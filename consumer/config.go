@@ -56,7 +56,14 @@ type Config struct {
 	Name string
 
 	// Concurrency is the number of handler goroutines. Defaults to
-	// ConcurrencyDefault (16).
+	// ConcurrencyDefault (16). Workers do not all wake for every batch: a
+	// worker runs the deliveries it received itself, taking up to 16 at a
+	// time while handlers are fast, and idle workers are woken for waiting
+	// deliveries once those have waited 100µs (up to a millisecond when the
+	// process is otherwise idle), and at once from then on while handlers
+	// stay slow. A handler that turns slow gives the deliveries its worker
+	// took but has not started back to idle workers within a few of those
+	// intervals.
 	Concurrency int
 
 	// MaxInFlight bounds the deliveries received but not yet settled,
