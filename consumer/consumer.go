@@ -534,10 +534,12 @@ func (c *Consumer) startHelpLocked() {
 }
 
 // help runs a while after armHelpLocked. When the tasks that were waiting
-// then are still not all taken, handlers are slow: it wakes an idle worker
-// and the workers spread the run queue among themselves at once until help
-// finds them fast again. An idle worker is also woken to take the free
-// intake role. With no worker idle, help prefetches: it takes the intake
+// then are still not all taken, handlers are slow: the workers spread the
+// run queue among themselves at once (each woken worker wakes the next)
+// until help finds them fast again. It takes back the tasks a worker stuck
+// in a slow handler took but has not started. It wakes an idle worker for
+// tasks in the run queue, or else for the free intake role while no worker
+// holds unstarted tasks. With no worker idle, help prefetches: it takes the intake
 // role from the timer's goroutine and receives while no delivery completes,
 // until a worker is idle (which then takes the role itself) or the window
 // is full. When deliveries complete meanwhile, handlers are fast: a worker
