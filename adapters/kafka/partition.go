@@ -63,7 +63,6 @@ func (e *entry) notBefore() time.Time {
 	return e.x.notBefore
 }
 
-
 // partition tracks one owned topic partition. All fields but s and tp are
 // guarded by Source.mu.
 type partition struct {
