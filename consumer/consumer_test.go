@@ -497,8 +497,7 @@ func TestOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.c = c
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
+	stop := startConsumer(t, c)
 	publish := func(id string) {
 		if err := broker.Publish(context.Background(), "src", &consumer.Message{ID: id, Key: id}); err != nil {
 			t.Fatal(err)
@@ -534,14 +533,7 @@ func TestOutage(t *testing.T) {
 	if c.Paused() {
 		t.Error("breaker still open after successes")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if got := rec.breakerChanges(); len(got) != 2 || !got[0] || got[1] {
 		t.Errorf("breaker changes %v, want [true false]", got)
 	}
@@ -706,19 +698,11 @@ func TestLeaseLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
+	stop := startConsumer(t, c)
 	<-started
 	close(src.lost)
 	waitFor(t, "the abandoned event", func() bool { return rec.count(consumer.OutcomeAbandoned) == 1 })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if !sawCancel.Load() {
 		t.Error("handler context not cancelled on lost lease")
 	}
@@ -853,17 +837,9 @@ func TestSourceReturnsMoreThanAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
+	stop := startConsumer(t, c)
 	waitFor(t, "every message", func() bool { return counting.Stats().Acked == n })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if ok.distinct() != n || counting.Stats().Double != 0 {
 		t.Errorf("processed %d distinct, stats %+v", ok.distinct(), counting.Stats())
 	}
@@ -919,17 +895,9 @@ func TestSequentialLanes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { done <- c.Run(context.Background()) }()
+			stop := startConsumer(t, c)
 			waitFor(t, "every message", func() bool { return counting.Stats().Acked == n })
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := c.Stop(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			stop()
 			if p := peak.Load(); p != 1 {
 				t.Errorf("%d handlers of one partition ran at once", p)
 			}
@@ -1023,8 +991,7 @@ func TestSharedLeaseState(t *testing.T) {
 	if err := broker.Publish(context.Background(), "src", ids("dup-0", "plain-1", "dup-2", "plain-3")...); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
+	stop := startConsumer(t, c)
 	waitFor(t, "the first four settled", func() bool { return counting.Stats().Acked == 4 })
 	if d, p := rec.count(consumer.OutcomeDuplicate), rec.count(consumer.OutcomeProcessed); d != 2 || p != 2 {
 		t.Fatalf("duplicates %d, processed %d; want 2 and 2", d, p)
@@ -1048,14 +1015,7 @@ func TestSharedLeaseState(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the late deliveries acked", func() bool { return counting.Stats().Acked == 6 })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if n := liveAfter.Load(); n != 2 {
 		t.Errorf("%d of 2 handlers under the new lease saw a live context", n)
 	}
@@ -1145,8 +1105,7 @@ func testPrefetchWhileHandlersBlock(t *testing.T, perCall int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
+	stop := startConsumer(t, c)
 	waitFor(t, "a full window with every worker blocked", func() bool {
 		return running.Load() == workers && counting.Stats().Outstanding == inFlight
 	})
@@ -1156,14 +1115,7 @@ func testPrefetchWhileHandlersBlock(t *testing.T, perCall int) {
 	}
 	close(release)
 	waitFor(t, "every message", func() bool { return counting.Stats().Acked == n })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if st := counting.Stats(); st.MaxOutstanding > inFlight || st.Double != 0 {
 		t.Errorf("stats %+v: over MaxInFlight or settled twice", st)
 	}
@@ -1236,18 +1188,12 @@ func TestLateDeliveriesDuringStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(context.Background()) }()
+	stop := startConsumer(t, c)
 	waitFor(t, "both workers busy", func() bool { return started.Load() == 2 })
 	<-src.entered // prefetch receives beside the busy workers
 	close(gate)
 	waitFor(t, "the first deliveries acked", func() bool { return src.acked.Load() == 2 })
-	if err := c.Stop(context.Background()); err != nil {
-		t.Fatalf("Stop: %v", err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	stop()
 	if got := src.acked.Load(); got != 5 {
 		t.Errorf("%d deliveries acked, want 5", got)
 	}

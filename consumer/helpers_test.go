@@ -73,6 +73,25 @@ func (e *env) publish(msgs ...*consumer.Message) {
 	}
 }
 
+// startConsumer runs c; the returned stop stops it within 5s and fails the
+// test if Stop or Run returns an error.
+func startConsumer(t *testing.T, c *consumer.Consumer) (stop func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	return func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.Stop(ctx); err != nil {
+			t.Fatalf("Stop: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+}
+
 // start runs the consumer; stop (or the test's cleanup) ends it.
 func (e *env) start() {
 	e.done = make(chan error, 1)
