@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -144,15 +142,8 @@ func envInt(name string, def int) int {
 
 func drainRaw(b *testing.B, queue string, n int) time.Duration {
 	b.Helper()
-	conn, err := amqp.Dial(testURL(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		b.Fatal(err)
-	}
+	ch, closeConn := openChannel(b)
+	defer closeConn()
 	if err := ch.Qos(benchPrefetch, 0, false); err != nil {
 		b.Fatal(err)
 	}

@@ -131,6 +131,21 @@ var (
 
 func testURL(t testing.TB) string { return testenv.RabbitMQ(t) }
 
+// openChannel opens a channel on a new connection to the test broker;
+// closeConn closes the connection.
+func openChannel(t testing.TB) (ch *amqp.Channel, closeConn func()) {
+	t.Helper()
+	conn, err := amqp.Dial(testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch, err = conn.Channel(); err != nil {
+		conn.Close()
+		t.Fatal(err)
+	}
+	return ch, func() { _ = conn.Close() }
+}
+
 func publish(t testing.TB, queue string, msgs ...*consumer.Message) {
 	t.Helper()
 	url := testenv.RabbitMQ(t)
@@ -166,15 +181,8 @@ func msgs(prefix string, n int) []*consumer.Message {
 // depth returns the number of ready messages in queue.
 func depth(t testing.TB, queue string) int {
 	t.Helper()
-	conn, err := amqp.Dial(testenv.RabbitMQ(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch, closeConn := openChannel(t)
+	defer closeConn()
 	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
 	if err != nil {
 		t.Fatalf("inspecting %s: %v", queue, err)
@@ -185,15 +193,8 @@ func depth(t testing.TB, queue string) int {
 // tryDepth is depth, with ok false when the queue does not exist.
 func tryDepth(t testing.TB, queue string) (n int, ok bool) {
 	t.Helper()
-	conn, err := amqp.Dial(testenv.RabbitMQ(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch, closeConn := openChannel(t)
+	defer closeConn()
 	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
 	if err != nil {
 		return 0, false
@@ -205,15 +206,8 @@ func tryDepth(t testing.TB, queue string) (n int, ok bool) {
 // each, then close the channel so they are requeued). For small queues.
 func browse(t testing.TB, queue, keyHeader string) []*consumer.Message {
 	t.Helper()
-	conn, err := amqp.Dial(testenv.RabbitMQ(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch, closeConn := openChannel(t)
+	defer closeConn()
 	var out []*consumer.Message
 	for range 100_000 {
 		d, ok, err := ch.Get(queue, false)
@@ -233,15 +227,8 @@ func browse(t testing.TB, queue, keyHeader string) []*consumer.Message {
 // held when drain started).
 func drain(t testing.TB, queue, keyHeader string) []*consumer.Message {
 	t.Helper()
-	conn, err := amqp.Dial(testenv.RabbitMQ(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch, closeConn := openChannel(t)
+	defer closeConn()
 	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
 	if err != nil {
 		t.Fatalf("inspecting %s: %v", queue, err)

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 )
@@ -18,21 +16,14 @@ import (
 func TestTopologyMismatch(t *testing.T) {
 	queue := uniqueName("mismatch")
 	cleanupTopology(t, queue, "ledger", testTiers)
-	conn, err := amqp.Dial(testURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch, closeConn := openChannel(t)
+	defer closeConn()
 	if _, err := ch.QueueDeclare(queue, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err = New(ctx, Config{URL: testURL(t), Queue: queue, Consumer: "ledger", Tiers: testTiers, Logger: testLogger()})
+	_, err := New(ctx, Config{URL: testURL(t), Queue: queue, Consumer: "ledger", Tiers: testTiers, Logger: testLogger()})
 	var te *TopologyError
 	if !errors.As(err, &te) || !errors.Is(err, ErrTopologyMismatch) {
 		t.Fatalf("New: %v, want a TopologyError", err)
