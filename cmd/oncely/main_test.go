@@ -267,7 +267,7 @@ func TestDevKafka(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	require.NoError(t, ln.Close())
 
-	var out, errb syncBuffer
+	var out, errb testenv.Buffer
 	a := newApp(&out, &errb, func(string) string { return "" })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
@@ -290,21 +290,4 @@ func TestDevKafka(t *testing.T) {
 
 	cancel()
 	require.Equal(t, 0, <-done, errb.String())
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

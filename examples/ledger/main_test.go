@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -125,7 +124,7 @@ func TestLedger(t *testing.T) {
 			e.publish(t, pay("p1", "acc-17", 250), pay("p2", "acc-17", -50), pay("p1", "acc-17", 250), pay("p3", "acc-42", 1000),
 				pay("bad", "poison", 1), &consumer.Message{ID: "junk", Body: []byte("{not json")})
 			ctx, cancel := context.WithCancel(context.Background())
-			var logs syncBuffer
+			var logs testenv.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			addr := freeAddr(t)
 			cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: dedupe, concurrency: 4, source: "payments",
@@ -187,21 +186,4 @@ func freeAddr(t *testing.T) string {
 	require.NoError(t, err)
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,18 +1,17 @@
 package postgres_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/internal/testenv"
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
@@ -87,27 +86,9 @@ func TestPruneExactMultipleOfBatch(t *testing.T) {
 	require.Zero(t, countClaims(t, db))
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestRunPruner(t *testing.T) {
 	db := pgtest.New(t)
-	var logs syncBuffer
+	var logs testenv.Buffer
 	s := newStore(t, db, pgstore.Config{Retention: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
