@@ -621,17 +621,9 @@ func (c *Consumer) runWorker(w *worker) {
 			}
 			c.mu.Unlock()
 			ran := 0
-			if c.cfg.Concurrency == 1 {
-				// No other worker could take tasks back: no claims.
-				for _, t := range run {
-					c.process(w, t.d)
-				}
-				ran = len(run)
-			} else {
-				for i := w.claim(); i >= 0; i = w.claim() {
-					c.process(w, run[i].d)
-					ran = i + 1
-				}
+			for i := w.claim(); i >= 0; i = w.claim() {
+				c.process(w, run[i].d)
+				ran = i + 1
 			}
 			c.window.release(ran)
 			c.inflight.Add(-ran)
