@@ -243,7 +243,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer c.helpTimer.Stop()
 	c.workers = make([]*worker, c.cfg.Concurrency)
 	for i := range c.workers {
-		w := &worker{}
+		w := &worker{run: make([]task, 0, grabMax)}
 		w.a.actx.Context = c.hardCtx
 		w.a.sctx.Context = c.baseCtx
 		c.workers[i] = w
@@ -347,141 +347,165 @@ func (c *Consumer) drain() error {
 
 // intake is one turn of the intake role, which a worker takes when the run
 // queue is empty: it waits while the breaker is open and for room in the
-// window, receives and dispatches. Deliveries a source returned beyond what
-// was asked are dispatched on later turns, as room frees. The role's holder
-// runs no lane, so every delivery in flight is on a lane another worker
-// runs, and waiting for room cannot deadlock. intake returns an error only
-// when intake must stop for good.
-func (c *Consumer) intake(ctx context.Context) error {
+// window, and receives. It returns the deliveries to dispatch, whose window
+// slots are taken. Deliveries a source returned beyond what was asked are
+// returned on later turns, as room frees. The role's holder runs no lane, so
+// every delivery in flight is on a lane another worker runs, and waiting for
+// room cannot deadlock. intake returns an error only when intake must stop
+// for good.
+func (c *Consumer) intake(ctx context.Context) ([]Delivery, error) {
 	if err := c.breaker.wait(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if len(c.excess) > 0 {
 		// The source returned more than asked (an adapter bug): wait for
 		// room so in-flight stays bounded.
 		n, err := c.window.acquireN(ctx, 1, int64(len(c.excess)))
 		if err != nil {
-			return err // unsettled; the source redelivers them after Close
+			return nil, err // unsettled; the source redelivers them after Close
 		}
-		c.dispatch(c.excess[:n])
-		clear(c.excess[:n])
+		ds := c.excess[:n:n]
 		if c.excess = c.excess[n:]; len(c.excess) == 0 {
 			c.excess = nil
 		}
-		return nil
+		return ds, nil
 	}
 	n, err := c.window.acquire(ctx, c.cfg.ReceiveBatch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ds, err := c.src.Receive(ctx, n)
 	c.window.giveBack(n - len(ds))
-	c.dispatch(ds[:min(n, len(ds))])
 	if len(ds) > n {
 		c.excess = append(c.excess, ds[n:]...)
+		ds = ds[:n]
 	}
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrSourceClosed) {
-			return err
+			return ds, err
 		}
 		c.failures++
 		d := c.cfg.OutageBackoff.Delay(c.failures, nil)
 		c.log.Error("receive failed; retrying", "error", err, "in", d)
 		if !sleep(ctx, d) {
-			return ctx.Err()
+			return ds, ctx.Err()
 		}
-		return nil
+		return ds, nil
 	}
 	c.failures = 0
-	return nil
+	return ds, nil
 }
 
-// laneOf returns the lane of m and whether it was busy already, or nil
-// when m runs on a lane of its own. c.mu must be held.
+// laneOf returns the lane of m and whether it was busy already; c.lanes
+// must exist and c.mu be held.
 func (c *Consumer) laneOf(m *Message) (*lane, bool) {
-	switch {
-	case c.lanes.slots == nil:
-		return nil, false
-	case c.cfg.Ordering == OrderByPartition || m.Key == "":
+	if c.cfg.Ordering == OrderByPartition || m.Key == "" {
 		return c.lanes.lookup(false, "", m.Partition)
 	}
 	return c.lanes.lookup(true, m.Key, 0)
 }
 
-// dispatch hands ds, whose window slots are taken, to the workers: a
-// delivery whose lane is busy queues behind it, any other becomes a task in
-// the run queue. It takes the lock once per batch. Only the intake role's
-// holder dispatches; it takes a task next and wakes an idle worker then
-// (see nextTaskLocked).
-func (c *Consumer) dispatch(ds []Delivery) {
-	if len(ds) == 0 {
-		return
+// dispatchLocked hands ds, whose window slots are taken and which count in
+// c.inflight, to the workers: a delivery whose lane is busy queues behind
+// it; any other becomes a task, for own up to grabMax (at most one while
+// handlers are slow), else in the run queue. It returns own. c.mu must be
+// held.
+func (c *Consumer) dispatchLocked(ds []Delivery, own []task) []task {
+	most := 0
+	if own != nil {
+		most = grabMax
+		if c.spreading {
+			most = 1
+		}
 	}
-	c.inflight.Add(len(ds))
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, d := range ds {
-		l, busy := c.laneOf(d.Message())
-		if busy {
-			l.queue = append(l.queue, d)
+		var l *lane
+		if c.lanes.slots != nil {
+			var busy bool
+			if l, busy = c.laneOf(d.Message()); busy {
+				l.queue = append(l.queue, d)
+				continue
+			}
+		}
+		if len(own) < most {
+			own = append(own, task{l: l, d: d})
 			continue
 		}
 		c.runq = append(c.runq, task{l: l, d: d})
 	}
+	return own
 }
 
-// nextTaskLocked waits for a task; it reports false when the consumer is
-// quitting and no task is left. While the run queue is empty and no other
-// worker holds the intake role, the worker takes it and receives itself, so
-// a delivery usually runs on the goroutine that received it. c.mu must be
-// held; it is released during intake.
-func (c *Consumer) nextTaskLocked() (task, bool) {
+// nextRunLocked returns the tasks w runs next, in w.run's storage; it
+// reports false when the consumer is quitting and no task is left. While
+// the run queue is empty and no other worker holds the intake role, w takes
+// it, receives, and runs what it received itself (up to grabMax), so fast
+// handlers cost no hand-off between goroutines. Otherwise it takes the
+// first waiting task and, while handlers are fast, up to grabMax-1 more
+// behind it. c.mu must be held; it is released during intake.
+func (c *Consumer) nextRunLocked(w *worker) ([]task, bool) {
 	for c.runqHead == len(c.runq) {
 		if c.quitting {
-			return task{}, false
+			return nil, false
 		}
 		// While another worker holds tasks it has not started, this one
 		// waits instead of receiving: that worker takes the intake role
 		// when done, and if its handler is slow, help gives its tasks to
 		// idle workers, which must not then be waiting in Receive.
 		if !c.receiving && !c.intakeOff && !c.holdingLocked() {
-			c.intakeTurnLocked()
+			if run := c.intakeTurnLocked(w.run[:0]); len(run) > 0 {
+				c.spreadLocked()
+				return run, true
+			}
 			continue
 		}
 		c.idle++
 		c.work.Wait()
 		c.idle--
 	}
-	t := c.runq[c.runqHead]
-	c.runq[c.runqHead] = task{}
-	c.runqHead++
-	c.dequeued++
+	n := 1
+	if !c.spreading {
+		n = min(len(c.runq)-c.runqHead, grabMax)
+	}
+	run := append(w.run[:0], c.runq[c.runqHead:c.runqHead+n]...)
+	clear(c.runq[c.runqHead : c.runqHead+n])
+	c.runqHead += n
+	c.dequeued += uint64(n)
 	switch {
 	case c.runqHead == len(c.runq):
 		c.runq, c.runqHead = c.runq[:0], 0
 	case c.runqHead >= 1024 && 2*c.runqHead >= len(c.runq):
-		n := copy(c.runq, c.runq[c.runqHead:])
-		clear(c.runq[n:])
-		c.runq, c.runqHead = c.runq[:n], 0
+		k := copy(c.runq, c.runq[c.runqHead:])
+		clear(c.runq[k:])
+		c.runq, c.runqHead = c.runq[:k], 0
 	}
-	// While handlers are slow, wake one idle worker for the next task, or
-	// to take the free intake role while this one runs; it wakes the next
-	// in turn, so a batch wakes workers one by one as long as work is left
-	// for them. Otherwise help decides, after a delay.
+	c.spreadLocked()
+	return run, true
+}
+
+// spreadLocked runs when a worker is about to start tasks. While handlers
+// are slow, it wakes one idle worker for the next task, or to take the free
+// intake role while this one runs; that one wakes the next in turn, so a
+// batch wakes workers one by one as long as work is left for them.
+// Otherwise help decides, after a delay. c.mu must be held.
+func (c *Consumer) spreadLocked() {
 	if c.spreading && c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
 		c.work.Signal()
 	}
 	c.armHelpLocked()
-	return t, true
 }
 
-// intakeTurnLocked takes the intake role for one turn of intake; c.mu must
-// be held, and is released during the turn.
-func (c *Consumer) intakeTurnLocked() {
+// intakeTurnLocked takes the intake role for one turn of intake and
+// dispatches what it received, up to grabMax of it to own when own is not
+// nil (see dispatchLocked); it returns own. c.mu must be held, and is
+// released while receiving.
+func (c *Consumer) intakeTurnLocked(own []task) []task {
 	c.receiving = true
 	c.mu.Unlock()
-	err := c.intake(c.intakeCtx)
+	ds, err := c.intake(c.intakeCtx)
+	c.inflight.Add(len(ds))
 	c.mu.Lock()
+	own = c.dispatchLocked(ds, own)
 	c.receiving = false
 	c.intakeIdle.Broadcast()
 	if err != nil {
@@ -493,6 +517,7 @@ func (c *Consumer) intakeTurnLocked() {
 			close(c.intakeDone)
 		}
 	}
+	return own
 }
 
 // helpDelay is how long tasks may wait in the run queue while idle workers
@@ -569,7 +594,7 @@ func (c *Consumer) help() {
 	}
 	for c.idle == 0 && !c.receiving && !c.intakeOff && !c.quitting && c.window.room() &&
 		(c.runqHead == len(c.runq) || c.completed == c.armedAt) {
-		c.intakeTurnLocked()
+		c.intakeTurnLocked(nil)
 	}
 	if movedBack > 0 {
 		c.spreading = true
@@ -587,32 +612,22 @@ func (c *Consumer) help() {
 	}
 }
 
-// runWorker runs w's tasks. A worker takes a task and, while handlers are
-// fast, up to grabMax-1 more waiting behind it, runs them, and then, in one
+// runWorker runs w's tasks. A worker takes up to grabMax tasks at once
+// while handlers are fast (see nextRunLocked), runs them, and then, in one
 // lock round, continues their lanes: a lane's deliveries run one after
 // another on one goroutine, and a delivery costs a fraction of a lock
-// round. Tasks a worker took but has not started stay claimable by help,
-// which moves them back to the run queue when the worker is stuck in a
-// slow handler, so idle workers run them.
+// round. With more than one worker, tasks a worker took but has not
+// started stay claimable by help, which moves them back to the run queue
+// when the worker is stuck in a slow handler, so idle workers run them; a
+// single worker runs its tasks without claiming them.
 func (c *Consumer) runWorker(w *worker) {
 	defer w.close()
 	c.mu.Lock()
 	for {
-		t, ok := c.nextTaskLocked()
+		run, ok := c.nextRunLocked(w)
 		if !ok {
 			c.mu.Unlock()
 			return
-		}
-		run := append(w.run[:0], t)
-		if !c.spreading {
-			n := min(len(c.runq)-c.runqHead, grabMax-1)
-			run = append(run, c.runq[c.runqHead:c.runqHead+n]...)
-			clear(c.runq[c.runqHead : c.runqHead+n])
-			c.runqHead += n
-			c.dequeued += uint64(n)
-			if c.runqHead == len(c.runq) {
-				c.runq, c.runqHead = c.runq[:0], 0
-			}
 		}
 		for len(run) > 0 {
 			w.setRunLocked(run)
@@ -621,9 +636,16 @@ func (c *Consumer) runWorker(w *worker) {
 			}
 			c.mu.Unlock()
 			ran := 0
-			for i := w.claim(); i >= 0; i = w.claim() {
-				c.process(w, run[i].d)
-				ran = i + 1
+			if c.cfg.Concurrency == 1 {
+				for _, t := range run {
+					c.process(w, t.d)
+				}
+				ran = len(run)
+			} else {
+				for i := w.claim(); i >= 0; i = w.claim() {
+					c.process(w, run[i].d)
+					ran = i + 1
+				}
 			}
 			c.window.release(ran)
 			c.inflight.Add(-ran)

@@ -173,7 +173,7 @@ func TestBenchChild(t *testing.T) {
 	f := strings.Fields(spec)
 	mode, addrs, topic, group := f[0], strings.Split(f[1], ","), f[2], f[3]
 	if p := os.Getenv("ONCELY_KAFKA_BENCH_PROFILE"); p != "" {
-		pf, err := os.Create(p + "." + mode)
+		pf, err := os.Create(p + "." + group)
 		if err != nil {
 			t.Fatal(err)
 		}
