@@ -76,33 +76,54 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
+	// Rounds alternate the modes, and each round's ratios compare runs
+	// seconds apart; their medians are reported, because the machine may be
+	// shared and its speed drifts more between rounds than within one.
+	const rounds = 5
 	runs := map[string][]benchResult{}
-	for round := range 3 {
+	var ratios, sourceRatios []float64
+	for round := range rounds {
+		var line []string
 		for _, mode := range []string{"franz-go", "oncely", "source"} {
 			r := runBenchChild(b, mode, addrs, topic, fmt.Sprintf("%s-%d", mode, round))
-			b.Logf("round %d %-8s: %9.0f records/s  %5.2f s  cpu %5.2f s  peak RSS %6.1f MiB", round, mode, r.rate(), r.Seconds, r.CPU, float64(r.RSSKiB)/1024)
+			line = append(line, fmt.Sprintf("%s %.0f/s %.2f s cpu %.2f s rss %.0f MiB", mode, r.rate(), r.Seconds, r.CPU, float64(r.RSSKiB)/1024))
 			runs[mode] = append(runs[mode], r)
 		}
+		base := runs["franz-go"][round].rate()
+		ratios = append(ratios, runs["oncely"][round].rate()/base)
+		sourceRatios = append(sourceRatios, runs["source"][round].rate()/base)
+		b.Logf("round %d: %s; oncely %.2fx", round, strings.Join(line, "; "), ratios[round])
 	}
-	// The median round of each mode, by rate: the machine may be shared.
+	// The median run of each mode, by rate.
 	median := func(mode string) benchResult {
 		rs := runs[mode]
 		slices.SortFunc(rs, func(x, y benchResult) int { return cmp.Compare(x.rate(), y.rate()) })
 		return rs[len(rs)/2]
 	}
+	mid := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
 	a, o, s := median("franz-go"), median("oncely"), median("source")
-	b.Logf("median: franz-go %.0f/s, oncely %.0f/s (%.2fx), source alone %.0f/s (%.2fx); CPU per record: oncely %.2fx, source alone %.2fx of franz-go",
-		a.rate(), o.rate(), o.rate()/a.rate(), s.rate(), s.rate()/a.rate(), o.CPU/a.CPU, s.CPU/a.CPU)
-	b.ReportMetric(s.rate()/a.rate(), "source_only_x_baseline")
+	ratio, sourceRatio := mid(ratios), mid(sourceRatios)
+	b.Logf("medians: franz-go %.0f/s, oncely %.0f/s, source alone %.0f/s; per-round ratios to franz-go: oncely %.2f (%s), source alone %.2f; CPU per record: oncely %.2fx, source alone %.2fx of franz-go",
+		a.rate(), o.rate(), s.rate(), ratio, fmtRatios(ratios), sourceRatio, o.CPU/a.CPU, s.CPU/a.CPU)
+	b.ReportMetric(sourceRatio, "source_only_x_baseline")
 	b.ReportMetric(s.CPU, "source_only_cpu_s")
 	b.ReportMetric(a.rate(), "franzgo_msgs/s")
 	b.ReportMetric(o.rate(), "msgs/s")
-	b.ReportMetric(o.rate()/a.rate(), "x_baseline")
+	b.ReportMetric(ratio, "x_baseline")
 	b.ReportMetric(a.CPU/o.CPU, "cpu_efficiency_x_baseline")
 	b.ReportMetric(a.CPU, "franzgo_cpu_s")
 	b.ReportMetric(o.CPU, "cpu_s")
 	b.ReportMetric(float64(a.RSSKiB)/1024, "franzgo_rss_MiB")
 	b.ReportMetric(float64(o.RSSKiB)/1024, "rss_MiB")
+}
+
+// fmtRatios lists sorted ratios with two decimals.
+func fmtRatios(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return strings.Join(parts, " ")
 }
 
 // startKfakeProcess builds and starts internal/kfakecmd and returns its
