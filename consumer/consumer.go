@@ -174,8 +174,9 @@ func (t *laneTable) release(l *lane) {
 }
 
 // New returns a Consumer that feeds src's deliveries to h wrapped in mws
-// (mws[0] outermost), with Recover always outermost. It validates cfg against
-// the defaults and src's capabilities and reports every problem at once.
+// (mws[0] outermost), and recovers panics outside them all as Recover does.
+// It validates cfg against the defaults and src's capabilities and reports
+// every problem at once.
 func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error) {
 	if src == nil {
 		return nil, errors.New("oncely: nil Source")
@@ -191,7 +192,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	c := &Consumer{
 		cfg:     cfg,
 		src:     src,
-		handler: Chain(h, append([]Middleware{Recover}, mws...)...),
+		handler: Chain(h, mws...),
 		log:     cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker),
 		caps:    caps,
 		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),
@@ -753,24 +754,25 @@ func (c *Consumer) process(w *worker, d Delivery) {
 		c.processLeased(w, d, msg, l)
 		return
 	}
-	c.handle(w, d, msg, nil, nil, nil)
+	c.handle(w, d, msg, nil, nil, lease{})
 }
 
 // processLeased runs a leased delivery, whose handler context ends with the
 // lease (or the hard stop).
 func (c *Consumer) processLeased(w *worker, d Delivery, msg *Message, l Leased) {
-	lost := l.Lost()
 	if lc, ok := d.(LeaseContexter); ok {
 		// Deliveries of one lease (a Kafka partition) share a context that
 		// ends with the lease or the hard stop; no goroutine or allocation
 		// per delivery.
-		shared, ls := w.leaseAttempt(c, lc.LeaseContext())
+		lctx := lc.LeaseContext()
+		shared, ls := w.leaseAttempt(c, lctx)
 		if ls != nil {
 			defer ls.release()
 		}
-		c.handle(w, d, msg, shared.actx.Context, shared, lost)
+		c.handle(w, d, msg, shared.actx.Context, shared, lease{ctx: lctx})
 		return
 	}
+	lost := l.Lost()
 	hctx, cancel := context.WithCancel(c.hardCtx)
 	defer cancel()
 	go func() {
@@ -780,30 +782,33 @@ func (c *Consumer) processLeased(w *worker, d Delivery, msg *Message, l Leased) 
 		case <-hctx.Done():
 		}
 	}()
-	c.handle(w, d, msg, hctx, nil, lost)
+	c.handle(w, d, msg, hctx, nil, lease{lost: lost})
+}
+
+// lease is a delivery's broker lease as handle checks it: its
+// LeaseContext, or else its Lost channel; neither for a delivery without
+// a lease.
+type lease struct {
+	ctx  context.Context
+	lost <-chan struct{}
+}
+
+// gone reports whether the lease was lost.
+func (l lease) gone() bool {
+	if l.ctx != nil {
+		return l.ctx.Err() != nil
+	}
+	return l.lost != nil && isClosed(l.lost)
 }
 
 // handle runs the handler chain on msg until its delivery is settled or
 // abandoned, holding it through outages. hctx is the handler context (nil:
 // w's attempt state, under c.hardCtx), shared the lease's attempt state on
-// w when deliveries share it, lost closed when the lease is lost (nil: no
-// lease).
-func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Context, shared *attempt, lost <-chan struct{}) {
-	isLost := func() bool {
-		if lost == nil {
-			return false
-		}
-		select {
-		case <-lost:
-			return true
-		default:
-			return false
-		}
-	}
-
+// w when deliveries share it, ls the delivery's lease (zero: none).
+func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Context, shared *attempt, ls lease) {
 	timed := c.cfg.Observer != nil
 	for outage := 1; ; outage++ {
-		if isLost() {
+		if ls.gone() {
 			// The lease went before the handler (re)started: running it
 			// would let this delivery overtake the one that caused the loss.
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost")})
@@ -837,12 +842,12 @@ func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Cont
 		if timed {
 			start = time.Since(c.epoch)
 		}
-		err := c.handler.Handle(actx, msg)
+		err := handleRecovering(actx, c.handler, msg)
 		var dur time.Duration
 		if timed {
 			dur = time.Since(c.epoch) - start
 		}
-		if isLost() {
+		if ls.gone() {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost"), Duration: dur})
 			return
 		}
@@ -852,7 +857,7 @@ func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Cont
 			if actx.state.duplicate.Load() {
 				outcome = OutcomeDuplicate
 			}
-			if c.settle(d, msg, settlement{what: "ack", ctx: &a.sctx}) {
+			if c.ack(d, msg, &a.sctx) {
 				c.observe(Event{Message: msg, Outcome: outcome, Duration: dur})
 			}
 			return
@@ -921,7 +926,6 @@ type settlement struct {
 	what    string
 	after   time.Duration
 	headers map[string]string
-	ctx     *settleCtx // for the first try (Context set), or nil
 }
 
 // attempt is one handler call's context and the settlement context of its
@@ -1021,57 +1025,83 @@ func (s settlement) do(ctx context.Context, d Delivery) error {
 	return d.Ack(ctx)
 }
 
+// ack acknowledges d, on the first try with ctx (reset), and goes on as
+// settle does when that fails.
+func (c *Consumer) ack(d Delivery, msg *Message, ctx *settleCtx) bool {
+	if c.closed.Load() {
+		return c.settle(d, msg, settlement{what: "ack"})
+	}
+	ctx.init(c.cfg.SettleTimeout, time.Time{})
+	err := d.Ack(ctx)
+	ctx.cancel()
+	if err == nil {
+		return true
+	}
+	return c.failed(d, msg, "ack", 1, err) && c.settleFrom(d, msg, settlement{what: "ack"}, 2)
+}
+
 // settle performs s until it succeeds, backing off between tries; a failing
 // settlement is a broker outage and counts towards the breaker. It gives up
 // (leaving the delivery unsettled) only on hard stop.
 func (c *Consumer) settle(d Delivery, msg *Message, s settlement) bool {
-	what := s.what
-	for try := 1; ; try++ {
+	return c.settleFrom(d, msg, s, 1)
+}
+
+// settleFrom is settle from its try'th try on.
+func (c *Consumer) settleFrom(d Delivery, msg *Message, s settlement, try int) bool {
+	for ; ; try++ {
 		if c.closed.Load() {
-			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: %w", what, ErrSourceClosed)})
+			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: %w", s.what, ErrSourceClosed)})
 			return false
 		}
-		ctx := s.ctx
-		if ctx == nil || try > 1 {
-			ctx = newSettleCtx(c.baseCtx, c.cfg.SettleTimeout)
-		} else {
-			ctx.init(c.cfg.SettleTimeout, time.Time{})
-		}
+		ctx := newSettleCtx(c.baseCtx, c.cfg.SettleTimeout)
 		err := s.do(ctx, d)
 		ctx.cancel()
 		if err == nil {
 			return true
 		}
-		if errors.Is(err, ErrAlreadySettled) {
-			c.log.Error("delivery settled twice; this is an adapter bug", "message_id", msg.ID, "settlement", what)
-			return false
-		}
-		if leaseLost(d) {
-			// The broker redelivers it (e.g. an AMQP channel closed); retrying
-			// the settlement could never succeed.
-			c.log.Warn("broker lease lost before settlement; the broker redelivers the message", "message_id", msg.ID, "settlement", what, "error", err)
-			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: broker lease lost: %w", what, err)})
-			return false
-		}
-		c.breaker.failure()
-		wait := c.cfg.OutageBackoff.Delay(try, nil)
-		c.log.Error("settlement failed; delivery stays unsettled and is tried again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait)
-		c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: fmt.Errorf("%s: %w", what, err)})
-		if !sleep(c.hardCtx, wait) {
-			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
+		if !c.failed(d, msg, s.what, try, err) {
 			return false
 		}
 	}
 }
 
+// failed handles the failed try'th try of settling d (what: "ack", "retry"
+// or "dead-letter") and reports whether to try again: it backs off, or
+// gives up when trying again cannot succeed or on hard stop.
+func (c *Consumer) failed(d Delivery, msg *Message, what string, try int, err error) bool {
+	if errors.Is(err, ErrAlreadySettled) {
+		c.log.Error("delivery settled twice; this is an adapter bug", "message_id", msg.ID, "settlement", what)
+		return false
+	}
+	if leaseLost(d) {
+		// The broker redelivers it (e.g. an AMQP channel closed); retrying
+		// the settlement could never succeed.
+		c.log.Warn("broker lease lost before settlement; the broker redelivers the message", "message_id", msg.ID, "settlement", what, "error", err)
+		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: broker lease lost: %w", what, err)})
+		return false
+	}
+	c.breaker.failure()
+	wait := c.cfg.OutageBackoff.Delay(try, nil)
+	c.log.Error("settlement failed; delivery stays unsettled and is tried again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait)
+	c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: fmt.Errorf("%s: %w", what, err)})
+	if !sleep(c.hardCtx, wait) {
+		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
+		return false
+	}
+	return true
+}
+
 // leaseLost reports whether d is Leased and its lease is gone.
 func leaseLost(d Delivery) bool {
 	l, ok := d.(Leased)
-	if !ok {
-		return false
-	}
+	return ok && isClosed(l.Lost())
+}
+
+// isClosed reports whether ch is closed (or has a value ready).
+func isClosed(ch <-chan struct{}) bool {
 	select {
-	case <-l.Lost():
+	case <-ch:
 		return true
 	default:
 		return false
