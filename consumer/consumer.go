@@ -86,15 +86,16 @@ type Consumer struct {
 }
 
 // lane is the deliveries of one ordering key, or one partition, handled one
-// after another. A lane is in the lane table exactly while a worker runs
-// one of its deliveries or its task waits in the run queue; its queue holds
-// the deliveries behind that one. Guarded by Consumer.mu.
+// after another. A lane is busy while a worker runs one of its deliveries or
+// its task waits in the run queue; its queue holds the deliveries behind
+// that one. An idle lane stays in the lane table for the next key that
+// hashes to its slot. Guarded by Consumer.mu.
 type lane struct {
-	key       string // the ordering key, when byKey
-	partition int32  // the partition, when not byKey
+	key       string // the ordering key, when busy and byKey
+	partition int32  // the partition, when busy and not byKey
 	byKey     bool
-	slot      uint32 // the table slot whose chain holds the lane
-	next      *lane  // the next lane in the slot's chain
+	busy      bool
+	next      *lane // the next lane in the slot's chain
 	queue     []Delivery
 	head      int // queue[head:] is waiting
 }
@@ -105,13 +106,15 @@ type task struct {
 	d Delivery
 }
 
-// laneTable holds the busy lanes in a hash table with chaining: one hash
-// and, with at least 4 slots per delivery in flight, mostly an empty or
-// one-lane chain per delivery, and no map insertion or deletion. Lanes are
-// exact: different keys never share one. Lanes no longer busy are reused.
+// laneTable holds the lanes in a hash table with chaining: one hash and,
+// with at least 4 slots per delivery in flight, mostly a one-lane chain per
+// delivery. Lanes are exact: different keys never share a busy lane. A
+// released lane stays, idle, in its slot's chain, and the next key that
+// hashes to the slot takes it: no allocation, linking or unlinking per
+// delivery. A slot's chain holds at most as many lanes as were busy in it
+// at once.
 type laneTable struct {
 	slots []*lane
-	free  []*lane
 	seed  maphash.Seed
 }
 
@@ -127,7 +130,7 @@ func newLaneTable(maxInFlight int) laneTable {
 }
 
 // lookup returns the busy lane of a key (byKey) or partition and true, or
-// a new busy lane for it and false.
+// a lane made busy for it and false.
 func (t *laneTable) lookup(byKey bool, key string, partition int32) (*lane, bool) {
 	var h uint64
 	if byKey {
@@ -138,39 +141,38 @@ func (t *laneTable) lookup(byKey bool, key string, partition int32) (*lane, bool
 		// and is one-to-one modulo the table's size.
 		h = uint64(uint32(partition)) * 0x9e3779b97f4a7c15
 	}
-	slot := uint32(h & uint64(len(t.slots)-1))
-	for l := t.slots[slot]; l != nil; l = l.next {
-		if l.byKey == byKey && l.partition == partition && l.key == key {
+	slot := &t.slots[h&uint64(len(t.slots)-1)]
+	var idle *lane
+	for l := *slot; l != nil; l = l.next {
+		switch {
+		case !l.busy:
+			if idle == nil {
+				idle = l
+			}
+		case l.byKey == byKey && l.partition == partition && l.key == key:
 			return l, true
 		}
 	}
-	var l *lane
-	if n := len(t.free); n > 0 {
-		l, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		l = &lane{}
+	if idle == nil {
+		idle = &lane{next: *slot}
+		*slot = idle
 	}
-	l.key, l.partition, l.byKey, l.slot = key, partition, byKey, slot
-	l.next, t.slots[slot] = t.slots[slot], l
-	return l, false
+	idle.key, idle.partition, idle.byKey, idle.busy = key, partition, byKey, true
+	return idle, false
 }
 
-// release removes l, whose queue is empty, from the table for reuse.
+// release makes l, whose queue is empty, idle.
 func (t *laneTable) release(l *lane) {
-	p := &t.slots[l.slot]
-	for *p != l {
-		p = &(*p).next
+	l.busy = false
+	if l.byKey {
+		l.key = "" // keeps no message's memory alive
 	}
-	*p = l.next
-	// Only what lookup does not overwrite is reset: a released lane may
-	// keep its last key until reused (at most the peak of busy lanes).
 	if l.head > 0 {
 		l.queue, l.head = l.queue[:0], 0
 		if cap(l.queue) > 64 {
 			l.queue = nil
 		}
 	}
-	t.free = append(t.free, l)
 }
 
 // New returns a Consumer that feeds src's deliveries to h wrapped in mws
