@@ -50,6 +50,9 @@ type benchResult struct {
 	Seconds float64 `json:"seconds"`
 	CPU     float64 `json:"cpu_seconds"`
 	RSSKiB  int64   `json:"peak_rss_kib"`
+	// Pause describes the first record's delay (and for oncely the longest
+	// pause in progress after it).
+	Pause string `json:"pause,omitempty"`
 }
 
 func (r benchResult) rate() float64 { return float64(r.Records) / r.Seconds }
@@ -87,6 +90,9 @@ func BenchmarkThroughput(b *testing.B) {
 		for _, mode := range []string{"franz-go", "oncely", "source"} {
 			r := runBenchChild(b, mode, addrs, topic, fmt.Sprintf("%s-%d", mode, round))
 			line = append(line, fmt.Sprintf("%s %.0f/s %.2f s cpu %.2f s rss %.0f MiB", mode, r.rate(), r.Seconds, r.CPU, float64(r.RSSKiB)/1024))
+			if r.Pause != "" {
+				line = append(line, r.Pause)
+			}
 			runs[mode] = append(runs[mode], r)
 		}
 		base := runs["franz-go"][round].rate()
@@ -241,6 +247,8 @@ func consumeFranz(t *testing.T, addrs []string, topic, group string) benchResult
 	defer cl.CloseAllowingRebalance()
 	ctx := context.Background()
 	n := 0
+	var first, lastPoll, longest time.Duration
+	var at int
 	for n < benchRecords {
 		fs := cl.PollRecords(ctx, MaxPollRecordsDefault)
 		if err := fs.Err0(); err != nil {
@@ -252,12 +260,20 @@ func consumeFranz(t *testing.T, addrs []string, topic, group string) benchResult
 				n++
 			}
 		})
+		if now := time.Since(start); n > 0 {
+			if first == 0 {
+				first = now
+			} else if gap := now - lastPoll; gap > longest {
+				longest, at = gap, n
+			}
+			lastPoll = now
+		}
 		if err := cl.CommitUncommittedOffsets(ctx); err != nil {
 			t.Fatal(err)
 		}
 		cl.AllowRebalance()
 	}
-	return benchResult{Records: n, Seconds: time.Since(start).Seconds()}
+	return benchResult{Records: n, Seconds: time.Since(start).Seconds(), Pause: fmt.Sprintf("first record after %v, longest pause %v at record %d", first.Round(time.Millisecond), longest.Round(time.Millisecond), at)}
 }
 
 // consumeSource drives the Source alone, without the runtime: Receive
@@ -270,10 +286,14 @@ func consumeSource(t *testing.T, addrs []string, topic, group string) benchResul
 		t.Fatal(err)
 	}
 	n := 0
+	var first time.Duration
 	for n < benchRecords {
 		ds, err := src.Receive(ctx, MaxPollRecordsDefault)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if first == 0 {
+			first = time.Since(start)
 		}
 		for _, d := range ds {
 			if noop(d.Message()) {
@@ -288,7 +308,7 @@ func consumeSource(t *testing.T, addrs []string, topic, group string) benchResul
 	if err := src.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return benchResult{Records: n, Seconds: secs}
+	return benchResult{Records: n, Seconds: secs, Pause: fmt.Sprintf("first record after %v", first.Round(time.Millisecond))}
 }
 
 // consumeOncely consumes with consumer.Consumer over a Source.
@@ -312,6 +332,7 @@ func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResul
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(ctx) }()
+	pause := watchProgress(start, &n, done)
 	<-done
 	secs := time.Since(start).Seconds()
 	if err := c.Stop(ctx); err != nil {
@@ -320,7 +341,7 @@ func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResul
 	if err := <-runErr; err != nil {
 		t.Fatal(err)
 	}
-	return benchResult{Records: int(n.Load()), Seconds: secs}
+	return benchResult{Records: int(n.Load()), Seconds: secs, Pause: <-pause}
 }
 
 // BenchmarkKeyConcurrency compares, on one partition with 100 keys and a
@@ -383,4 +404,37 @@ func BenchmarkKeyConcurrency(b *testing.B) {
 	b.ReportMetric(byKey, "msgs/s")
 	b.ReportMetric(byPartition, "partition_order_msgs/s")
 	b.ReportMetric(byKey/byPartition, "x_baseline")
+}
+
+// watchProgress samples n every millisecond until done is closed and then
+// sends when the first record came and the longest time n did not move
+// after it.
+func watchProgress(start time.Time, n *atomic.Int64, done <-chan struct{}) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		var first, longest time.Duration
+		var at int64
+		last, lastMove := int64(0), time.Now()
+		for {
+			select {
+			case <-done:
+				out <- fmt.Sprintf("first record after %v, longest pause %v at record %d", first.Round(time.Millisecond), longest.Round(time.Millisecond), at)
+				return
+			case now := <-tick.C:
+				v := n.Load()
+				switch {
+				case v != last && last == 0:
+					first = now.Sub(start)
+				case v == last && v > 0 && now.Sub(lastMove) > longest:
+					longest, at = now.Sub(lastMove), v
+				}
+				if v != last {
+					last, lastMove = v, now
+				}
+			}
+		}
+	}()
+	return out
 }

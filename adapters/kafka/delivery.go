@@ -16,11 +16,10 @@ import (
 // delivery is one handed-out record. It implements consumer.Delivery and
 // consumer.Leased.
 type delivery struct {
-	p       *partition
+	p       *partition // its lease is the delivery's
 	e       *entry
-	gen     uint32
-	lease   context.Context
 	msg     *consumer.Message
+	gen     uint32
 	settled atomic.Bool
 }
 
@@ -50,7 +49,7 @@ func (d *delivery) LeaseContext() context.Context {
 	if d.e.dropped.Load() == d.gen {
 		return abandonedLease
 	}
-	return d.lease
+	return d.p.lease
 }
 
 // abandonedLease is the lease of a delivery an in-place retry abandoned:

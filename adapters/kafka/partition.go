@@ -63,8 +63,8 @@ func (e *entry) notBefore() time.Time {
 	return e.x.notBefore
 }
 
-// partition tracks one owned topic partition. All fields but s and tp are
-// guarded by Source.mu.
+// partition tracks one owned topic partition. All fields but s, tp and
+// lease (set at creation) are guarded by Source.mu.
 type partition struct {
 	s  *Source
 	tp tp
@@ -135,7 +135,7 @@ func (p *partition) take(out []consumer.Delivery, max int, now time.Time) []cons
 		if e.gen > 1 { // a redelivery (RetryInPlace): new Message, with its retry headers, and delivery
 			m, d = p.s.message(e.rec, e.extra().retryHeaders), new(delivery)
 		}
-		d.p, d.e, d.gen, d.msg, d.lease = p, e, e.gen, m, p.lease
+		d.p, d.e, d.gen, d.msg = p, e, e.gen, m
 		out = append(out, d)
 	}
 	return out
