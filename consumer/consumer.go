@@ -94,7 +94,7 @@ type lane struct {
 	key       string // the ordering key, when busy and byKey
 	partition int32  // the partition, when busy and not byKey
 	byKey     bool
-	busy      bool
+	busy      bool  // see above; an idle lane has no key
 	next      *lane // the next lane in the slot's chain
 	queue     []Delivery
 	head      int // queue[head:] is waiting
