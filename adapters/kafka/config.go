@@ -29,8 +29,9 @@ const (
 // MaxPartitionInFlight settling) is fetched only after the fetch in flight
 // returns, so this bounds how late it resumes when the other partitions are
 // idle. The same holds at start-up: about one start in 30-45 of a Source with
-// retry tiers (measured on kfake) gets its first record this much later,
-// most likely because the first fetch held only the empty tier partitions.
+// retry tiers (measured on kfake) gets its first record this much later (a
+// first fetch that waits it out, most likely one holding only the empty tier
+// partitions).
 // Pass kgo.FetchMaxWait in Config.Opts to change it.
 const FetchMaxWaitDefault = 500 * time.Millisecond
 
