@@ -28,11 +28,10 @@ const (
 // A partition resumed after a pause (a retry tier's record falling due, or
 // MaxPartitionInFlight settling) is fetched only after the fetch in flight
 // returns, so this bounds how late it resumes when the other partitions are
-// idle. The same holds at start-up: about one start in 30-45 of a Source with
-// retry tiers (measured on kfake) gets its first record this much later (a
-// first fetch that waits it out, most likely one holding only the empty tier
-// partitions).
-// Pass kgo.FetchMaxWait in Config.Opts to change it.
+// idle. (At start-up the retry tiers' topics are fetched only after the first
+// poll, or FetchMaxWaitDefault after New, so that a first fetch of only
+// empty tier partitions cannot hold the source topic's first records back
+// this long.) Pass kgo.FetchMaxWait in Config.Opts to change it.
 const FetchMaxWaitDefault = 500 * time.Millisecond
 
 // closeCommitTimeout bounds Close's final commit when its ctx has no

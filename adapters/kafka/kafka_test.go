@@ -177,6 +177,40 @@ func TestRetryTiers(t *testing.T) {
 	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, "tiers"), 0, 0))
 }
 
+// TestTiersAtStart: the retry tiers' topics are not fetched before the first
+// poll returns (so a first fetch of only empty tier partitions cannot hold up
+// the source topic's records), and are fetched without one, after
+// tierStartDelay, when the source topic is empty: a record waiting in a tier
+// at start is delivered either way.
+func TestTiersAtStart(t *testing.T) {
+	t.Parallel()
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("tierstart")
+	tier := 200 * time.Millisecond
+	tierTopic := RetryTopic(topic, "ts", tier)
+	created := time.Now()
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "ts", Tiers: retry.Tiers{tier}})
+	t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })
+	require.Equal(t, []string{tierTopic}, src.cl.PauseFetchTopics(), "paused topics at start")
+	publish(t, client(t, addrs), tierTopic, &consumer.Message{ID: "w1", Key: "k", Body: []byte("waiting"), Headers: map[string]string{
+		consumer.HeaderAttempt:        "2",
+		consumer.HeaderRetryNotBefore: time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano),
+	}})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ds, err := src.Receive(ctx, 10)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, time.Since(created), tierStartDelay, "the tier was fetched before tierStartDelay with nothing polled")
+	require.Len(t, ds, 1)
+	m := ds[0].Message()
+	require.Equal(t, "w1", m.ID)
+	require.Equal(t, 2, m.Attempt)
+	require.Equal(t, tierTopic, m.Source)
+	require.NoError(t, ds[0].Ack(ctx))
+	require.Empty(t, src.cl.PauseFetchTopics(), "tiers still paused")
+}
+
 // An always-failing record lands in the DLQ with the failure context.
 func TestDeadLetterTopic(t *testing.T) {
 	t.Parallel()

@@ -36,6 +36,12 @@ type Source struct {
 	topics []string // consumed: the source, then the retry tiers
 	byTier map[time.Duration]string
 
+	// The retry tiers' topics are paused until the first poll returns or
+	// tierStartDelay has passed (see startTiers).
+	tiersPaused atomic.Bool
+	tiersOnce   sync.Once
+	tiersTimer  *time.Timer // set by New, stopped by Close
+
 	commitMu sync.Mutex // serialises commits and ownership changes around them
 
 	mu      sync.Mutex
@@ -121,6 +127,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	s.adm = kadm.NewClient(s.cl)
 	s.topics = consumed
+	if tiers := consumed[1:]; len(tiers) > 0 {
+		s.cl.PauseFetchTopics(tiers...)
+		s.tiersPaused.Store(true)
+		s.tiersTimer = time.AfterFunc(tierStartDelay, s.startTiers)
+	}
 	go s.commitLoop()
 	return s, nil
 }
@@ -176,6 +187,7 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 		fs := s.cl.PollRecords(pctx, max)
 		unhook()
 		cancel()
+		s.startTiers()
 		out, err := s.absorb(fs, max)
 		s.cl.AllowRebalance()
 		if len(out) > 0 {
@@ -185,6 +197,29 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 			return nil, err
 		}
 	}
+}
+
+// tierStartDelay is how long after New the retry tiers' topics are fetched
+// at the latest.
+const tierStartDelay = FetchMaxWaitDefault
+
+// startTiers resumes fetching the retry tiers' topics, once. New pauses
+// them so that the first fetch holds the source topic's partitions: a first
+// fetch holding only the tiers' partitions (often all empty) waits out
+// FetchMaxWait, and franz-go sends a broker no other fetch meanwhile, so the
+// source topic's first records came one FetchMaxWait late (about one start
+// in 30-45 on kfake). The first poll's return, or tierStartDelay, resumes
+// them; a tier's record is due no sooner than its tier's delay after it was
+// produced anyway. Pausing topics leaves the per-partition pauses of the
+// adapter alone.
+func (s *Source) startTiers() {
+	if !s.tiersPaused.Load() {
+		return
+	}
+	s.tiersOnce.Do(func() {
+		s.cl.ResumeFetchTopics(s.topics[1:]...)
+		s.tiersPaused.Store(false)
+	})
 }
 
 // absorb turns a poll's records into tracked entries and delivers what is
@@ -354,6 +389,9 @@ func (s *Source) close(ctx context.Context, commit bool) error {
 	}
 	s.mu.Unlock()
 	s.commitMu.Unlock()
+	if s.tiersTimer != nil {
+		s.tiersTimer.Stop()
+	}
 	s.cl.CloseAllowingRebalance()
 	s.wake()
 	if err != nil {
