@@ -105,9 +105,12 @@ func TestHealthReadyFollowsConnectionAndBreaker(t *testing.T) {
 	obsEventually(t, "the breaker closes", func() bool { return !c.Paused() })
 	code, _ = ready()
 	require.Equal(t, http.StatusOK, code)
-	_, metrics = obsGet(t, cl, srv.URL+"/metrics")
+	// The runtime reports the outcome after the ack returns: wait for it.
+	obsEventually(t, "the processed message in the metrics", func() bool {
+		_, metrics = obsGet(t, cl, srv.URL+"/metrics")
+		return strings.Contains(metrics, `oncely_messages_total{consumer="ledger",outcome="processed",source="payments"} 1`)
+	})
 	require.Contains(t, metrics, `oncely_breaker_open{consumer="ledger"} 0`)
-	require.Contains(t, metrics, `oncely_messages_total{consumer="ledger",outcome="processed",source="payments"} 1`)
 
 	require.NoError(t, c.Stop(ctx))
 	require.NoError(t, <-runErr)
