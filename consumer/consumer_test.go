@@ -122,10 +122,7 @@ func testPerKeyOrder(t *testing.T, cfg consumer.Config, latency func() time.Dura
 // processed once.
 func TestSettleOnceWithPanicsAndFailures(t *testing.T) {
 	const n = 500
-	msgs := make([]*consumer.Message, n)
-	for i := range msgs {
-		msgs[i] = msgN(i, fmt.Sprintf("k%d", i%20))
-	}
+	msgs := msgsN(n, func(i int) string { return fmt.Sprintf("k%d", i%20) })
 	// wantCalls is how often message i reaches the handler.
 	wantCalls := func(i int) int {
 		switch {
@@ -320,10 +317,7 @@ func TestGracefulStopDrains(t *testing.T) {
 		}
 		return nil
 	})
-	msgs := make([]*consumer.Message, n)
-	for i := range msgs {
-		msgs[i] = msgN(i, fmt.Sprint(i))
-	}
+	msgs := msgsN(n, func(i int) string { return fmt.Sprint(i) })
 	e := newEnv(t, h, consumer.Config{Concurrency: workers, MaxInFlight: workers}, msgs...)
 	e.start()
 	waitFor(t, "both workers busy", func() bool { return started.Load() == workers })
@@ -376,10 +370,7 @@ func TestHardStop(t *testing.T) {
 				}
 				return ctx.Err()
 			})
-			msgs := make([]*consumer.Message, n)
-			for i := range msgs {
-				msgs[i] = msgN(i, fmt.Sprint(i%4))
-			}
+			msgs := msgsN(n, func(i int) string { return fmt.Sprint(i % 4) })
 			e := newEnv(t, h, tc.cfg, msgs...)
 			e.start()
 			waitFor(t, "four handlers running", func() bool { return started.Load() == 4 })
@@ -765,10 +756,7 @@ func TestUnordered(t *testing.T) {
 		}
 		return nil
 	})
-	msgs := make([]*consumer.Message, n)
-	for i := range msgs {
-		msgs[i] = msgN(i, "same")
-	}
+	msgs := msgsN(n, func(int) string { return "same" })
 	e := newEnv(t, h, consumer.Config{Concurrency: 4, Ordering: consumer.Unordered}, msgs...)
 	e.start()
 	waitFor(t, "four handlers of one key at once", func() bool { return peak.Load() == 4 })
@@ -814,10 +802,7 @@ func (s greedySource) Receive(ctx context.Context, n int) ([]consumer.Delivery, 
 func TestSourceReturnsMoreThanAsked(t *testing.T) {
 	const n, limit = 50, 4
 	broker := memory.NewBroker()
-	msgs := make([]*consumer.Message, n)
-	for i := range msgs {
-		msgs[i] = msgN(i, fmt.Sprint(i))
-	}
+	msgs := msgsN(n, func(i int) string { return fmt.Sprint(i) })
 	if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
 		t.Fatal(err)
 	}
@@ -869,10 +854,7 @@ func TestSequentialLanes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 200
 			broker := memory.NewBroker()
-			msgs := make([]*consumer.Message, n)
-			for i := range msgs {
-				msgs[i] = msgN(i, tc.key(i))
-			}
+			msgs := msgsN(n, tc.key)
 			if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
 				t.Fatal(err)
 			}
@@ -1038,10 +1020,7 @@ func TestDuplicatePerAttempt(t *testing.T) {
 		return nil
 	})
 	rec := newRecorder()
-	msgs := make([]*consumer.Message, n)
-	for i := range msgs {
-		msgs[i] = msgN(i, "k")
-	}
+	msgs := msgsN(n, func(int) string { return "k" })
 	e := newEnv(t, h, consumer.Config{Concurrency: 1, Observer: rec}, msgs...)
 	e.start()
 	waitFor(t, "every message", func() bool {
@@ -1081,10 +1060,7 @@ func TestPrefetchWhileHandlersBlock(t *testing.T) {
 func testPrefetchWhileHandlersBlock(t *testing.T, perCall int) {
 	const n, workers, inFlight = 12, 2, 6
 	broker := memory.NewBroker()
-	msgs := make([]*consumer.Message, n)
-	for i := range msgs {
-		msgs[i] = msgN(i, fmt.Sprint(i))
-	}
+	msgs := msgsN(n, func(i int) string { return fmt.Sprint(i) })
 	if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
 		t.Fatal(err)
 	}
@@ -1214,10 +1190,7 @@ func TestTakenTasksGoBackWhenAHandlerIsSlow(t *testing.T) {
 		}
 		return nil
 	})
-	msgs := make([]*consumer.Message, n)
-	for i := range msgs {
-		msgs[i] = msgN(i, fmt.Sprint(i))
-	}
+	msgs := msgsN(n, func(i int) string { return fmt.Sprint(i) })
 	e := newEnv(t, h, consumer.Config{Concurrency: 2}, msgs...)
 	e.start()
 	waitFor(t, "every delivery but the blocked one acked", func() bool { return e.src.Stats().Acked == n-1 })

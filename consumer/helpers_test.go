@@ -179,6 +179,15 @@ func msgN(i int, key string) *consumer.Message {
 	return &consumer.Message{ID: fmt.Sprintf("m-%05d", i), Key: key, Body: []byte(fmt.Sprint(i))}
 }
 
+// msgsN returns msgN(i, key(i)) for i in [0, n).
+func msgsN(n int, key func(i int) string) []*consumer.Message {
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = msgN(i, key(i))
+	}
+	return msgs
+}
+
 // counter counts handler calls per message ID.
 type counter struct {
 	mu sync.Mutex

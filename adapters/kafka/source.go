@@ -38,9 +38,8 @@ type Source struct {
 
 	// The retry tiers' topics are paused until the first poll returns or
 	// tierStartDelay has passed (see startTiers).
-	tiersPaused atomic.Bool
-	tiersOnce   sync.Once
-	tiersTimer  *time.Timer // set by New, stopped by Close
+	tiersOnce  sync.Once
+	tiersTimer *time.Timer // set by New when there are tiers, stopped by Close
 
 	commitMu sync.Mutex // serialises commits and ownership changes around them
 
@@ -129,7 +128,6 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	s.topics = consumed
 	if tiers := consumed[1:]; len(tiers) > 0 {
 		s.cl.PauseFetchTopics(tiers...)
-		s.tiersPaused.Store(true)
 		s.tiersTimer = time.AfterFunc(tierStartDelay, s.startTiers)
 	}
 	go s.commitLoop()
@@ -213,12 +211,10 @@ const tierStartDelay = FetchMaxWaitDefault
 // produced anyway. Pausing topics leaves the per-partition pauses of the
 // adapter alone.
 func (s *Source) startTiers() {
-	if !s.tiersPaused.Load() {
-		return
-	}
 	s.tiersOnce.Do(func() {
-		s.cl.ResumeFetchTopics(s.topics[1:]...)
-		s.tiersPaused.Store(false)
+		if tiers := s.topics[1:]; len(tiers) > 0 {
+			s.cl.ResumeFetchTopics(tiers...)
+		}
 	})
 }
 

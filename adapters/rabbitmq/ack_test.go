@@ -436,15 +436,9 @@ func TestOutOfOrderSettlement(t *testing.T) {
 // not sent on the new channel, where tags restart at 1 and the same tags
 // name the redelivered messages.
 func TestCoalescedAcksStayInTheirGeneration(t *testing.T) {
-	addr, proxy := proxied(t)
-	queue := uniqueName("coalescegen")
-	cleanupTopology(t, queue, "ledger", testTiers)
-	publish(t, queue, msgs("m", 3)...)
-	src := newSource(t, Config{URL: addr, Queue: queue, Consumer: "ledger"})
+	src, proxy, queue, old := receivedBehindProxy(t, "coalescegen")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-
-	old := adaptertest.ReceiveN(t, src, 3, 20*time.Second)
 	byTag := func(ds []consumer.Delivery) map[uint64]consumer.Delivery {
 		m := make(map[uint64]consumer.Delivery)
 		for _, d := range ds {

@@ -128,21 +128,28 @@ func TestBrokerClosesConnection(t *testing.T) {
 	}
 }
 
+// receivedBehindProxy publishes three messages to a fresh queue and returns
+// a Source connected through a proxy the test can cut, the queue, and the
+// three deliveries the Source received (unsettled).
+func receivedBehindProxy(t *testing.T, prefix string) (*Source, *tcpproxy.Proxy, string, []consumer.Delivery) {
+	t.Helper()
+	addr, proxy := proxied(t)
+	queue := uniqueName(prefix)
+	cleanupTopology(t, queue, "ledger", testTiers)
+	publish(t, queue, msgs("m", 3)...)
+	src := newSource(t, Config{URL: addr, Queue: queue, Consumer: "ledger"})
+	return src, proxy, queue, adaptertest.ReceiveN(t, src, 3, 20*time.Second)
+}
+
 // TestLateAckAfterReconnect holds three deliveries, loses the connection,
 // receives the three again on the new channel (where delivery tags restart
 // at 1, so the old tags name the new deliveries), then settles the old
 // deliveries: each settlement fails with ErrStaleDelivery, publishes
 // nothing, and leaves the new deliveries unacked.
 func TestLateAckAfterReconnect(t *testing.T) {
-	addr, proxy := proxied(t)
-	queue := uniqueName("lateack")
-	cleanupTopology(t, queue, "ledger", testTiers)
-	publish(t, queue, msgs("m", 3)...)
-	src := newSource(t, Config{URL: addr, Queue: queue, Consumer: "ledger"})
+	src, proxy, queue, old := receivedBehindProxy(t, "lateack")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-
-	old := adaptertest.ReceiveN(t, src, 3, 20*time.Second)
 	proxy.Cut()
 	for _, d := range old {
 		select {
