@@ -34,10 +34,15 @@ func (b *breaker) failure() {
 	}
 }
 
+// success records a handled delivery; it costs one atomic load unless
+// failures were counted or the breaker is open.
 func (b *breaker) success() {
-	if !b.dirty.Load() {
-		return
+	if b.dirty.Load() {
+		b.reset()
 	}
+}
+
+func (b *breaker) reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.dirty.Store(false)

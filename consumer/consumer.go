@@ -795,12 +795,17 @@ type lease struct {
 	lost <-chan struct{}
 }
 
-// gone reports whether the lease was lost.
+// gone reports whether the lease was lost; without a lease it costs two
+// comparisons.
 func (l lease) gone() bool {
+	return (l.ctx != nil || l.lost != nil) && l.lostNow()
+}
+
+func (l lease) lostNow() bool {
 	if l.ctx != nil {
 		return l.ctx.Err() != nil
 	}
-	return l.lost != nil && isClosed(l.lost)
+	return isClosed(l.lost)
 }
 
 // handle runs the handler chain on msg until its delivery is settled or
@@ -808,7 +813,7 @@ func (l lease) gone() bool {
 // w's attempt state, under c.hardCtx), shared the lease's attempt state on
 // w when deliveries share it, ls the delivery's lease (zero: none).
 func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Context, shared *attempt, ls lease) {
-	timed := c.cfg.Observer != nil
+	observed := c.cfg.Observer != nil
 	for outage := 1; ; outage++ {
 		if ls.gone() {
 			// The lease went before the handler (re)started: running it
@@ -841,12 +846,12 @@ func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Cont
 		// and then only the monotonic clock (time.Since of a time.Time
 		// with a monotonic reading reads nothing else).
 		var start time.Duration
-		if timed {
+		if observed {
 			start = time.Since(c.epoch)
 		}
 		err := handleRecovering(actx, c.handler, msg)
 		var dur time.Duration
-		if timed {
+		if observed {
 			dur = time.Since(c.epoch) - start
 		}
 		if ls.gone() {
@@ -859,7 +864,7 @@ func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Cont
 			if actx.state.duplicate.Load() {
 				outcome = OutcomeDuplicate
 			}
-			if c.ack(d, msg, &a.sctx) {
+			if c.ack(d, msg, &a.sctx) && observed {
 				c.observe(Event{Message: msg, Outcome: outcome, Duration: dur})
 			}
 			return
@@ -1033,7 +1038,7 @@ func (c *Consumer) ack(d Delivery, msg *Message, ctx *settleCtx) bool {
 	if c.closed.Load() {
 		return c.settle(d, msg, settlement{what: "ack"})
 	}
-	ctx.init(c.cfg.SettleTimeout, time.Time{})
+	ctx.init(c.cfg.SettleTimeout)
 	err := d.Ack(ctx)
 	ctx.cancel()
 	if err == nil {

@@ -64,6 +64,35 @@ func TestSettleCtx(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("child not cancelled")
 	}
+
+	// A reused context starts afresh: no error, a new Done, a deadline
+	// from its first use.
+	c.init(time.Hour)
+	if c.Err() != nil {
+		t.Fatalf("reused after cancel: %v", c.Err())
+	}
+	if dl, _ := c.Deadline(); time.Until(dl) < 59*time.Minute {
+		t.Fatalf("reused deadline %v", dl)
+	}
+	done = c.Done()
+	select {
+	case <-done:
+		t.Fatal("reused: done before cancel")
+	default:
+	}
+	c.cancel()
+	<-done
+	// Unused since init, it is reset by init only when the timeout changes.
+	c.init(time.Hour)
+	c.cancel()
+	c.init(10 * time.Millisecond)
+	if dl, _ := c.Deadline(); time.Until(dl) > time.Minute {
+		t.Fatalf("new timeout not applied: deadline %v", dl)
+	}
+	<-c.Done()
+	if !errors.Is(c.Err(), context.DeadlineExceeded) {
+		t.Fatalf("reused with short timeout: %v", c.Err())
+	}
 }
 
 func TestAttemptCtx(t *testing.T) {

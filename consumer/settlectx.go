@@ -17,53 +17,55 @@ import (
 // its base context).
 //
 // A worker reuses one settleCtx for its acks. Until a method is called, init
-// and cancel touch only atomics; the other fields are guarded by mu, so an
+// and cancel touch only used and timeout; the fields are guarded by mu, so an
 // adapter that kept the context past its call would see a later
 // settlement's state, never a data race. Contexts derived from it (which
 // call Done) are cancelled as usual.
 type settleCtx struct {
 	context.Context
 
-	timeout atomic.Int64 // time.Duration
-	used    atomic.Bool  // a method was called since init: cancel must end it
+	used atomic.Bool // a method was called since init: cancel must end it
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// timeout is written under mu by init's goroutine, the worker reusing
+	// c, which alone reads it without mu.
+	timeout  time.Duration
 	deadline time.Time // zero until read (see deadlineLocked)
 	done     chan struct{}
 	err      error
 	timer    *time.Timer
 }
 
+// newSettleCtx returns a settlement context of at most d from now.
 func newSettleCtx(parent context.Context, d time.Duration) *settleCtx {
-	c := &settleCtx{Context: parent}
-	c.init(d, time.Now())
+	c := &settleCtx{Context: parent, timeout: d, deadline: time.Now().Add(d)}
+	c.used.Store(true) // cancel must end it
 	return c
 }
 
-// init readies c for a settlement of at most d from start; a zero start
-// reads the clock when the deadline is first needed. c.Context must be set.
-func (c *settleCtx) init(d time.Duration, start time.Time) {
-	if c.timeout.Load() != int64(d) {
-		c.timeout.Store(int64(d)) // a load is cheaper than a store: d rarely changes
+// init readies c, reused, for a settlement of at most d from the first
+// Deadline, Done or Err call. c.Context must be set. It costs two atomic
+// loads when c's last use called none of its methods and d is unchanged.
+func (c *settleCtx) init(d time.Duration) {
+	if c.used.Load() || c.timeout != d {
+		c.reset(d)
 	}
-	if start.IsZero() && !c.used.Load() {
-		return // fields still as the last init left them: zero
-	}
+}
+
+func (c *settleCtx) reset(d time.Duration) {
 	c.mu.Lock()
+	c.timeout = d
 	c.deadline = time.Time{}
-	if !start.IsZero() {
-		c.deadline = start.Add(d)
-	}
 	c.done, c.err, c.timer = nil, nil, nil
-	c.used.Store(!start.IsZero())
+	c.used.Store(false)
 	c.mu.Unlock()
 }
 
-// deadlineLocked returns the deadline, reading the clock the first time when
-// init was given no start. c.mu must be held.
+// deadlineLocked returns the deadline, reading the clock the first time
+// after init. c.mu must be held.
 func (c *settleCtx) deadlineLocked() time.Time {
 	if c.deadline.IsZero() {
-		c.deadline = time.Now().Add(time.Duration(c.timeout.Load()))
+		c.deadline = time.Now().Add(c.timeout)
 	}
 	return c.deadline
 }
@@ -112,9 +114,12 @@ func (c *settleCtx) Err() error {
 // cancel ends the context and stops its timer. A context none of whose
 // methods was called has nothing to end.
 func (c *settleCtx) cancel() {
-	if !c.used.Load() {
-		return
+	if c.used.Load() {
+		c.end()
 	}
+}
+
+func (c *settleCtx) end() {
 	c.mu.Lock()
 	c.endLocked(context.Canceled)
 	c.mu.Unlock()
