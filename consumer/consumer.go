@@ -22,7 +22,9 @@ var ErrStuckHandlers = errors.New("oncely: handlers did not return after hard st
 //
 // Source.Receive is never called concurrently. A worker that finds no task
 // waiting calls it, and then runs the received deliveries itself, so fast
-// handlers cost no hand-off between goroutines. Idle workers are woken for
+// handlers cost no hand-off between goroutines; when nothing else was in
+// flight it runs them all, in order, without looking up their lanes, until
+// another worker would run a delivery beside them. Idle workers are woken for
 // waiting deliveries once those have waited helpDelay (from then on at
 // once, while handlers stay slow); while every worker has been busy for
 // prefetchDelay with none finishing, Receive runs beside them until
@@ -45,6 +47,7 @@ type Consumer struct {
 	mu         sync.Mutex
 	runq       []task // runq[runqHead:] waits for a worker
 	runqHead   int
+	solo       *worker // runs a batch without lanes (see dispatchLocked)
 	work       sync.Cond
 	idle       int  // workers waiting on work
 	quitting   bool // set after the drain: idle workers exit
@@ -116,6 +119,7 @@ type task struct {
 type laneTable struct {
 	slots []*lane
 	seed  maphash.Seed
+	busy  int // busy lanes
 }
 
 // laneSlotsMax bounds the lane table's slots (512 KiB).
@@ -158,12 +162,14 @@ func (t *laneTable) lookup(byKey bool, key string, partition int32) (*lane, bool
 		*slot = idle
 	}
 	idle.key, idle.partition, idle.byKey, idle.busy = key, partition, byKey, true
+	t.busy++
 	return idle, false
 }
 
 // release makes l, whose queue is empty, idle.
 func (t *laneTable) release(l *lane) {
 	l.busy = false
+	t.busy--
 	if l.byKey {
 		l.key = "" // keeps no message's memory alive
 	}
@@ -409,43 +415,99 @@ func (c *Consumer) laneOf(m *Message) (*lane, bool) {
 }
 
 // dispatchLocked hands ds, whose window slots are taken and which count in
-// c.inflight, to the workers: a delivery whose lane is busy queues behind
-// it; any other becomes a task, for own up to grabMax (at most one while
-// handlers are slow), else in the run queue. It returns own. c.mu must be
-// held.
-func (c *Consumer) dispatchLocked(ds []Delivery, own []task) []task {
-	most := 0
-	if own != nil {
-		most = grabMax
-		if c.spreading {
-			most = 1
-		}
+// c.inflight, to the workers, and returns the tasks for w (nil: none). When
+// nothing else is in flight and handlers are fast, w runs all of ds as a
+// solo run: in arrival order, on w alone, without lanes, until another
+// worker would run a delivery beside it (endSoloLocked). Otherwise a
+// delivery whose lane is busy queues behind it, and any other becomes a
+// task: for w up to grabMax (at most one while handlers are slow), else in
+// the run queue. c.mu must be held.
+func (c *Consumer) dispatchLocked(ds []Delivery, w *worker) []task {
+	if c.solo != nil {
+		c.endSoloLocked() // another worker's solo run: it gets lanes first
 	}
-	for _, d := range ds {
-		var l *lane
-		if c.lanes.slots != nil {
-			var busy bool
-			if l, busy = c.laneOf(d.Message()); busy {
-				l.queue = append(l.queue, d)
-				continue
+	if w == nil {
+		for _, d := range ds {
+			if t, ok := c.placeLocked(d); ok {
+				c.runq = append(c.runq, t)
 			}
 		}
-		if len(own) < most {
-			own = append(own, task{l: l, d: d})
-			continue
+		return nil
+	}
+	own := w.run[:0]
+	if c.lanes.slots != nil && c.lanes.busy == 0 && !c.spreading && len(ds) > 0 {
+		// No lane is busy: nothing else is in flight.
+		for _, d := range ds {
+			own = append(own, task{d: d})
 		}
-		c.runq = append(c.runq, task{l: l, d: d})
+		c.solo = w
+		return own
+	}
+	most := grabMax
+	if c.spreading {
+		most = 1
+	}
+	for _, d := range ds {
+		t, ok := c.placeLocked(d)
+		switch {
+		case !ok:
+		case len(own) < most:
+			own = append(own, t)
+		default:
+			c.runq = append(c.runq, t)
+		}
 	}
 	return own
 }
 
-// nextRunLocked returns the tasks w runs next, in w.run's storage; it
-// reports false when the consumer is quitting and no task is left. While
-// the run queue is empty and no other worker holds the intake role, w takes
-// it, receives, and runs what it received itself (up to grabMax), so fast
-// handlers cost no hand-off between goroutines. Otherwise it takes the
-// first waiting task and, while handlers are fast, up to grabMax-1 more
-// behind it. c.mu must be held; it is released during intake.
+// placeLocked returns d's task, with its lane made busy, or false when d
+// queued behind its busy lane. c.mu must be held.
+func (c *Consumer) placeLocked(d Delivery) (task, bool) {
+	if c.lanes.slots == nil {
+		return task{d: d}, true
+	}
+	l, busy := c.laneOf(d.Message())
+	if busy {
+		l.queue = append(l.queue, d)
+		return task{}, false
+	}
+	return task{l: l, d: d}, true
+}
+
+// endSoloLocked ends the solo run before another worker may run a delivery
+// beside it, giving its deliveries in flight what dispatch would have: the
+// one its worker runs (or has just run) a lane, which the worker continues
+// as usual, and the ones it has not started, taken back, their lanes in
+// arrival order (queued behind a busy one, or as tasks in the run queue).
+// It returns how many were taken back. c.mu must be held.
+func (c *Consumer) endSoloLocked() int {
+	w := c.solo
+	c.solo = nil
+	i := w.next.Load()
+	for i < w.end && !w.next.CompareAndSwap(i, w.end) {
+		i = w.next.Load()
+	}
+	started := min(i, w.end)
+	if started > 0 {
+		t := &w.run[started-1]
+		t.l, _ = c.laneOf(t.d.Message()) // no lane was busy
+	}
+	for _, t := range w.run[started:w.end] {
+		if t, ok := c.placeLocked(t.d); ok {
+			c.runq = append(c.runq, t)
+		}
+	}
+	return int(w.end - started)
+}
+
+// nextRunLocked returns the tasks w runs next, in w.run's storage (grown
+// for a solo run's batch, then kept); it reports false when the consumer is
+// quitting and no task is left. While the run queue is empty and no other
+// worker holds the intake role, w takes it, receives, and runs what it
+// received itself (see dispatchLocked), so fast handlers cost no hand-off
+// between goroutines. Otherwise it takes the first waiting task and, while
+// handlers are fast, up to grabMax-1 more behind it. c.mu must be held; it
+// is released during intake.
 func (c *Consumer) nextRunLocked(w *worker) ([]task, bool) {
 	for c.runqHead == len(c.runq) {
 		if c.quitting {
@@ -456,7 +518,7 @@ func (c *Consumer) nextRunLocked(w *worker) ([]task, bool) {
 		// when done, and if its handler is slow, help gives its tasks to
 		// idle workers, which must not then be waiting in Receive.
 		if !c.receiving && !c.intakeOff && !c.holdingLocked() {
-			if run := c.intakeTurnLocked(w.run[:0]); len(run) > 0 {
+			if run := c.intakeTurnLocked(w); len(run) > 0 {
 				c.spreadLocked()
 				return run, true
 			}
@@ -499,16 +561,16 @@ func (c *Consumer) spreadLocked() {
 }
 
 // intakeTurnLocked takes the intake role for one turn of intake and
-// dispatches what it received, up to grabMax of it to own when own is not
-// nil (see dispatchLocked); it returns own. c.mu must be held, and is
+// dispatches what it received; it returns the tasks for w (see
+// dispatchLocked; w is nil for prefetch). c.mu must be held, and is
 // released while receiving.
-func (c *Consumer) intakeTurnLocked(own []task) []task {
+func (c *Consumer) intakeTurnLocked(w *worker) []task {
 	c.receiving = true
 	c.mu.Unlock()
 	ds, err := c.intake(c.intakeCtx)
 	c.inflight.Add(len(ds))
 	c.mu.Lock()
-	own = c.dispatchLocked(ds, own)
+	own := c.dispatchLocked(ds, w)
 	c.receiving = false
 	c.intakeIdle.Broadcast()
 	if err != nil {
@@ -616,10 +678,10 @@ func (c *Consumer) help() {
 }
 
 // runWorker runs w's tasks. A worker takes up to grabMax tasks at once
-// while handlers are fast (see nextRunLocked), runs them, and then, in one
-// lock round, continues their lanes: a lane's deliveries run one after
-// another on one goroutine, and a delivery costs a fraction of a lock
-// round. With more than one worker, tasks a worker took but has not
+// while handlers are fast, or a whole solo run (see nextRunLocked), runs
+// them, and then, in one lock round, continues their lanes: a lane's
+// deliveries run one after another on one goroutine, and a delivery costs a
+// fraction of a lock round. With more than one worker, tasks a worker took but has not
 // started stay claimable by help, which moves them back to the run queue
 // when the worker is stuck in a slow handler, so idle workers run them; a
 // single worker runs its tasks without claiming them.
@@ -653,6 +715,9 @@ func (c *Consumer) runWorker(w *worker) {
 			c.window.release(ran)
 			c.inflight.Add(-ran)
 			c.mu.Lock()
+			if c.solo == w {
+				c.solo = nil
+			}
 			c.completed += uint64(ran)
 			next := run[:0]
 			for _, t := range run[:ran] {
@@ -672,7 +737,8 @@ func (c *Consumer) runWorker(w *worker) {
 	}
 }
 
-// grabMax is the most tasks a worker takes at once while handlers are fast.
+// grabMax is the most tasks a worker takes at once while handlers are fast,
+// outside a solo run.
 const grabMax = 16
 
 // setRunLocked makes run the tasks w runs next, claimed in order by
@@ -703,8 +769,9 @@ func (c *Consumer) holdingLocked() bool {
 }
 
 // takeBackLocked moves the tasks w took but has not started to the run
-// queue, when w has started none since the last call (it is running one
-// slow handler), and returns how many it moved; c.mu must be held.
+// queue (ending w's solo run, see endSoloLocked), when w has started none
+// since the last call (it is running one slow handler), and returns how
+// many it moved; c.mu must be held.
 func (c *Consumer) takeBackLocked(w *worker) int {
 	i := w.next.Load()
 	if i >= w.end {
@@ -713,6 +780,9 @@ func (c *Consumer) takeBackLocked(w *worker) int {
 	if i != w.seen {
 		w.seen = i
 		return 0
+	}
+	if w == c.solo {
+		return c.endSoloLocked()
 	}
 	if !w.next.CompareAndSwap(i, w.end) {
 		return 0 // w has just started the next one

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1199,4 +1200,107 @@ func TestTakenTasksGoBackWhenAHandlerIsSlow(t *testing.T) {
 	if err := e.stop(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSoloRunHandsOver: a worker that received a batch while nothing else
+// was in flight runs it alone, without lanes. When its handler blocks, the
+// deliveries it has not started go to idle workers with their lanes (the
+// blocked key's later messages wait behind it), and a batch another worker
+// receives meanwhile waits behind the blocked key too; every other key
+// runs beside it.
+func TestSoloRunHandsOver(t *testing.T) {
+	// a0 blocks; the ids name key and sequence.
+	type step struct {
+		id    string
+		start bool // else end
+	}
+	run := func(t *testing.T, first []string, later []string, beside []string) {
+		var mu sync.Mutex
+		var log []step
+		started := make(chan struct{})
+		release := make(chan struct{})
+		h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+			mu.Lock()
+			log = append(log, step{m.ID, true})
+			mu.Unlock()
+			if m.ID == "a0" {
+				close(started)
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			mu.Lock()
+			log = append(log, step{m.ID, false})
+			mu.Unlock()
+			return nil
+		})
+		msgs := func(ids []string) []*consumer.Message {
+			ms := make([]*consumer.Message, len(ids))
+			for i, id := range ids {
+				ms[i] = &consumer.Message{ID: id, Key: id[:1], Body: []byte(id)}
+			}
+			return ms
+		}
+		e := newEnv(t, h, consumer.Config{Concurrency: 4}, msgs(first)...)
+		e.start()
+		<-started
+		e.publish(msgs(later)...)
+		ended := func(ids []string) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, s := range log {
+				if !s.start && slices.Contains(ids, s.id) {
+					n++
+				}
+			}
+			return n == len(ids)
+		}
+		waitFor(t, "the other keys handled beside the blocked one", func() bool { return ended(beside) })
+		mu.Lock()
+		for _, s := range log {
+			if s.id[0] == 'a' && s.id != "a0" {
+				t.Errorf("%s started while a0 was blocked", s.id)
+			}
+		}
+		mu.Unlock()
+		close(release)
+		total := len(first) + len(later)
+		waitFor(t, "every message acked", func() bool { return e.src.Stats().Acked == total })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		// Per key: each message starts after the one before it ended.
+		mu.Lock()
+		defer mu.Unlock()
+		lastEnd := map[byte]string{}
+		running := map[byte]string{}
+		for _, s := range log {
+			k := s.id[0]
+			if s.start {
+				if r := running[k]; r != "" {
+					t.Errorf("%s started while %s of its key ran", s.id, r)
+				}
+				if prev := lastEnd[k]; prev != "" && prev >= s.id {
+					t.Errorf("%s started after %s: out of order", s.id, prev)
+				}
+				running[k] = s.id
+				continue
+			}
+			running[k], lastEnd[k] = "", s.id
+		}
+		if st := e.src.Stats(); st.Acked != total || st.Double != 0 {
+			t.Errorf("settlements %+v, want %d acks", st, total)
+		}
+	}
+	// a0's worker is taken back from: its solo run's unstarted deliveries
+	// get lanes in arrival order.
+	t.Run("TakenBack", func(t *testing.T) {
+		run(t, []string{"a0", "a1", "b0", "a2", "c0", "b1"}, nil, []string{"b0", "c0", "b1"})
+	})
+	// Another worker receives while a0 runs: a0 gets its lane first.
+	t.Run("OtherIntake", func(t *testing.T) {
+		run(t, []string{"a0"}, []string{"a1", "b0", "a2", "c0"}, []string{"b0", "c0"})
+	})
 }
