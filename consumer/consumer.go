@@ -82,6 +82,7 @@ type Consumer struct {
 	stopCh     chan struct{}
 	hardOnce   sync.Once
 	hardCh     chan struct{} // closed by hardStop; cancels hardCtx
+	hard       atomic.Bool   // set by hardStop, before hardCh closes
 	closed     atomic.Bool   // source closed: no settlement may follow
 	running    atomic.Bool
 	done       chan struct{}
@@ -325,7 +326,10 @@ func (c *Consumer) Stop(ctx context.Context) error {
 func (c *Consumer) Paused() bool { return c.breaker.isOpen() }
 
 func (c *Consumer) hardStop() {
-	c.hardOnce.Do(func() { close(c.hardCh) })
+	c.hardOnce.Do(func() {
+		c.hard.Store(true)
+		close(c.hardCh)
+	})
 }
 
 // drain waits for in-flight deliveries: SoftStopTimeout, then the hard stop
@@ -806,8 +810,8 @@ func (l *lane) pop() Delivery {
 // without a lease runs on w's reused attempt state (no allocation).
 func (c *Consumer) process(w *worker, d Delivery) {
 	msg := d.Message()
-	if c.hardCtx.Err() != nil {
-		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: c.hardCtx.Err()})
+	if c.hard.Load() {
+		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: context.Canceled})
 		return
 	}
 	switch {
@@ -939,7 +943,7 @@ func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Cont
 			}
 			return
 		}
-		if c.hardCtx.Err() != nil {
+		if c.hard.Load() {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err, Duration: dur})
 			return
 		}
