@@ -48,6 +48,7 @@ type Consumer struct {
 	runq       []task // runq[runqHead:] waits for a worker
 	runqHead   int
 	solo       *worker // runs a batch without lanes (see dispatchLocked)
+	soloRuns   uint64  // solo runs started; the current one's number
 	work       sync.Cond
 	idle       int  // workers waiting on work
 	quitting   bool // set after the drain: idle workers exit
@@ -62,6 +63,7 @@ type Consumer struct {
 	spreading  bool   // handlers are slow: wake idle workers for tasks at once
 	armedAt    uint64 // completed when help was armed
 	armedUntil uint64 // dequeued once the tasks waiting when help was armed are taken
+	armedSolo  uint64 // the solo run when help was armed, or 0
 	completed  uint64 // deliveries processed
 	dequeued   uint64 // tasks taken from the run queue
 
@@ -444,7 +446,7 @@ func (c *Consumer) dispatchLocked(ds []Delivery, w *worker) []task {
 		for _, d := range ds {
 			own = append(own, task{d: d})
 		}
-		c.solo = w
+		c.solo, c.soloRuns = w, c.soloRuns+1
 		return own
 	}
 	most := grabMax
@@ -623,6 +625,10 @@ func (c *Consumer) startHelpLocked() {
 		delay = prefetchDelay
 	}
 	c.helpArmed, c.armedAt = true, c.completed
+	c.armedSolo = 0
+	if c.solo != nil {
+		c.armedSolo = c.soloRuns
+	}
 	c.armedUntil = c.dequeued + uint64(len(c.runq)-c.runqHead)
 	c.helpTimer.Reset(delay)
 }
@@ -773,20 +779,25 @@ func (c *Consumer) holdingLocked() bool {
 }
 
 // takeBackLocked moves the tasks w took but has not started to the run
-// queue (ending w's solo run, see endSoloLocked), when w has started none
-// since the last call (it is running one slow handler), and returns how
-// many it moved; c.mu must be held.
+// queue, when w has started none since the last call (it is running one
+// slow handler), and returns how many it moved; c.mu must be held. A solo
+// run that was running when help was armed and still has deliveries not
+// started has lasted a help period: however steadily it progresses, one
+// worker is too slow for it, and it ends (see endSoloLocked).
 func (c *Consumer) takeBackLocked(w *worker) int {
 	i := w.next.Load()
 	if i >= w.end {
 		return 0
 	}
+	if w == c.solo {
+		if c.armedSolo != c.soloRuns {
+			return 0 // started since help was armed; help looks again
+		}
+		return c.endSoloLocked()
+	}
 	if i != w.seen {
 		w.seen = i
 		return 0
-	}
-	if w == c.solo {
-		return c.endSoloLocked()
 	}
 	if !w.next.CompareAndSwap(i, w.end) {
 		return 0 // w has just started the next one

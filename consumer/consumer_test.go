@@ -1304,3 +1304,35 @@ func TestSoloRunHandsOver(t *testing.T) {
 		run(t, []string{"a0"}, []string{"a1", "b0", "a2", "c0"}, []string{"b0", "c0"})
 	})
 }
+
+// TestSoloRunSpreads: handlers of a few hundred microseconds keep a solo
+// run progressing steadily, yet a batch one worker cannot finish within a
+// few help periods is spread over idle workers.
+func TestSoloRunSpreads(t *testing.T) {
+	const n, batch = 128, 64 // Concurrency 8: MaxInFlight and ReceiveBatch 64
+	var mu sync.Mutex
+	ranOn := make(map[context.Context]bool) // the first batch's workers, by their attempt context
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		if i, _ := strconv.Atoi(string(m.Body)); i < batch {
+			mu.Lock()
+			ranOn[ctx] = true
+			mu.Unlock()
+		}
+		// Busy, not blocked: the worker starts its next delivery well
+		// within every help period.
+		for start := time.Now(); time.Since(start) < 200*time.Microsecond; {
+		}
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 8}, msgsN(n, func(i int) string { return fmt.Sprint(i) })...)
+	e.start()
+	waitFor(t, "every message acked", func() bool { return e.src.Stats().Acked == n })
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ranOn) < 2 {
+		t.Errorf("the first batch (%d deliveries of 200 µs) ran on %d worker(s); want it spread", batch, len(ranOn))
+	}
+}
