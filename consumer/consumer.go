@@ -60,12 +60,14 @@ type Consumer struct {
 	workers    []*worker   // set before the workers start
 	helpTimer  *time.Timer // runs help; stopped when not armed
 	helpArmed  bool
-	spreading  bool   // handlers are slow: wake idle workers for tasks at once
-	armedAt    uint64 // completed when help was armed
-	armedUntil uint64 // dequeued once the tasks waiting when help was armed are taken
-	armedSolo  uint64 // the solo run when help was armed, or 0
-	completed  uint64 // deliveries processed
-	dequeued   uint64 // tasks taken from the run queue
+	spreading  bool      // handlers are slow: wake idle workers for tasks at once
+	armedAt    uint64    // completed when help was armed
+	armedUntil uint64    // dequeued once the tasks waiting when help was armed are taken
+	armedSolo  uint64    // the solo run when help was armed, or 0
+	armedNext  int32     // its worker's next claim then
+	armedTime  time.Time // then, when armedSolo is set
+	completed  uint64    // deliveries processed
+	dequeued   uint64    // tasks taken from the run queue
 
 	// Owned by the worker holding the intake role.
 	intakeCtx  context.Context // cancelled when the stop begins
@@ -598,6 +600,11 @@ func (c *Consumer) intakeTurnLocked(w *worker) []task {
 // process is otherwise idle.
 const helpDelay = 100 * time.Microsecond
 
+// soloDeliveryMax is the longest a solo run's deliveries may take, on
+// average, before its remaining ones are spread over idle workers: handing
+// a delivery to another worker costs a few microseconds.
+const soloDeliveryMax = 10 * time.Microsecond
+
 // prefetchDelay is how long every worker must have been busy, with none
 // idle, before intake runs beside them to fill the window.
 const prefetchDelay = time.Millisecond
@@ -627,7 +634,7 @@ func (c *Consumer) startHelpLocked() {
 	c.helpArmed, c.armedAt = true, c.completed
 	c.armedSolo = 0
 	if c.solo != nil {
-		c.armedSolo = c.soloRuns
+		c.armedSolo, c.armedNext, c.armedTime = c.soloRuns, c.solo.next.Load(), time.Now()
 	}
 	c.armedUntil = c.dequeued + uint64(len(c.runq)-c.runqHead)
 	c.helpTimer.Reset(delay)
@@ -781,9 +788,10 @@ func (c *Consumer) holdingLocked() bool {
 // takeBackLocked moves the tasks w took but has not started to the run
 // queue, when w has started none since the last call (it is running one
 // slow handler), and returns how many it moved; c.mu must be held. A solo
-// run that was running when help was armed and still has deliveries not
-// started has lasted a help period: however steadily it progresses, one
-// worker is too slow for it, and it ends (see endSoloLocked).
+// run that was running when help was armed, still has deliveries not
+// started, and took more than soloDeliveryMax a delivery since is too slow
+// for one worker, however steadily it progresses: it ends (see
+// endSoloLocked).
 func (c *Consumer) takeBackLocked(w *worker) int {
 	i := w.next.Load()
 	if i >= w.end {
@@ -792,6 +800,9 @@ func (c *Consumer) takeBackLocked(w *worker) int {
 	if w == c.solo {
 		if c.armedSolo != c.soloRuns {
 			return 0 // started since help was armed; help looks again
+		}
+		if time.Since(c.armedTime) <= time.Duration(i-c.armedNext)*soloDeliveryMax {
+			return 0
 		}
 		return c.endSoloLocked()
 	}
