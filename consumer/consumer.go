@@ -449,6 +449,7 @@ func (c *Consumer) dispatchLocked(ds []Delivery, w *worker) []task {
 			own = append(own, task{d: d})
 		}
 		c.solo, c.soloRuns = w, c.soloRuns+1
+		w.setRunLocked(own) // before help is armed for it
 		return own
 	}
 	most := grabMax
