@@ -863,12 +863,11 @@ func (c *Consumer) processLeased(w *worker, d Delivery, msg *Message, l Leased) 
 		// Deliveries of one lease (a Kafka partition) share a context that
 		// ends with the lease or the hard stop; no goroutine or allocation
 		// per delivery.
-		lctx := lc.LeaseContext()
-		shared, ls := w.leaseAttempt(c, lctx)
-		if ls != nil {
+		ls, owned := w.leaseAttempt(c, lc.LeaseContext())
+		if owned {
 			defer ls.release()
 		}
-		c.handle(w, d, msg, shared.actx.Context, shared, lease{ctx: lctx})
+		c.handle(w, d, msg, ls.a.actx.Context, &ls.a, lease{flag: &ls.lost})
 		return
 	}
 	lost := l.Lost()
@@ -884,23 +883,23 @@ func (c *Consumer) processLeased(w *worker, d Delivery, msg *Message, l Leased) 
 	c.handle(w, d, msg, hctx, nil, lease{lost: lost})
 }
 
-// lease is a delivery's broker lease as handle checks it: its
-// LeaseContext, or else its Lost channel; neither for a delivery without
-// a lease.
+// lease is a delivery's broker lease as handle checks it: the lost flag
+// of its LeaseContext's state on the worker, or else its Lost channel;
+// neither for a delivery without a lease.
 type lease struct {
-	ctx  context.Context
+	flag *atomic.Bool
 	lost <-chan struct{}
 }
 
 // gone reports whether the lease was lost; without a lease it costs two
 // comparisons.
 func (l lease) gone() bool {
-	return (l.ctx != nil || l.lost != nil) && l.lostNow()
+	return (l.flag != nil || l.lost != nil) && l.lostNow()
 }
 
 func (l lease) lostNow() bool {
-	if l.ctx != nil {
-		return l.ctx.Err() != nil
+	if l.flag != nil {
+		return l.flag.Load()
 	}
 	return isClosed(l.lost)
 }
@@ -1060,8 +1059,13 @@ type worker struct {
 // leaseState is a worker's attempt state for the deliveries of one lease:
 // its handler context is cancelled when the lease ends or on hard stop.
 type leaseState struct {
-	a    attempt
-	stop func() bool // unhooks the cancel from the lease
+	a attempt
+	// lost is set when the lease ends: at once for a lease done when the
+	// state is made, else by the lease's AfterFunc (a moment after it
+	// ends, as if it ended then), before it cancels the handler context.
+	// An atomic load, where the lease context's Err is an interface call.
+	lost atomic.Bool
+	stop func() bool // unhooks the lost hook from the lease
 	end  context.CancelFunc
 }
 
@@ -1069,16 +1073,16 @@ type leaseState struct {
 // when it is reached.
 const maxLeases = 256
 
-// leaseAttempt returns w's attempt state for deliveries leased by lease,
-// creating it on first use. When w's cache is full of live leases, the state
-// is not cached and returned as owned too: the caller releases it.
-func (w *worker) leaseAttempt(c *Consumer, lease context.Context) (a *attempt, owned *leaseState) {
+// leaseAttempt returns w's state for deliveries leased by lease, creating
+// it on first use. When w's cache is full of live leases, the state is not
+// cached and returned as owned: the caller releases it.
+func (w *worker) leaseAttempt(c *Consumer, lease context.Context) (*leaseState, bool) {
 	if w.last != nil && w.lastLease == lease {
-		return &w.last.a, nil // deliveries of one lease come in runs
+		return w.last, false // deliveries of one lease come in runs
 	}
 	if ls := w.leases[lease]; ls != nil {
 		w.lastLease, w.last = lease, ls
-		return &ls.a, nil
+		return ls, false
 	}
 	if w.leases == nil {
 		w.leases = make(map[context.Context]*leaseState)
@@ -1095,15 +1099,28 @@ func (w *worker) leaseAttempt(c *Consumer, lease context.Context) (a *attempt, o
 			}
 		}
 	}
+	return w.newLeaseState(c, lease)
+}
+
+// newLeaseState makes the state for lease: cached (see leaseAttempt), or
+// owned when the cache is full.
+func (w *worker) newLeaseState(c *Consumer, lease context.Context) (*leaseState, bool) {
 	hctx, cancel := context.WithCancel(c.hardCtx)
-	ls := &leaseState{end: cancel, stop: context.AfterFunc(lease, cancel)}
+	ls := &leaseState{end: cancel}
+	ls.stop = context.AfterFunc(lease, func() {
+		ls.lost.Store(true)
+		cancel()
+	})
+	if lease.Err() != nil {
+		ls.lost.Store(true)
+	}
 	ls.a.actx.Context, ls.a.sctx.Context = hctx, c.baseCtx
 	if len(w.leases) >= maxLeases {
-		return &ls.a, ls
+		return ls, true
 	}
 	w.leases[lease] = ls
 	w.lastLease, w.last = lease, ls
-	return &ls.a, nil
+	return ls, false
 }
 
 func (ls *leaseState) release() {

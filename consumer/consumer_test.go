@@ -1336,3 +1336,42 @@ func TestSoloRunSpreads(t *testing.T) {
 		t.Errorf("the first batch (%d deliveries of 200 µs) ran on %d worker(s); want it spread", batch, len(ranOn))
 	}
 }
+
+// TestDoneLeaseNotRun: deliveries whose LeaseContext is done before they
+// start (a Kafka record an in-place retry abandoned, a revoked partition)
+// are abandoned without running their handler or being settled.
+func TestDoneLeaseNotRun(t *testing.T) {
+	broker := memory.NewBroker()
+	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+	src := &ctxLeasedSource{Source: counting}
+	src.renew()
+	_, revoke := src.current()
+	revoke()
+	var ran atomic.Int32
+	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+		ran.Add(1)
+		return nil
+	})
+	rec := newRecorder()
+	c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 2, Logger: discard, Observer: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := broker.Publish(context.Background(), "src", msgsN(3, func(int) string { return "k" })...); err != nil {
+		t.Fatal(err)
+	}
+	stop := startConsumer(t, c)
+	waitFor(t, "three outcomes", func() bool {
+		return rec.count(consumer.OutcomeAbandoned)+rec.count(consumer.OutcomeProcessed) == 3
+	})
+	stop()
+	if n := rec.count(consumer.OutcomeAbandoned); n != 3 {
+		t.Errorf("%d of 3 abandoned", n)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("%d handlers ran under a done lease", n)
+	}
+	if st := counting.Stats(); st.Acked+st.Retried+st.DeadLettered != 0 {
+		t.Errorf("settled deliveries of a done lease: %+v", st)
+	}
+}

@@ -68,7 +68,9 @@ type Leased interface {
 // LeaseContexter is an optional companion of Leased for adapters that hold
 // the lease as a context: LeaseContext is done exactly when Lost is closed.
 // The runtime then cancels the handler with context.AfterFunc instead of a
-// goroutine per delivery.
+// goroutine per delivery, and records the loss in the same hook: a lease
+// already done when its delivery starts is seen at once, one that ends
+// later a moment after it ends (as if it had ended then).
 type LeaseContexter interface {
 	LeaseContext() context.Context
 }
