@@ -425,8 +425,9 @@ func (c *Consumer) laneOf(m *Message) (*lane, bool) {
 // dispatchLocked hands ds, whose window slots are taken and which count in
 // c.inflight, to the workers, and returns the tasks for w (nil: none). When
 // nothing else is in flight and handlers are fast, w runs all of ds as a
-// solo run: in arrival order, on w alone, without lanes, until another
-// worker would run a delivery beside it (endSoloLocked). Otherwise a
+// solo run (w.solo, see runSolo): in arrival order, on w alone, without
+// lanes, until another worker would run a delivery beside it
+// (endSoloLocked). Otherwise a
 // delivery whose lane is busy queues behind it, and any other becomes a
 // task: for w up to grabMax (at most one while handlers are slow), else in
 // the run queue. c.mu must be held.
@@ -442,16 +443,15 @@ func (c *Consumer) dispatchLocked(ds []Delivery, w *worker) []task {
 		}
 		return nil
 	}
-	own := w.run[:0]
 	if c.lanes.slots != nil && c.lanes.busy == 0 && !c.spreading && len(ds) > 0 {
-		// No lane is busy: nothing else is in flight.
-		for _, d := range ds {
-			own = append(own, task{d: d})
-		}
+		// No lane is busy: nothing else is in flight. w runs ds itself,
+		// as received: no task is written per delivery.
 		c.solo, c.soloRuns = w, c.soloRuns+1
-		w.setRunLocked(own) // before help is armed for it
-		return own
+		w.solo, w.end, w.seen = ds, int32(len(ds)), -1
+		w.next.Store(0)
+		return nil
 	}
+	own := w.run[:0]
 	most := grabMax
 	if c.spreading {
 		most = 1
@@ -498,25 +498,24 @@ func (c *Consumer) endSoloLocked() int {
 	}
 	started := min(i, w.end)
 	if started > 0 {
-		t := &w.run[started-1]
-		t.l, _ = c.laneOf(t.d.Message()) // no lane was busy
+		w.soloLane, _ = c.laneOf(w.solo[started-1].Message()) // no lane was busy
 	}
-	for _, t := range w.run[started:w.end] {
-		if t, ok := c.placeLocked(t.d); ok {
+	for _, d := range w.solo[started:w.end] {
+		if t, ok := c.placeLocked(d); ok {
 			c.runq = append(c.runq, t)
 		}
 	}
 	return int(w.end - started)
 }
 
-// nextRunLocked returns the tasks w runs next, in w.run's storage (grown
-// for a solo run's batch, then kept); it reports false when the consumer is
-// quitting and no task is left. While the run queue is empty and no other
-// worker holds the intake role, w takes it, receives, and runs what it
-// received itself (see dispatchLocked), so fast handlers cost no hand-off
-// between goroutines. Otherwise it takes the first waiting task and, while
-// handlers are fast, up to grabMax-1 more behind it. c.mu must be held; it
-// is released during intake.
+// nextRunLocked returns the tasks w runs next, in w.run's storage, or none
+// when w starts a solo run (c.solo == w); it reports false when the
+// consumer is quitting and no task is left. While the run queue is empty
+// and no other worker holds the intake role, w takes it, receives, and runs
+// what it received itself (see dispatchLocked), so fast handlers cost no
+// hand-off between goroutines. Otherwise it takes the first waiting task
+// and, while handlers are fast, up to grabMax-1 more behind it. c.mu must
+// be held; it is released during intake.
 func (c *Consumer) nextRunLocked(w *worker) ([]task, bool) {
 	for c.runqHead == len(c.runq) {
 		if c.quitting {
@@ -527,7 +526,7 @@ func (c *Consumer) nextRunLocked(w *worker) ([]task, bool) {
 		// when done, and if its handler is slow, help gives its tasks to
 		// idle workers, which must not then be waiting in Receive.
 		if !c.receiving && !c.intakeOff && !c.holdingLocked() {
-			if run := c.intakeTurnLocked(w); len(run) > 0 {
+			if run := c.intakeTurnLocked(w); len(run) > 0 || c.solo == w {
 				c.spreadLocked()
 				return run, true
 			}
@@ -696,7 +695,7 @@ func (c *Consumer) help() {
 }
 
 // runWorker runs w's tasks. A worker takes up to grabMax tasks at once
-// while handlers are fast, or a whole solo run (see nextRunLocked), runs
+// while handlers are fast, or runs a solo run (see runSoloLocked), runs
 // them, and then, in one lock round, continues their lanes: a lane's
 // deliveries run one after another on one goroutine, and a delivery costs a
 // fraction of a lock round. With more than one worker, tasks a worker took but has not
@@ -711,6 +710,9 @@ func (c *Consumer) runWorker(w *worker) {
 		if !ok {
 			c.mu.Unlock()
 			return
+		}
+		if c.solo == w {
+			run = c.runSoloLocked(w)
 		}
 		for len(run) > 0 {
 			w.setRunLocked(run)
@@ -733,9 +735,6 @@ func (c *Consumer) runWorker(w *worker) {
 			c.window.release(ran)
 			c.inflight.Add(-ran)
 			c.mu.Lock()
-			if c.solo == w {
-				c.solo = nil
-			}
 			c.completed += uint64(ran)
 			next := run[:0]
 			for _, t := range run[:ran] {
@@ -753,6 +752,37 @@ func (c *Consumer) runWorker(w *worker) {
 		}
 		w.setRunLocked(run)
 	}
+}
+
+// runSoloLocked runs w's solo run and returns the task that continues the
+// lane endSoloLocked gave the delivery w was running, if any. c.mu must be
+// held; it is released while the deliveries run.
+func (c *Consumer) runSoloLocked(w *worker) []task {
+	ds := w.solo
+	c.mu.Unlock()
+	ran := 0
+	for i := w.claim(); i >= 0; i = w.claim() {
+		c.process(w, ds[i])
+		ran = i + 1
+	}
+	c.window.release(ran)
+	c.inflight.Add(-ran)
+	c.mu.Lock()
+	if c.solo == w {
+		c.solo = nil
+	}
+	c.completed += uint64(ran)
+	w.solo, w.end = nil, 0
+	run := w.run[:0]
+	if l := w.soloLane; l != nil {
+		w.soloLane = nil
+		if d := l.pop(); d != nil {
+			run = append(run, task{l: l, d: d})
+		} else {
+			c.lanes.release(l)
+		}
+	}
+	return run
 }
 
 // grabMax is the most tasks a worker takes at once while handlers are fast,
@@ -1047,6 +1077,11 @@ type worker struct {
 	end  int32
 	next atomic.Int32
 	seen int32 // next when help last looked, or -1
+	// A solo run's deliveries, claimed like run; w reads them without
+	// Consumer.mu. soloLane is the lane endSoloLocked gave the one w was
+	// running, for w to continue after it.
+	solo     []Delivery
+	soloLane *lane
 
 	a      attempt // contexts under c.hardCtx and c.baseCtx
 	leases map[context.Context]*leaseState

@@ -17,7 +17,8 @@ type Source interface {
 	//
 	// Receive returns ctx.Err() when ctx is done and ErrSourceClosed once
 	// Close has been called. Other errors are reported by the runtime and
-	// Receive is retried with backoff.
+	// Receive is retried with backoff. The returned slice is the runtime's:
+	// the adapter must not reuse it.
 	Receive(ctx context.Context, max int) ([]Delivery, error)
 
 	// Close stops intake and releases the broker lease on every unsettled
