@@ -425,12 +425,11 @@ func (c *Consumer) laneOf(m *Message) (*lane, bool) {
 // dispatchLocked hands ds, whose window slots are taken and which count in
 // c.inflight, to the workers, and returns the tasks for w (nil: none). When
 // nothing else is in flight and handlers are fast, w runs all of ds as a
-// solo run (w.solo, see runSolo): in arrival order, on w alone, without
+// solo run (see runSoloLocked): in arrival order, on w alone, without
 // lanes, until another worker would run a delivery beside it
-// (endSoloLocked). Otherwise a
-// delivery whose lane is busy queues behind it, and any other becomes a
-// task: for w up to grabMax (at most one while handlers are slow), else in
-// the run queue. c.mu must be held.
+// (endSoloLocked). Otherwise a delivery whose lane is busy queues behind
+// it, and any other becomes a task: for w up to grabMax (at most one while
+// handlers are slow), else in the run queue. c.mu must be held.
 func (c *Consumer) dispatchLocked(ds []Delivery, w *worker) []task {
 	if c.solo != nil {
 		c.endSoloLocked() // another worker's solo run: it gets lanes first
@@ -694,14 +693,14 @@ func (c *Consumer) help() {
 	}
 }
 
-// runWorker runs w's tasks. A worker takes up to grabMax tasks at once
-// while handlers are fast, or runs a solo run (see runSoloLocked), runs
-// them, and then, in one lock round, continues their lanes: a lane's
-// deliveries run one after another on one goroutine, and a delivery costs a
-// fraction of a lock round. With more than one worker, tasks a worker took but has not
-// started stay claimable by help, which moves them back to the run queue
-// when the worker is stuck in a slow handler, so idle workers run them; a
-// single worker runs its tasks without claiming them.
+// runWorker runs w's tasks. A worker runs a solo run (see runSoloLocked),
+// or takes up to grabMax tasks at once while handlers are fast, runs them,
+// and then, in one lock round, continues their lanes: a lane's deliveries
+// run one after another on one goroutine, and a delivery costs a fraction
+// of a lock round. With more than one worker, tasks a worker took but has
+// not started stay claimable by help, which moves them back to the run
+// queue when the worker is stuck in a slow handler, so idle workers run
+// them; a single worker runs its tasks without claiming them.
 func (c *Consumer) runWorker(w *worker) {
 	defer w.close()
 	c.mu.Lock()
