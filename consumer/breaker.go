@@ -9,7 +9,7 @@ import (
 // breaker pauses intake after threshold consecutive outage failures and
 // resumes it on the next success. Held deliveries keep probing meanwhile.
 type breaker struct {
-	dirty       atomic.Bool // consecutive > 0 or open: success must take the lock
+	dirty       atomic.Bool // consecutive > 0 or open: success and wait must take the lock
 	mu          sync.Mutex
 	threshold   int
 	consecutive int
@@ -45,11 +45,11 @@ func (b *breaker) success() {
 func (b *breaker) reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.dirty.Store(false)
 	b.consecutive = 0
 	if b.open {
 		b.set(false)
 	}
+	b.dirty.Store(false) // after closing: a clean breaker is never open
 }
 
 // set must be called with mu held.
@@ -69,8 +69,12 @@ func (b *breaker) isOpen() bool {
 	return b.open
 }
 
-// wait blocks while the breaker is open.
+// wait blocks while the breaker is open; it costs one atomic load while
+// no failure is counted.
 func (b *breaker) wait(ctx context.Context) error {
+	if !b.dirty.Load() {
+		return nil
+	}
 	for {
 		b.mu.Lock()
 		open, ch := b.open, b.changed
