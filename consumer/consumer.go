@@ -731,19 +731,11 @@ func (c *Consumer) runWorker(w *worker) {
 					ran = i + 1
 				}
 			}
-			c.window.release(ran)
-			c.inflight.Add(-ran)
-			c.mu.Lock()
-			c.completed += uint64(ran)
+			c.ranLocking(ran)
 			next := run[:0]
 			for _, t := range run[:ran] {
-				if t.l == nil {
-					continue
-				}
-				if d := t.l.pop(); d != nil {
-					next = append(next, task{l: t.l, d: d})
-				} else {
-					c.lanes.release(t.l)
+				if t.l != nil {
+					next = c.continueLaneLocked(t.l, next)
 				}
 			}
 			clear(run[len(next):])
@@ -764,24 +756,36 @@ func (c *Consumer) runSoloLocked(w *worker) []task {
 		c.process(w, ds[i])
 		ran = i + 1
 	}
-	c.window.release(ran)
-	c.inflight.Add(-ran)
-	c.mu.Lock()
+	c.ranLocking(ran)
 	if c.solo == w {
 		c.solo = nil
 	}
-	c.completed += uint64(ran)
 	w.solo, w.end = nil, 0
 	run := w.run[:0]
 	if l := w.soloLane; l != nil {
 		w.soloLane = nil
-		if d := l.pop(); d != nil {
-			run = append(run, task{l: l, d: d})
-		} else {
-			c.lanes.release(l)
-		}
+		run = c.continueLaneLocked(l, run)
 	}
 	return run
+}
+
+// ranLocking frees the window slots and in-flight counts of ran deliveries
+// a worker has run, and takes c.mu.
+func (c *Consumer) ranLocking(ran int) {
+	c.window.release(ran)
+	c.inflight.Add(-ran)
+	c.mu.Lock()
+	c.completed += uint64(ran)
+}
+
+// continueLaneLocked appends to next the task of l's next delivery after the
+// one that just ran, or makes l idle when none waits. c.mu must be held.
+func (c *Consumer) continueLaneLocked(l *lane, next []task) []task {
+	if d := l.pop(); d != nil {
+		return append(next, task{l: l, d: d})
+	}
+	c.lanes.release(l)
+	return next
 }
 
 // grabMax is the most tasks a worker takes at once while handlers are fast,

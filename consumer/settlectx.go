@@ -44,8 +44,9 @@ func newSettleCtx(parent context.Context, d time.Duration) *settleCtx {
 }
 
 // init readies c, reused, for a settlement of at most d from the first
-// Deadline, Done or Err call. c.Context must be set. It costs two atomic
-// loads when c's last use called none of its methods and d is unchanged.
+// Deadline, Done or Err call. c.Context must be set. It costs an atomic
+// load and a comparison when c's last use called none of its methods and d
+// is unchanged.
 func (c *settleCtx) init(d time.Duration) {
 	if c.used.Load() || c.timeout != d {
 		c.reset(d)
