@@ -2,10 +2,12 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/oncely/oncely/consumer"
 )
@@ -35,6 +37,11 @@ func backlog(ctx context.Context, adm *kadm.Client, topic, group string, consume
 		return nil, fmt.Errorf("kafka: listing start offsets: %w", err)
 	}
 	committed, err := adm.FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		// A group that has not joined or committed yet: every retained
+		// record is lag.
+		committed, err = nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kafka: fetching committed offsets of %s: %w", group, err)
 	}
@@ -43,6 +50,9 @@ func backlog(ctx context.Context, adm *kadm.Client, topic, group string, consume
 	var ferr error
 	ends.Each(func(end kadm.ListedOffset) {
 		if end.Err != nil {
+			if end.Topic == dlq && errors.Is(end.Err, kerr.UnknownTopicOrPartition) {
+				return // no Source of the group has started yet: nothing dead-lettered
+			}
 			if ferr == nil {
 				ferr = fmt.Errorf("kafka: end offset of %s[%d]: %w", end.Topic, end.Partition, end.Err)
 			}

@@ -59,7 +59,8 @@ func (c *Client) Publish(ctx context.Context, topic string, msgs ...*consumer.Me
 
 // Backlog reports group's lag on topic and its retry topics, and the depth
 // of its dead-letter topic, as Source.Backlog does, without joining the
-// group.
+// group. For a group that has not committed yet every retained record is
+// lag, and a dead-letter topic not yet created has depth 0.
 func (c *Client) Backlog(ctx context.Context, topic, group string) ([]consumer.Backlog, error) {
 	all, err := c.adm.ListTopics(ctx)
 	if err != nil {

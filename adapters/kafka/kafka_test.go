@@ -768,6 +768,17 @@ func TestClient(t *testing.T) {
 		}
 	}
 	require.Equal(t, int64(3), lag)
+
+	// A group that never joined nor committed has every record as lag.
+	bl, err = c.Backlog(ctx, topic, "never-joined")
+	require.NoError(t, err)
+	lag = 0
+	for _, b := range bl {
+		if b.Partition >= 0 && b.Source == topic {
+			lag += b.Lag
+		}
+	}
+	require.Equal(t, int64(3), lag)
 	require.True(t, sources[RetryTopic(topic, "cl", 100*time.Millisecond)], "retry topic listed: %v", bl)
 
 	ds := make(map[string]consumer.Delivery)
