@@ -63,7 +63,8 @@ type Config struct {
 	// process is otherwise idle), and at once from then on while handlers
 	// stay slow. A handler that turns slow gives the deliveries its worker
 	// took but has not started back to idle workers within a few of those
-	// intervals.
+	// intervals, except the few (at most 7) its worker claimed along with
+	// it while deliveries were fast, which run after it.
 	Concurrency int
 
 	// MaxInFlight bounds the deliveries received but not yet settled,

@@ -1303,6 +1303,17 @@ func TestSoloRunHandsOver(t *testing.T) {
 	t.Run("OtherIntake", func(t *testing.T) {
 		run(t, []string{"a0"}, []string{"a1", "b0", "a2", "c0"}, []string{"b0", "c0"})
 	})
+	// a0 blocks in the solo run's fourth claim, [7, 15), after seven fast
+	// deliveries: the deliveries claimed with it (a1 and a2 among them)
+	// stay behind it on its worker and hold their keys' lanes; the
+	// unclaimed ones are taken back, a3 and b2 queued behind those lanes,
+	// f0 and g0 run beside.
+	t.Run("ClaimedWithIt", func(t *testing.T) {
+		first := []string{"p0", "q0", "r0", "s0", "t0", "u0", "v0",
+			"a0", "b0", "a1", "c0", "b1", "d0", "a2", "e0",
+			"a3", "f0", "b2", "g0"}
+		run(t, first, nil, []string{"f0", "g0"})
+	})
 }
 
 // TestSoloRunSpreads: handlers of a few hundred microseconds keep a solo

@@ -226,3 +226,23 @@ func TestLaneTable(t *testing.T) {
 		t.Fatalf("chain of %d lanes after reuse, want 4", n)
 	}
 }
+
+func TestSoloClaims(t *testing.T) {
+	// Claims from 0 grow 1, 2, 4, then soloClaimMax, and soloClaimStart
+	// finds each claim's start from its end.
+	var from int32
+	want := []int32{1, 2, 4}
+	for i := range 20 {
+		size := soloClaimSize(from)
+		if i < len(want) && size != want[i] || i >= len(want) && size != soloClaimMax {
+			t.Fatalf("claim %d from %d: size %d", i, from, size)
+		}
+		if got := soloClaimStart(from + size); got != from {
+			t.Fatalf("soloClaimStart(%d) = %d, want %d", from+size, got, from)
+		}
+		from += size
+	}
+	if got := soloClaimStart(0); got != 0 {
+		t.Fatalf("soloClaimStart(0) = %d", got)
+	}
+}
