@@ -75,8 +75,7 @@ type Consumer struct {
 	excess     []Delivery      // returned beyond what was asked, not dispatched yet
 	failures   int             // consecutive Receive failures
 
-	breaker  breaker
-	inflight sync.WaitGroup
+	breaker breaker
 
 	baseCtx    context.Context // never cancelled by the stop sequence; carries values
 	ident      ctxIdent        // baseCtx's name and broker, for attempt contexts
@@ -338,29 +337,26 @@ func (c *Consumer) hardStop() {
 }
 
 // drain waits for in-flight deliveries: SoftStopTimeout, then the hard stop
-// and HardStopTimeout more.
+// and HardStopTimeout more. Intake must have stopped: the deliveries in
+// flight are then those holding window slots, each released once a worker
+// has run it (see ranLocking).
 func (c *Consumer) drain() error {
-	all := make(chan struct{})
-	go func() { c.inflight.Wait(); close(all) }()
-	soft := time.NewTimer(c.cfg.SoftStopTimeout)
-	defer soft.Stop()
-	select {
-	case <-all:
+	soft, cancel := context.WithTimeout(c.hardCtx, c.cfg.SoftStopTimeout)
+	defer cancel()
+	if c.window.waitIdle(soft) {
 		return nil
-	case <-c.hardCtx.Done():
-	case <-soft.C:
+	}
+	if c.hardCtx.Err() == nil {
 		c.log.Warn("soft stop timed out; cancelling handlers", "timeout", c.cfg.SoftStopTimeout)
 	}
 	c.hardStop()
-	hard := time.NewTimer(c.cfg.HardStopTimeout)
-	defer hard.Stop()
-	select {
-	case <-all:
+	hard, cancel := context.WithTimeout(c.baseCtx, c.cfg.HardStopTimeout)
+	defer cancel()
+	if c.window.waitIdle(hard) {
 		return nil
-	case <-hard.C:
-		c.log.Error("handlers ignored cancellation; their deliveries stay unsettled", "timeout", c.cfg.HardStopTimeout)
-		return ErrStuckHandlers
 	}
+	c.log.Error("handlers ignored cancellation; their deliveries stay unsettled", "timeout", c.cfg.HardStopTimeout)
+	return ErrStuckHandlers
 }
 
 // intake is one turn of the intake role, which a worker takes when the run
@@ -423,8 +419,7 @@ func (c *Consumer) laneOf(m *Message) (*lane, bool) {
 	return c.lanes.lookup(true, m.Key, 0)
 }
 
-// dispatchLocked hands ds, whose window slots are taken and which count in
-// c.inflight, to the workers, and returns the tasks for w (nil: none). When
+// dispatchLocked hands ds, whose window slots are taken, to the workers, and returns the tasks for w (nil: none). When
 // nothing else is in flight and handlers are fast, w runs all of ds as a
 // solo run (see runSoloLocked): in arrival order, on w alone, without
 // lanes, until another worker would run a delivery beside it
@@ -448,7 +443,7 @@ func (c *Consumer) dispatchLocked(ds []Delivery, w *worker) []task {
 		// as received: no task is written per delivery.
 		c.solo, c.soloRuns = w, c.soloRuns+1
 		w.solo, w.end, w.seen = ds, int32(len(ds)), -1
-		w.next.Store(0)
+		w.resetNext()
 		return nil
 	}
 	own := w.run[:0]
@@ -616,7 +611,6 @@ func (c *Consumer) intakeTurnLocked(w *worker) []task {
 	c.receiving = true
 	c.mu.Unlock()
 	ds, err := c.intake(c.intakeCtx)
-	c.inflight.Add(len(ds))
 	c.mu.Lock()
 	own := c.dispatchLocked(ds, w)
 	c.receiving = false
@@ -816,11 +810,10 @@ func (c *Consumer) runSoloLocked(w *worker) []task {
 	return run
 }
 
-// ranLocking frees the window slots and in-flight counts of ran deliveries
-// a worker has run, and takes c.mu.
+// ranLocking frees the window slots of ran deliveries a worker has run, and
+// takes c.mu.
 func (c *Consumer) ranLocking(ran int) {
 	c.window.release(ran)
-	c.inflight.Add(-ran)
 	c.mu.Lock()
 	c.completed += uint64(ran)
 }
@@ -843,7 +836,20 @@ const grabMax = 16
 // w.claim; c.mu must be held.
 func (w *worker) setRunLocked(run []task) {
 	w.run, w.end, w.seen = run, int32(len(run)), -1
-	w.next.Store(0)
+	if len(run) > 0 {
+		w.resetNext()
+	}
+}
+
+// resetNext makes w's next claim start at 0. It stores only when next
+// moved: a store is an atomic exchange, which costs as much as a claim, and
+// a single worker, which runs its tasks without claiming them, never moves
+// it. An empty run needs no reset: with end 0 nothing is claimable. w's
+// own goroutine, the only one that claims, calls it, with Consumer.mu held.
+func (w *worker) resetNext() {
+	if w.next.Load() != 0 {
+		w.next.Store(0)
+	}
 }
 
 // claim returns the index in w.run of the next task w runs, or -1 when

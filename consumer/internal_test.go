@@ -169,6 +169,46 @@ func TestWindow(t *testing.T) {
 	}
 }
 
+func TestWindowWaitIdle(t *testing.T) {
+	w := newWindow(8, 8, 2)
+	ctx := context.Background()
+	if !w.waitIdle(ctx) {
+		t.Fatal("an empty window is idle")
+	}
+	if n, _ := w.acquire(ctx, 3); n != 3 {
+		t.Fatalf("took %d", n)
+	}
+	idle := make(chan bool, 1)
+	go func() { idle <- w.waitIdle(ctx) }()
+	w.release(2)
+	select {
+	case <-idle:
+		t.Fatal("idle with a slot taken")
+	case <-time.After(20 * time.Millisecond):
+	}
+	w.release(1)
+	select {
+	case ok := <-idle:
+		if !ok {
+			t.Fatal("waitIdle reported false")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("waitIdle not woken by the last release")
+	}
+	// A done ctx ends the wait.
+	if n, _ := w.acquire(ctx, 1); n != 1 {
+		t.Fatalf("took %d", n)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if w.waitIdle(cctx) {
+		t.Fatal("idle with a slot taken")
+	}
+	if w.need.Load() != 0 {
+		t.Fatalf("need %d left after the wait ended", w.need.Load())
+	}
+}
+
 // TestLaneTable: with every key in one slot, busy lanes stay exact (one
 // per key or partition), a released lane is reused for the next key of its
 // slot and keeps no key, and the chain holds no more lanes than were busy

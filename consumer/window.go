@@ -16,7 +16,7 @@ type window struct {
 	size   int64
 	refill int64
 	used   atomic.Int64
-	need   atomic.Int64  // free slots the waiting intake needs; 0 when none waits
+	need   atomic.Int64  // free slots the waiter needs; 0 when none waits
 	wake   chan struct{} // capacity 1
 	full   bool          // intake's last take filled the window (intake only)
 }
@@ -81,6 +81,26 @@ func (w *window) tryTake(least, most int64) (int, bool) {
 }
 
 // room reports whether a slot is free.
+// waitIdle waits until no slot is taken and reports true, or reports false
+// when ctx is done first. Like acquire, it must not run beside another
+// waiter: the runtime calls it to drain, once intake has stopped.
+func (w *window) waitIdle(ctx context.Context) bool {
+	for w.used.Load() != 0 {
+		w.need.Store(w.size)
+		if w.used.Load() == 0 {
+			w.need.Store(0)
+			break
+		}
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			w.need.Store(0)
+			return false
+		}
+	}
+	return true
+}
+
 func (w *window) room() bool { return w.used.Load() < w.size }
 
 // giveBack returns n slots intake took but did not use (Receive returned
