@@ -18,6 +18,15 @@ type deliveryState struct {
 	duplicate atomic.Bool
 }
 
+// reset readies s, reused, for another attempt. It stores only when
+// MarkDuplicate was called: an atomic store costs as much as the rest of a
+// fast attempt's runtime work.
+func (s *deliveryState) reset() {
+	if s.duplicate.Load() {
+		s.duplicate.Store(false)
+	}
+}
+
 // NameFromContext returns the consumer name the runtime put in a handler's
 // context, or "" outside a Consumer. Idempotency stores key claims by it.
 func NameFromContext(ctx context.Context) string {
