@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -1384,5 +1385,77 @@ func TestDoneLeaseNotRun(t *testing.T) {
 	}
 	if st := counting.Stats(); st.Acked+st.Retried+st.DeadLettered != 0 {
 		t.Errorf("settled deliveries of a done lease: %+v", st)
+	}
+}
+
+// TestUnobserved runs the settlement paths without an Observer, where a
+// delivery without a lease takes the runtime's quick first attempt:
+// success, an outage held and tried again in place, a broker retry, a
+// permanent error, attempts exhausted, a panic, and a MarkDuplicate that
+// must not leak into the next attempt.
+func TestUnobserved(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprintf("concurrency=%d", workers), func(t *testing.T) {
+			broker := memory.NewBroker()
+			calls := newCounter()
+			h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+				n := calls.add(m.ID)
+				switch m.ID {
+				case "outage":
+					if n < 3 {
+						return consumer.Unavailable(errors.New("database is down"))
+					}
+				case "retry":
+					if m.Attempt < 2 {
+						return errors.New("flaky")
+					}
+				case "permanent":
+					return consumer.Permanent(errors.New("malformed"))
+				case "poison":
+					return errors.New("always fails")
+				case "panic":
+					panic("boom")
+				case "dup":
+					consumer.MarkDuplicate(ctx)
+				default:
+					if consumer.IsDuplicate(ctx) {
+						return consumer.Permanent(errors.New("an earlier attempt's duplicate mark leaked"))
+					}
+				}
+				return nil
+			})
+			ids := []string{"dup", "ok", "outage", "retry", "permanent", "poison", "panic", "after-dup"}
+			msgs := make([]*consumer.Message, len(ids))
+			for i, id := range ids {
+				msgs[i] = &consumer.Message{ID: id, Key: id}
+			}
+			if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
+				t.Fatal(err)
+			}
+			c, err := consumer.New(broker.NewSource("src", "test"), h, consumer.Config{
+				Name: "test", Concurrency: workers, OutageBackoff: fastOutage, Retry: fastRetry(2), Logger: discard,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop := startConsumer(t, c)
+			waitFor(t, "every message settled", func() bool { return broker.Depth("src") == 0 })
+			stop()
+
+			want := map[string]int{"dup": 1, "ok": 1, "outage": 3, "retry": 2, "permanent": 1, "poison": 2, "panic": 2, "after-dup": 1}
+			for id, n := range want {
+				if got := calls.get(id); got != n {
+					t.Errorf("%s handled %d times, want %d", id, got, n)
+				}
+			}
+			reasons := map[string]string{}
+			for _, m := range broker.DeadLetters("src", "test") {
+				reasons[m.ID] = m.Header(consumer.HeaderDeadLetterReason)
+			}
+			wantDL := map[string]string{"permanent": consumer.ReasonPermanent, "poison": consumer.ReasonExhausted, "panic": consumer.ReasonPanic}
+			if !maps.Equal(reasons, wantDL) {
+				t.Errorf("dead letters %v, want %v", reasons, wantDL)
+			}
+		})
 	}
 }
