@@ -20,7 +20,9 @@ var ErrStuckHandlers = errors.New("oncely: handlers did not return after hard st
 // per lane, and settles every delivery at most once after the handler chain
 // returns. Create one with New and run it with Run.
 //
-// Source.Receive is never called concurrently. A worker that finds no task
+// Worker goroutines start as work finds no idle worker, up to
+// Config.Concurrency: a consumer whose handlers keep up on one goroutine
+// runs one. Source.Receive is never called concurrently. A worker that finds no task
 // waiting calls it, and then runs the received deliveries itself, so fast
 // handlers cost no hand-off between goroutines; when nothing else was in
 // flight it runs them all, in order, without looking up their lanes, until
@@ -58,6 +60,7 @@ type Consumer struct {
 	intakeIdle sync.Cond // broadcast when receiving turns false
 
 	workers    []*worker   // set before the workers start
+	started    int         // workers whose goroutines started (see wakeLocked)
 	helpTimer  *time.Timer // runs help; stopped when not armed
 	helpArmed  bool
 	spreading  bool      // handlers are slow: wake idle workers for tasks at once
@@ -75,7 +78,8 @@ type Consumer struct {
 	excess     []Delivery      // returned beyond what was asked, not dispatched yet
 	failures   int             // consecutive Receive failures
 
-	breaker breaker
+	breaker    breaker
+	goroutines sync.WaitGroup // the started workers
 
 	baseCtx    context.Context // never cancelled by the stop sequence; carries values
 	ident      ctxIdent        // baseCtx's name and broker, for attempt contexts
@@ -262,10 +266,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		w.a.sctx.Context = c.baseCtx
 		c.workers[i] = w
 	}
-	var workers sync.WaitGroup
-	for _, w := range c.workers {
-		workers.Go(func() { c.runWorker(w) })
-	}
+	c.mu.Lock()
+	c.startWorkerLocked() // the rest start as work finds no idle worker
+	c.mu.Unlock()
 
 	select {
 	case <-ctx.Done():
@@ -292,7 +295,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	c.work.Broadcast()
 	c.mu.Unlock()
 	if err == nil {
-		workers.Wait()
+		c.goroutines.Wait()
 	}
 	c.closed.Store(true)
 	closeCtx, cancel := context.WithTimeout(c.baseCtx, c.cfg.SettleTimeout)
@@ -341,6 +344,9 @@ func (c *Consumer) hardStop() {
 // flight are then those holding window slots, each released once a worker
 // has run it (see ranLocking).
 func (c *Consumer) drain() error {
+	if c.window.idle() {
+		return nil
+	}
 	soft, cancel := context.WithTimeout(c.hardCtx, c.cfg.SoftStopTimeout)
 	defer cancel()
 	if c.window.waitIdle(soft) {
@@ -597,10 +603,36 @@ func (c *Consumer) nextRunLocked(w *worker) ([]task, bool) {
 // batch wakes workers one by one as long as work is left for them.
 // Otherwise help decides, after a delay. c.mu must be held.
 func (c *Consumer) spreadLocked() {
-	if c.spreading && c.idle > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
-		c.work.Signal()
+	if c.spreading && c.spareLocked() > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
+		c.wakeLocked()
 	}
 	c.armHelpLocked()
+}
+
+// wakeLocked wakes an idle worker, or starts a worker goroutine while
+// fewer than Concurrency run: a consumer whose handlers keep up with fewer
+// goroutines never starts the rest. c.mu must be held.
+func (c *Consumer) wakeLocked() {
+	switch {
+	case c.idle > 0:
+		c.work.Signal()
+	case c.started < len(c.workers) && !c.quitting:
+		c.startWorkerLocked()
+	}
+}
+
+// startWorkerLocked starts the next worker's goroutine; c.mu must be held
+// and a worker must be left to start.
+func (c *Consumer) startWorkerLocked() {
+	w := c.workers[c.started]
+	c.started++
+	c.goroutines.Go(func() { c.runWorker(w) })
+}
+
+// spareLocked returns how many workers are idle or not started yet; c.mu
+// must be held.
+func (c *Consumer) spareLocked() int {
+	return c.idle + len(c.workers) - c.started
 }
 
 // intakeTurnLocked takes the intake role for one turn of intake and
@@ -662,7 +694,7 @@ func (c *Consumer) startHelpLocked() {
 		return
 	}
 	delay := helpDelay
-	if c.idle == 0 {
+	if c.spareLocked() == 0 {
 		delay = prefetchDelay
 	}
 	c.helpArmed, c.armedAt = true, c.completed
@@ -708,7 +740,7 @@ func (c *Consumer) help() {
 			c.startHelpLocked()
 		}
 	}
-	for c.idle == 0 && !c.receiving && !c.intakeOff && !c.quitting && c.window.room() &&
+	for c.spareLocked() == 0 && !c.receiving && !c.intakeOff && !c.quitting && c.window.room() &&
 		(c.runqHead == len(c.runq) || c.completed == c.armedAt) {
 		c.intakeTurnLocked(nil)
 	}
@@ -716,15 +748,15 @@ func (c *Consumer) help() {
 		c.spreading = true
 	}
 	switch {
-	case c.idle == 0:
+	case c.spareLocked() == 0:
 	case c.runqHead < len(c.runq):
 		// Tasks have waited helpDelay, or were dispatched here: an idle
 		// worker takes them (and, while spreading, wakes the next).
-		c.work.Signal()
+		c.wakeLocked()
 	case !c.receiving && !c.intakeOff && !pending:
 		// To take the intake role; not while a worker holds tasks it has
 		// not started, which the woken worker could wait in Receive beside.
-		c.work.Signal()
+		c.wakeLocked()
 	}
 }
 

@@ -85,7 +85,7 @@ func (w *window) tryTake(least, most int64) (int, bool) {
 // when ctx is done first. Like acquire, it must not run beside another
 // waiter: the runtime calls it to drain, once intake has stopped.
 func (w *window) waitIdle(ctx context.Context) bool {
-	for w.used.Load() != 0 {
+	for !w.idle() {
 		w.need.Store(w.size)
 		if w.used.Load() == 0 {
 			w.need.Store(0)
@@ -100,6 +100,9 @@ func (w *window) waitIdle(ctx context.Context) bool {
 	}
 	return true
 }
+
+// idle reports whether no slot is taken.
+func (w *window) idle() bool { return w.used.Load() == 0 }
 
 func (w *window) room() bool { return w.used.Load() < w.size }
 
