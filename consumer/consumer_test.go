@@ -1459,3 +1459,39 @@ func TestUnobserved(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkersStartOnDemand: worker goroutines start as work finds no idle
+// worker; with every handler blocked, Concurrency of them run at once,
+// never more.
+func TestWorkersStartOnDemand(t *testing.T) {
+	const workers = 4
+	var running, most atomic.Int32
+	release := make(chan struct{})
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		n := running.Add(1)
+		for {
+			old := most.Load()
+			if n <= old || most.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		running.Add(-1)
+		return nil
+	})
+	const n = 3 * workers
+	e := newEnv(t, h, consumer.Config{Concurrency: workers}, msgsN(n, func(i int) string { return fmt.Sprint(i) })...)
+	e.start()
+	waitFor(t, "every worker in a blocked handler", func() bool { return running.Load() == workers })
+	close(release)
+	waitFor(t, "every message acked", func() bool { return e.src.Stats().Acked == n })
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := most.Load(); got != workers {
+		t.Errorf("at most %d handlers ran at once, want %d", got, workers)
+	}
+}
