@@ -59,7 +59,7 @@ type Consumer struct {
 	intakeErr  error
 	intakeIdle sync.Cond // broadcast when receiving turns false
 
-	workers    []*worker   // set before the workers start
+	workers    []*worker   // made by New
 	started    int         // workers whose goroutines started (see wakeLocked)
 	helpTimer  *time.Timer // runs help; stopped when not armed
 	helpArmed  bool
@@ -87,10 +87,9 @@ type Consumer struct {
 	hardCancel context.CancelFunc
 	stopOnce   sync.Once
 	stopCh     chan struct{}
-	hardOnce   sync.Once
-	hardCh     chan struct{} // closed by hardStop; cancels hardCtx
-	hard       atomic.Bool   // set by hardStop, before hardCh closes
-	closed     atomic.Bool   // source closed: no settlement may follow
+	hardMu     sync.Mutex  // guards hardCancel's call against Run setting it
+	hard       atomic.Bool // set by hardStop, which then cancels hardCtx
+	closed     atomic.Bool // source closed: no settlement may follow
 	running    atomic.Bool
 	done       chan struct{}
 	runErr     error
@@ -216,7 +215,6 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		epoch:   time.Now(),
 		ident:   ctxIdent{name: cfg.Name, broker: caps.Broker},
 		stopCh:  make(chan struct{}),
-		hardCh:  make(chan struct{}),
 		done:    make(chan struct{}),
 
 		intakeDone: make(chan struct{}),
@@ -227,6 +225,14 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	}
 	c.work.L = &c.mu
 	c.intakeIdle.L = &c.mu
+	// Made here, not in Run, so that Run's start allocates little: its
+	// contexts, and then one goroutine.
+	c.helpTimer = time.AfterFunc(time.Hour, c.help)
+	c.helpTimer.Stop()
+	c.workers = make([]*worker, cfg.Concurrency)
+	for i := range c.workers {
+		c.workers[i] = &worker{run: make([]task, 0, grabMax), a: attempt{actx: attemptCtx{ident: &c.ident}}}
+	}
 	c.breaker.init(cfg.BreakerThreshold, cfg.Observer)
 	return c, nil
 }
@@ -243,28 +249,20 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	defer close(c.done)
 	c.baseCtx = WithBroker(WithName(context.WithoutCancel(ctx), c.cfg.Name), c.caps.Broker)
+	c.hardMu.Lock()
 	c.hardCtx, c.hardCancel = context.WithCancel(c.baseCtx)
+	if c.hard.Load() {
+		c.hardCancel() // Stop escalated before Run got here
+	}
+	c.hardMu.Unlock()
 	defer c.hardCancel()
-	go func() {
-		select {
-		case <-c.hardCh:
-			c.hardCancel()
-		case <-c.done:
-		}
-	}()
 
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	defer stopIntake()
 	c.intakeCtx = intakeCtx
-	c.helpTimer = time.AfterFunc(time.Hour, c.help)
-	c.helpTimer.Stop()
 	defer c.helpTimer.Stop()
-	c.workers = make([]*worker, c.cfg.Concurrency)
-	for i := range c.workers {
-		w := &worker{run: make([]task, 0, grabMax)}
-		w.a.actx.Context, w.a.actx.ident = c.hardCtx, &c.ident
-		w.a.sctx.Context = c.baseCtx
-		c.workers[i] = w
+	for _, w := range c.workers {
+		w.a.actx.Context, w.a.sctx.Context = c.hardCtx, c.baseCtx
 	}
 	c.mu.Lock()
 	c.startWorkerLocked() // the rest start as work finds no idle worker
@@ -333,10 +331,11 @@ func (c *Consumer) Stop(ctx context.Context) error {
 func (c *Consumer) Paused() bool { return c.breaker.isOpen() }
 
 func (c *Consumer) hardStop() {
-	c.hardOnce.Do(func() {
-		c.hard.Store(true)
-		close(c.hardCh)
-	})
+	c.hardMu.Lock()
+	defer c.hardMu.Unlock()
+	if !c.hard.Swap(true) && c.hardCancel != nil {
+		c.hardCancel()
+	}
 }
 
 // drain waits for in-flight deliveries: SoftStopTimeout, then the hard stop
