@@ -728,7 +728,7 @@ func (c *Consumer) help() {
 	// tasks it has not started.
 	movedBack, pending := 0, false
 	if c.cfg.Concurrency > 1 {
-		for _, w := range c.workers {
+		for _, w := range c.workers[:c.started] {
 			if n := c.takeBackLocked(w); n > 0 {
 				movedBack += n
 			} else if w.next.Load() < w.end {
@@ -895,7 +895,7 @@ func (w *worker) claim() int {
 // holdingLocked reports whether a worker holds tasks it has not started;
 // c.mu must be held.
 func (c *Consumer) holdingLocked() bool {
-	for _, w := range c.workers {
+	for _, w := range c.workers[:c.started] {
 		if w.next.Load() < w.end {
 			return true
 		}
