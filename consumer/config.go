@@ -55,8 +55,10 @@ type Config struct {
 	// separate claims.
 	Name string
 
-	// Concurrency is the number of handler goroutines. Defaults to
-	// ConcurrencyDefault (16). Workers do not all wake for every batch: a
+	// Concurrency is the most handler goroutines. Defaults to
+	// ConcurrencyDefault (16). They start as work finds no idle one, so
+	// handlers that keep up on fewer goroutines never start the rest.
+	// Workers do not all wake for every batch: a
 	// worker runs the deliveries it received itself, taking up to 16 at a
 	// time while handlers are fast, and idle workers are woken for waiting
 	// deliveries once those have waited 100µs (up to a millisecond when the
