@@ -22,14 +22,14 @@ var ErrStuckHandlers = errors.New("oncely: handlers did not return after hard st
 //
 // Worker goroutines start as work finds no idle worker, up to
 // Config.Concurrency: a consumer whose handlers keep up on one goroutine
-// runs one. Source.Receive is never called concurrently. A worker that finds no task
-// waiting calls it, and then runs the received deliveries itself, so fast
-// handlers cost no hand-off between goroutines; when nothing else was in
-// flight it runs them all, in order, without looking up their lanes, until
-// another worker would run a delivery beside them. Idle workers are woken for
-// waiting deliveries once those have waited helpDelay (from then on at
-// once, while handlers stay slow); while every worker has been busy for
-// prefetchDelay with none finishing, Receive runs beside them until
+// runs one. Source.Receive is never called concurrently. A worker that finds
+// no task waiting calls it, and then runs the received deliveries itself, so
+// fast handlers cost no hand-off between goroutines; when nothing else was
+// in flight it runs them all, in order, without looking up their lanes,
+// until another worker would run a delivery beside them. Idle workers are
+// woken for waiting deliveries once those have waited helpDelay (from then
+// on at once, while handlers stay slow); while every worker has been busy
+// for prefetchDelay with none finishing, Receive runs beside them until
 // MaxInFlight deliveries are in flight, so slow handlers find their next
 // deliveries already received.
 type Consumer struct {
@@ -424,13 +424,14 @@ func (c *Consumer) laneOf(m *Message) (*lane, bool) {
 	return c.lanes.lookup(true, m.Key, 0)
 }
 
-// dispatchLocked hands ds, whose window slots are taken, to the workers, and returns the tasks for w (nil: none). When
-// nothing else is in flight and handlers are fast, w runs all of ds as a
-// solo run (see runSoloLocked): in arrival order, on w alone, without
-// lanes, until another worker would run a delivery beside it
-// (endSoloLocked). Otherwise a delivery whose lane is busy queues behind
-// it, and any other becomes a task: for w up to grabMax (at most one while
-// handlers are slow), else in the run queue. c.mu must be held.
+// dispatchLocked hands ds, whose window slots are taken, to the workers, and
+// returns the tasks for w (nil: none). When nothing else is in flight and
+// handlers are fast, w runs all of ds as a solo run (see runSoloLocked): in
+// arrival order, on w alone, without lanes, until another worker would run a
+// delivery beside it (endSoloLocked). Otherwise a delivery whose lane is
+// busy queues behind it, and any other becomes a task: for w up to grabMax
+// (at most one while handlers are slow), else in the run queue. c.mu must be
+// held.
 func (c *Consumer) dispatchLocked(ds []Delivery, w *worker) []task {
 	if c.solo != nil {
 		c.endSoloLocked() // another worker's solo run: it gets lanes first
