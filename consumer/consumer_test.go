@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -1331,8 +1332,10 @@ func TestSoloRunSpreads(t *testing.T) {
 			mu.Unlock()
 		}
 		// Busy, not blocked: the worker starts its next delivery well
-		// within every help period.
+		// within every help period. It yields, so that with GOMAXPROCS=1
+		// the workers it spreads to can run beside it at all.
 		for start := time.Now(); time.Since(start) < 200*time.Microsecond; {
+			runtime.Gosched()
 		}
 		return nil
 	})
