@@ -745,14 +745,8 @@ func TestUnordered(t *testing.T) {
 	var running, peak atomic.Int32
 	gate := make(chan struct{})
 	h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
-		r := running.Add(1)
 		defer running.Add(-1)
-		for {
-			p := peak.Load()
-			if r <= p || peak.CompareAndSwap(p, r) {
-				break
-			}
-		}
+		raise(&peak, running.Add(1))
 		select {
 		case <-gate:
 		case <-ctx.Done():
@@ -812,10 +806,8 @@ func TestSourceReturnsMoreThanAsked(t *testing.T) {
 	var running, peak atomic.Int32
 	ok := newCounter()
 	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		r := running.Add(1)
 		defer running.Add(-1)
-		for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
-		}
+		raise(&peak, running.Add(1))
 		time.Sleep(100 * time.Microsecond)
 		ok.add(m.ID)
 		return nil
@@ -865,10 +857,8 @@ func TestSequentialLanes(t *testing.T) {
 			var order []int
 			var running, peak atomic.Int32
 			h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-				r := running.Add(1)
 				defer running.Add(-1)
-				for p := peak.Load(); r > p && !peak.CompareAndSwap(p, r); p = peak.Load() {
-				}
+				raise(&peak, running.Add(1))
 				i, _ := strconv.Atoi(string(m.Body))
 				mu.Lock()
 				order = append(order, i)
@@ -1471,18 +1461,12 @@ func TestWorkersStartOnDemand(t *testing.T) {
 	var running, most atomic.Int32
 	release := make(chan struct{})
 	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
-		n := running.Add(1)
-		for {
-			old := most.Load()
-			if n <= old || most.CompareAndSwap(old, n) {
-				break
-			}
-		}
+		defer running.Add(-1)
+		raise(&most, running.Add(1))
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
-		running.Add(-1)
 		return nil
 	})
 	const n = 3 * workers

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,4 +214,10 @@ func (c *counter) distinct() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.n)
+}
+
+// raise makes peak at least v.
+func raise(peak *atomic.Int32, v int32) {
+	for p := peak.Load(); v > p && !peak.CompareAndSwap(p, v); p = peak.Load() {
+	}
 }
