@@ -51,23 +51,52 @@ func RetryAfter(err error, d time.Duration) error {
 }
 
 // UnavailableError marks an infrastructure failure (a database or a downstream
-// service that does not answer): the message is not at fault. The runtime holds
-// the delivery unsettled, counts the failure towards the breaker and tries the
+// service that does not answer).
+//
+// With a Dependency, the runtime probes it (see Prober): when the dependency
+// is down the failure is an outage, and when it answers the failure is this
+// message's and is retried like any other (so a message the database rejects,
+// or a handler whose connection the server killed, ends in the dead-letter
+// destination instead of being held forever). Without a Dependency the error
+// is taken at its word: an outage. During an outage the runtime holds the
+// delivery unsettled, counts the failure towards the breaker and tries the
 // same message again after a backoff, instead of retrying it on the broker or
 // dead-lettering it.
-type UnavailableError struct{ Err error }
+type UnavailableError struct {
+	Err error
+	// Dependency is what failed, probed by the runtime before it calls the
+	// failure an outage. Nil: the failure is an outage without a probe.
+	Dependency Prober
+}
 
 func (e *UnavailableError) Error() string { return "unavailable: " + errString(e.Err) }
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
-// Unavailable wraps err to mark it as an infrastructure outage. Unavailable(nil)
-// returns nil.
+// Unavailable wraps err to mark it as an infrastructure outage, without a
+// dependency to probe. Unavailable(nil) returns nil.
 func Unavailable(err error) error {
 	if err == nil {
 		return nil
 	}
 	return &UnavailableError{Err: err}
 }
+
+// UnavailableFrom wraps err as a failure of dep: the runtime probes dep and
+// treats err as an outage only when dep does not answer. Stores wrap their
+// own failures this way. UnavailableFrom(nil, dep) returns nil.
+func UnavailableFrom(err error, dep Prober) error {
+	if err == nil {
+		return nil
+	}
+	return &UnavailableError{Err: err, Dependency: dep}
+}
+
+// ErrCopyRefused is wrapped by Delivery.Retry and Delivery.DeadLetter when the
+// broker refuses the copy for good (larger than the broker or topic allows
+// even after trimming, a delay beyond its limit): trying the same publish
+// again cannot succeed. The runtime dead-letters a message whose retry copy
+// was refused, with reason ReasonRetryRefused.
+var ErrCopyRefused = errors.New("oncely: the broker refuses this copy")
 
 // PanicError is a recovered panic. Its message dead-letters with reason "panic"
 // once attempts are exhausted; until then it is retried like any failure.

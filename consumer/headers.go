@@ -42,6 +42,10 @@ const (
 	ReasonMissingID = "missing-id"
 	ReasonInvalidID = "invalid-id"
 	ReasonPanic     = "panic"
+	// ReasonRetryRefused: the broker refused the retry copy for good (see
+	// ErrCopyRefused) while it answered, so the message is dead-lettered
+	// instead of looping.
+	ReasonRetryRefused = "retry-refused"
 )
 
 // Failure is the context of one failed attempt, turned into headers by

@@ -41,6 +41,9 @@ type Event struct {
 	RetryAfter time.Duration
 	// Duration is how long the handler chain ran (zero when it did not run).
 	Duration time.Duration
+	// Trimmed reports, for OutcomeRetried and OutcomeDeadLettered, that the
+	// adapter trimmed the copy to fit the broker's size limit (see FitCopy).
+	Trimmed bool
 }
 
 // Observer receives the runtime's events, for metrics and tests. Methods are

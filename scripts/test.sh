@@ -11,6 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# This script starts every service the tests need, so a missing one is a
+# failure here, never a skip.
+export CI=true
 
 export TEST_DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
 export RABBITMQ_URL=${RABBITMQ_URL:-amqp://guest:guest@127.0.0.1:5672/}
@@ -37,19 +40,26 @@ ensure_go() {
 
 ensure_postgres() {
   if ! port_open 5432; then
-    if ! command -v pg_ctlcluster >/dev/null; then
-      apt_install postgresql
-      local v; v=$(ls /etc/postgresql | sort -V | tail -1)
-      sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/; s/^(local\s+all\s+all\s+)\S+/\1trust/' "/etc/postgresql/$v/main/pg_hba.conf"
-    fi
+    command -v pg_ctlcluster >/dev/null || apt_install postgresql
     log "starting PostgreSQL"
-    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -1)" main start || true
+    pg_trust_local
+    pg_ctlcluster --skip-systemctl-redirect "$(pg_version)" main start || true
     wait_port 5432 60 || { echo "PostgreSQL did not start on 127.0.0.1:5432" >&2; exit 1; }
+  elif [ -d /etc/postgresql ] && ! psql "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable" -qtAc 'select 1' >/dev/null 2>&1; then
+    log "reloading PostgreSQL to trust local connections"
+    pg_trust_local
+    pg_ctlcluster --skip-systemctl-redirect "$(pg_version)" main reload
   fi
   if ! psql "$TEST_DATABASE_URL" -qtAc 'select 1' >/dev/null 2>&1; then
     log "creating database test"
     psql "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable" -qc 'create database test' >/dev/null
   fi
+}
+pg_version() { ls /etc/postgresql | sort -V | tail -1; }
+# The tests connect as postgres without a password from 127.0.0.1: trust local
+# connections, also on a machine whose PostgreSQL came preinstalled.
+pg_trust_local() {
+  sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/; s/^(local\s+all\s+all\s+)\S+/\1trust/' "/etc/postgresql/$(pg_version)/main/pg_hba.conf"
 }
 
 ensure_rabbitmq() {
