@@ -210,6 +210,9 @@ func (c Config) validate(caps Capabilities) error {
 	if err := c.OutageBackoff.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("OutageBackoff: %w", err))
 	}
+	if caps.Prefetch > 0 && c.MaxInFlight > 0 && c.MaxInFlight < caps.Prefetch {
+		errs = append(errs, fmt.Errorf("MaxInFlight (%d) is below %s's prefetch (%d): lower the source's prefetch or raise MaxInFlight", c.MaxInFlight, caps.Broker, caps.Prefetch))
+	}
 	if caps.MaxDelay > 0 && c.Retry.LongestDelay() > caps.MaxDelay {
 		errs = append(errs, fmt.Errorf("the Retry policy can delay up to %s but %s supports at most %s; lower Retry.MaxInterval", c.Retry.LongestDelay(), caps.Broker, caps.MaxDelay))
 	}

@@ -99,6 +99,20 @@ type Capabilities struct {
 	// LeaseRenewal reports whether the adapter renews the broker lease while
 	// a handler runs (SQS visibility).
 	LeaseRenewal bool
+
+	// FanOut reports what two consumer names of one source get. True: each
+	// consumer name gets every message of the source (Kafka: a consumer
+	// group per name). False: consumer names share the source's queue and
+	// split its messages (RabbitMQ, SQS, memory); idempotency claims,
+	// retry and dead-letter destinations are still kept per name.
+	FanOut bool
+
+	// Prefetch is the most deliveries the broker pushes to this Source
+	// before Receive asks for them (AMQP prefetch), zero when the adapter
+	// only fetches inside Receive. The runtime refuses a MaxInFlight smaller
+	// than Prefetch: deliveries the runtime has no room for would sit
+	// unhandled in the client and return to the queue on every close.
+	Prefetch int
 }
 
 // BacklogReporter is implemented by sources that can say how far behind the
