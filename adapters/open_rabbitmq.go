@@ -22,8 +22,13 @@ import (
 // "<source>.<consumer>.dlq". Query parameters:
 //
 //	queue_type=quorum|classic  type of the queues declared (default quorum)
-//	prefetch=N                 per-consumer prefetch (default 200; 0, which AMQP reads as unbounded, is refused)
-//	delivery_limit=N           quorum x-delivery-limit of the source queue (default 20)
+//	prefetch=N                 per-consumer prefetch (default 128, the runtime's default MaxInFlight;
+//	                           the consumer's MaxInFlight must be at least this; 0, which AMQP reads
+//	                           as unbounded, is refused)
+//	delivery_limit=N           quorum x-delivery-limit of the source queue (default 100; the broker
+//	                           counts clean closes too, so it guards against crash loops only)
+//	max_message_size=N         the broker's max_message_size in bytes (default 128 MiB): retry and
+//	                           dead-letter copies are trimmed to fit it before they are published
 //	tiers=1s,10s,1m            retry queue delays (default 1s,10s,1m,10m,1h)
 //	key_header=NAME            header carrying the ordering key (default message-key)
 //
@@ -59,6 +64,7 @@ func openRabbitMQ(ctx context.Context, u *url.URL, o options) (Broker, error) {
 		intParam("prefetch", &cfg.Prefetch)
 	}
 	intParam("delivery_limit", &cfg.DeliveryLimit)
+	intParam("max_message_size", &cfg.MaxMessageSize)
 	if v := q.str("tiers"); v != "" {
 		t, err := parseTiers(v)
 		if err != nil {
@@ -278,7 +284,7 @@ func (s *rabbitSession) next(_ context.Context, n int) ([]heldLetter, error) {
 		}
 		s.got++
 		tag := d.DeliveryTag
-		out = append(out, heldLetter{msg: rabbitMessage(&d, s.keyHeader), remove: func(context.Context) error {
+		out = append(out, heldLetter{msg: rabbitmq.MessageFromDelivery(&d, s.keyHeader, d.RoutingKey), remove: func(context.Context) error {
 			if err := s.ch.Ack(tag, false); err != nil {
 				return err
 			}
@@ -310,26 +316,4 @@ func (s *rabbitSession) close(ctx context.Context) error {
 			return err
 		}
 	}
-}
-
-// rabbitMessage converts a delivery, its ID from message_id or the
-// message-id header.
-func rabbitMessage(d *amqp.Delivery, keyHeader string) *consumer.Message {
-	h := make(map[string]string, len(d.Headers))
-	for k, v := range d.Headers {
-		switch x := v.(type) {
-		case string:
-			h[k] = x
-		case []byte:
-			h[k] = string(x)
-		default:
-			h[k] = fmt.Sprint(x)
-		}
-	}
-	id := d.MessageId
-	if id == "" {
-		id = h[consumer.HeaderMessageID]
-	}
-	return &consumer.Message{ID: id, Key: h[keyHeader], Body: d.Body, Headers: h, Source: d.RoutingKey,
-		Attempt: consumer.AttemptFromHeaders(h), Partition: -1, Offset: -1, Timestamp: d.Timestamp}
 }

@@ -95,7 +95,7 @@ func TestBrokerKafka(t *testing.T) {
 }
 
 func TestBrokerRabbitMQ(t *testing.T) {
-	testBroker(t, testenv.RabbitMQ(t)+"?tiers=100ms,1s")
+	testBroker(t, testenv.RabbitMQ(t)+"?tiers=100ms,1s&prefetch=32") // the runtime below runs MaxInFlight 32
 }
 
 func TestBrokerSQS(t *testing.T) {

@@ -17,14 +17,15 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// benchPrefetch is the prefetch of both sides of BenchmarkConsume.
-const benchPrefetch = 200
+// benchPrefetch is the prefetch of both sides of BenchmarkConsume: the
+// default, which the runtime's default MaxInFlight (128) admits.
+const benchPrefetch = PrefetchDefault
 
 // BenchmarkConsume drains a quorum queue pre-filled with
 // ONCELY_BENCH_MESSAGES messages (default 100,000) with raw amqp091-go
 // (manual ack per message, no-op handler) and with oncely's Consumer on this
 // Source (no-op handler, default Config, 64 ordering keys), both at prefetch
-// 200, alternating ONCELY_BENCH_ROUNDS times (default 1) so both see the
+// 128, alternating ONCELY_BENCH_ROUNDS times (default 1) so both see the
 // same machine load. It reports the total rates and oncely's as a multiple
 // of raw (x_baseline, the median of the rounds' ratios; the target is
 // >= 0.9), the CPU per message of this process on each side, and, when the

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -16,8 +17,11 @@ func TestConfigDefaults(t *testing.T) {
 	if err := c.validate(); err != nil {
 		t.Fatal(err)
 	}
-	if c.Prefetch != PrefetchDefault || c.Prefetch < 100 || c.Prefetch > 300 {
-		t.Errorf("Prefetch %d, want %d (in 100..300)", c.Prefetch, PrefetchDefault)
+	if window := 8 * consumer.ConcurrencyDefault; c.Prefetch != PrefetchDefault || c.Prefetch < 100 || c.Prefetch > window {
+		t.Errorf("Prefetch %d, want %d (at least 100, at most the runtime's default MaxInFlight %d)", c.Prefetch, PrefetchDefault, window)
+	}
+	if c.MaxMessageSize != 128<<20 || c.DeliveryLimit < 100 {
+		t.Errorf("MaxMessageSize %d, DeliveryLimit %d", c.MaxMessageSize, c.DeliveryLimit)
 	}
 	if c.QueueType != Quorum || c.DeliveryLimit != DeliveryLimitDefault || c.KeyHeader != KeyHeaderDefault {
 		t.Errorf("defaults: %+v", c)
@@ -47,6 +51,7 @@ func TestConfigRefuses(t *testing.T) {
 		{"no consumer", func(c *Config) { c.Consumer = "" }, "Consumer is required"},
 		{"queue type", func(c *Config) { c.QueueType = "stream" }, `QueueType "stream" is unknown`},
 		{"negative limit", func(c *Config) { c.DeliveryLimit = -1 }, "DeliveryLimit -1 is invalid"},
+		{"negative max size", func(c *Config) { c.MaxMessageSize = -1 }, "MaxMessageSize -1 is invalid"},
 		{"classic limit", func(c *Config) { c.QueueType = Classic; c.DeliveryLimit = 5 }, "classic queues have no delivery limit"},
 		{"sub-ms tier", func(c *Config) { c.Tiers = retry.Tiers{1500 * time.Microsecond} }, "not a whole number of milliseconds"},
 		{"unsorted tiers", func(c *Config) { c.Tiers = retry.Tiers{time.Second, time.Millisecond} }, "strictly increasing"},
@@ -114,6 +119,6 @@ func ExampleNew_invalidConfig() {
 	})
 	fmt.Println(err)
 	// Output:
-	// rabbitmq: invalid config: config.Prefetch -1 is invalid: AMQP's prefetch 0 means unbounded, which lets the broker push an unlimited backlog into memory (quorum queues silently cap it at 2,000) and hands all of it back on a crash; choose 1..2000, or 0 for the default 200
+	// rabbitmq: invalid config: config.Prefetch -1 is invalid: AMQP's prefetch 0 means unbounded, which lets the broker push an unlimited backlog into memory (quorum queues silently cap it at 2,000) and hands all of it back on a crash; choose 1..2000, or 0 for the default 128
 	// config.Tiers: 1.5ms is not a whole number of milliseconds (x-message-ttl is in ms; rounding down would retry early)
 }

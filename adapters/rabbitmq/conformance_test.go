@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,18 @@ type harness struct{}
 var _ adaptertest.Harness = harness{}
 
 func (harness) NewSource(t testing.TB, source, name string) consumer.Source {
-	return newSource(t, Config{Queue: source, Consumer: name})
+	return newSource(t, Config{Queue: source, Consumer: name, Prefetch: suitePrefetch(t)})
+}
+
+// suitePrefetch fits the suite's runtime configurations, which the runtime
+// checks against the prefetch (MaxInFlight >= Prefetch): 16 (Concurrency 2,
+// MaxInFlight 16) holds the most deliveries a case takes unsettled (5), and
+// the MaxInFlight case runs MaxInFlight 4.
+func suitePrefetch(t testing.TB) int {
+	if strings.HasSuffix(t.Name(), "/Backpressure/MaxInFlight") {
+		return 4
+	}
+	return 16
 }
 
 func (harness) Publish(t testing.TB, source string, msgs ...*consumer.Message) {

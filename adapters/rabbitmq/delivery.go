@@ -29,6 +29,7 @@ type delivery struct {
 
 	mu      sync.Mutex
 	settled bool
+	trimmed bool // the last copy published was trimmed
 }
 
 // Message returns the message.
@@ -45,19 +46,40 @@ func (d *delivery) Ack(ctx context.Context) error { return d.settle(ctx, "ack", 
 
 // Retry publishes a copy to the retry queue of the smallest tier >= after,
 // waits for the broker's confirmation, then acks the original as Ack does.
+// A copy over the broker's limits is trimmed first (see Config.MaxMessageSize);
+// one that cannot fit fails with an error wrapping consumer.ErrCopyRefused
+// and the original stays unsettled.
 func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[string]string) error {
-	queue := d.src.topo.retryQueueFor(after)
-	return d.settle(ctx, "retry", func(ctx context.Context) error {
-		return d.sess.pub.publishOne(ctx, queue, d.copy(headers))
-	})
+	return d.publishCopy(ctx, "retry", d.src.topo.retryQueueFor(after), headers, false)
 }
 
 // DeadLetter publishes a copy to the dead-letter queue, waits for the
-// broker's confirmation, then acks the original as Ack does.
+// broker's confirmation, then acks the original as Ack does. A copy over the
+// broker's limits is trimmed first, down to an empty body with marker
+// headers (see Config.MaxMessageSize).
 func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) error {
-	queue := d.src.topo.dlq()
-	return d.settle(ctx, "dead-letter", func(ctx context.Context) error {
-		return d.sess.pub.publishOne(ctx, queue, d.copy(headers))
+	return d.publishCopy(ctx, "dead-letter", d.src.topo.dlq(), headers, true)
+}
+
+// CopyTrimmed reports whether the copy last published by Retry or
+// DeadLetter was trimmed to fit the broker's limits.
+func (d *delivery) CopyTrimmed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.trimmed
+}
+
+func (d *delivery) publishCopy(ctx context.Context, what, queue string, headers map[string]string, removeBody bool) error {
+	return d.settle(ctx, what, func(ctx context.Context) error {
+		p, trimmed, err := d.fit(what, d.copy(nil), headers, removeBody)
+		if err != nil {
+			return err
+		}
+		if err := d.sess.pub.publishOne(ctx, queue, p); err != nil {
+			return err
+		}
+		d.trimmed = trimmed
+		return nil
 	})
 }
 

@@ -9,7 +9,7 @@
 // New declares (or, when they exist, verifies) these durable queues for
 // Config.Queue "payments" and Config.Consumer "ledger", quorum by default:
 //
-//	payments                     the source queue; x-delivery-limit (20) and
+//	payments                     the source queue; x-delivery-limit (100) and
 //	                             x-dead-letter-exchange payments.dlx, at-least-once
 //	payments.ledger.retry.<tier> one per tier: x-message-ttl = tier,
 //	                             dead-lettering back to payments
@@ -45,20 +45,43 @@
 // A copy that comes back before its oncely-retry-not-before (a delay longer
 // than the largest tier) is parked again for the rest, so retries are never
 // early and delays are unbounded. DeadLetter does the same with the
-// dead-letter queue. A failed or unconfirmed publish leaves the original
-// unacked. Nothing is ever nacked or rejected back to the queue: no requeue
-// loops, and the broker's delivery count moves only when a consumer loses
-// its channel with the message unacked. Past the delivery limit the broker
-// dead-letters (never drops) the message into the dead-letter queue.
+// dead-letter queue. A failed, nacked, returned (unroutable) or unconfirmed
+// publish leaves the original unacked. Before it is published, a copy is
+// fitted to the broker's limits (Config.MaxMessageSize, 128 MiB by default,
+// and the connection's frame size for the headers) with consumer.FitCopy:
+// the stack header goes first, then the error header is cut; a dead-letter
+// copy then loses its body (size and SHA-256 marker headers stay), and a
+// retry copy that still does not fit fails with consumer.ErrCopyRefused
+// (the runtime dead-letters it). Deliveries report trimmed copies
+// (consumer.CopyTrimmer). Nothing is ever nacked or rejected back to the
+// queue: no requeue loops.
 //
-// Message.Attempt is the larger of the oncely-attempt header and
-// x-delivery-count+1 (quorum queues only; the broker's counter is a lower
-// bound: it restarts on every retry hop, and it also counts deliveries
-// returned unprocessed when a consumer stopped or crashed). The redelivered
-// flag is reported in Message.Coordinates and never used to skip work. The
-// ID is the message_id property, else the message-id header; the ordering
-// key is the Config.KeyHeader header. Header values of every AMQP type are
-// converted to strings.
+// Message.Attempt comes from the oncely-attempt header alone: 1 on a first
+// delivery, raised only by the runtime's retry copies, so it counts handler
+// attempts. The quorum queue's x-delivery-count is no attempt count: the
+// broker raises it whenever a channel closes with the message unacked, on
+// a crash and also on a clean shutdown that returns prefetched deliveries no
+// handler saw (measured on RabbitMQ 3.10, also after basic.cancel). It is
+// reported in Message.Coordinates as evidence of crashes and closes. The
+// source queue's x-delivery-limit (Config.DeliveryLimit, 100 by default)
+// counts the same returns, so it is a guard against crash loops set well
+// above what deploys add: past it the broker dead-letters the message
+// through the exchange <queue>.dlx into the dead-letter queue (never
+// drops it), and MessageFromDelivery names such a dead letter's reason
+// ReasonDeliveryLimit. The redelivered flag is reported in
+// Message.Coordinates and never used to skip work. The ID is the message_id
+// property, else the message-id header; the ordering key is the
+// Config.KeyHeader header. Header values of every AMQP type are converted
+// to strings.
+//
+// The prefetch (Config.Prefetch, 128 by default) is reported as
+// Capabilities.Prefetch; the runtime refuses a MaxInFlight below it, so the
+// broker never pushes more than the runtime has room for. Consumer names
+// split one queue (Capabilities.FanOut is false).
+//
+// Probe (consumer.Prober) passively declares the source queue on the
+// current connection: the runtime asks it whether the broker is up when a
+// settlement fails.
 //
 // # Connections
 //

@@ -20,7 +20,7 @@ func Example() {
 		URL:      "amqp://guest:guest@127.0.0.1:5672/",
 		Queue:    "payments",
 		Consumer: "ledger",
-		Prefetch: 200,
+		Prefetch: 128, // at most the runtime's MaxInFlight (8 × Concurrency = 128 by default)
 	})
 	if err != nil {
 		log.Fatal(err)

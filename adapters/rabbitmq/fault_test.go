@@ -49,7 +49,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 100})
+	src := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 64})
 	obs := newCounter()
 	h, mws := consumerChain(st, 0)
 	_, stop := runConsumer(t, src, h, consumer.Config{Name: "ledger", Concurrency: 8, Ordering: consumer.Unordered, Observer: obs}, mws...)

@@ -27,15 +27,16 @@ var brokerHeaders = map[string]bool{
 	"x-last-death-reason":    true,
 }
 
-// headerXDeliveryCount is the quorum queue's count of earlier failed
-// deliveries, absent (or 0) on the first.
+// headerXDeliveryCount is the quorum queue's count of earlier deliveries
+// returned unacknowledged (a channel closed: a crash, a lost connection or a
+// clean shutdown), absent (or 0) on the first.
 const headerXDeliveryCount = "x-delivery-count"
 
 // stringHeaders converts AMQP header values to strings: numbers in decimal,
 // booleans as true/false, times in RFC 3339 (UTC), byte slices as their
 // bytes, decimals with their scale, arrays and tables as JSON. It never
 // panics, whatever the value. x-delivery-count is left out (it is the
-// broker's counter, reported in Message.Attempt and Coordinates).
+// broker's counter, reported in Message.Coordinates).
 func stringHeaders(t amqp.Table) map[string]string {
 	out := make(map[string]string, len(t))
 	for k, v := range t {
@@ -182,15 +183,13 @@ func headerInt(t amqp.Table, name string) (n int64, ok bool) {
 	return 0, false
 }
 
-// attempt derives Message.Attempt: the larger of the oncely-attempt header
-// and x-delivery-count+1 (the broker's count is only a lower bound: it
-// resets on every retry hop, which is a new message), and at least 1.
-func attempt(t amqp.Table, h map[string]string) int {
-	a := consumer.AttemptFromHeaders(h)
-	if n, ok := headerInt(t, headerXDeliveryCount); ok && n >= 0 && n < math.MaxInt32 {
-		a = max(a, int(n)+1)
-	}
-	return max(a, 1)
+// attempt derives Message.Attempt from the oncely-attempt header alone (at
+// least 1). x-delivery-count is not an attempt count: the broker raises it
+// whenever a channel closes with the message unacknowledged, also on a clean
+// shutdown that returns prefetched deliveries no handler ever saw. It is
+// evidence of crashes and closes, reported in Message.Coordinates.
+func attempt(h map[string]string) int {
+	return max(consumer.AttemptFromHeaders(h), 1)
 }
 
 // messageID is the message_id property, else the message-id header.

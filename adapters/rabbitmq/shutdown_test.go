@@ -23,7 +23,7 @@ func TestGracefulStopLeavesExactlyUnprocessed(t *testing.T) {
 			cleanupTopology(t, queue, "ledger", testTiers)
 			pubQT(t, qt, queue, all...)
 
-			src := newSource(t, Config{Queue: queue, Consumer: "ledger", QueueType: qt})
+			src := newSource(t, Config{Queue: queue, Consumer: "ledger", QueueType: qt, Prefetch: 64})
 			processed := newSet()
 			_, stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 				processed.add(m.ID)

@@ -53,6 +53,8 @@ var (
 	_ consumer.BacklogReporter = (*Source)(nil)
 	_ consumer.Delivery        = (*delivery)(nil)
 	_ consumer.Leased          = (*delivery)(nil)
+	_ consumer.CopyTrimmer     = (*delivery)(nil)
+	_ consumer.Prober          = (*Source)(nil)
 )
 
 // New validates cfg, connects, declares (or verifies) the topology and
@@ -84,13 +86,17 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 }
 
 // Capabilities reports RabbitMQ's: no partitions, delays through TTL queues
-// (no limit: longer delays are parked again), and x-delivery-count on
-// quorum queues.
+// (no limit: longer delays are parked again), Message.Attempt from oncely's
+// header alone (DeliveryCount false: the broker's x-delivery-count also
+// counts clean closes), the prefetch (the runtime's MaxInFlight must be at
+// least this), and FanOut false: consumer names of one queue split its
+// messages (the queue is the source; each consumer name that must see every
+// message needs a queue of its own, bound to the producers' exchange).
 func (src *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{
-		Broker:        "rabbitmq",
-		NativeDelay:   true,
-		DeliveryCount: src.cfg.QueueType == Quorum,
+		Broker:      "rabbitmq",
+		NativeDelay: true,
+		Prefetch:    src.cfg.Prefetch,
 	}
 }
 
@@ -135,18 +141,21 @@ func atLeastOne(max int) int {
 // MessageFromDelivery converts an AMQP delivery as the Source does: ID from
 // the message_id property (else the message-id header), Key from the
 // keyHeader header, every header value as a string (see the package
-// documentation), Attempt from oncely-attempt and x-delivery-count, and
-// the delivery tag, redelivered flag, exchange and routing key in
-// Coordinates. Tools that browse queues (dead letters) use it too.
+// documentation), Attempt from the oncely-attempt header, and the delivery
+// tag, redelivered flag, exchange, routing key and x-delivery-count in
+// Coordinates. Tools that browse queues (dead letters) use it too: a
+// message the broker dead-lettered itself past the source queue's delivery
+// limit gets dead-letter reason ReasonDeliveryLimit and an error saying so.
 func MessageFromDelivery(d *amqp.Delivery, keyHeader, source string) *consumer.Message {
 	h := stringHeaders(d.Headers)
+	nameBrokerDeadLetter(d.Headers, h)
 	msg := &consumer.Message{
 		ID:        messageID(d, h),
 		Key:       h[keyHeader],
 		Body:      d.Body,
 		Headers:   h,
 		Source:    source,
-		Attempt:   attempt(d.Headers, h),
+		Attempt:   attempt(h),
 		Partition: -1,
 		Offset:    -1,
 		Timestamp: d.Timestamp,

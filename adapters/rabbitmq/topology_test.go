@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,8 +111,8 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 	publish(t, queue, &consumer.Message{ID: "crasher", Body: []byte("x")})
 	for i := range 2 {
 		d := adaptertest.ReceiveN(t, src, 1, 20*time.Second)[0]
-		if d.Message().Attempt != i+1 {
-			t.Errorf("delivery %d: Attempt %d", i+1, d.Message().Attempt)
+		if m := d.Message(); m.Attempt != 1 || i > 0 && m.Coordinates["x-delivery-count"] != strconv.Itoa(i) {
+			t.Errorf("delivery %d: Attempt %d, x-delivery-count %q", i+1, m.Attempt, m.Coordinates["x-delivery-count"])
 		}
 		proxy.Cut()
 		<-d.(consumer.Leased).Lost()
@@ -123,6 +124,9 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 	})
 	if dl[0].ID != "crasher" || !strings.Contains(dl[0].Header("x-death"), "delivery_limit") {
 		t.Errorf("dead letter %q with x-death %s", dl[0].ID, dl[0].Header("x-death"))
+	}
+	if r, e := dl[0].Header(consumer.HeaderDeadLetterReason), dl[0].Header(consumer.HeaderError); r != ReasonDeliveryLimit || !strings.Contains(e, queue) || dl[0].Header(consumer.HeaderFailedAt) == "" {
+		t.Errorf("broker dead letter without context: reason %q, error %q, failed at %q", r, e, dl[0].Header(consumer.HeaderFailedAt))
 	}
 	if d := depth(t, queue); d != 0 {
 		t.Errorf("source holds %d", d)
