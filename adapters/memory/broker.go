@@ -3,11 +3,16 @@
 //
 // Each source name is one queue. Every Source opened on it, whatever its
 // consumer name, competes for the queue's messages (as consumers of one
-// RabbitMQ or SQS queue do). A delivery stays in flight until it is settled;
-// closing its Source puts it back at the front of the queue in publish order.
-// The broker counts deliveries per message, delays retried copies natively and
-// keeps a dead-letter queue per (source, consumer name). Nothing is persisted:
-// a Broker's messages live as long as the Broker.
+// RabbitMQ or SQS queue do; Capabilities().FanOut is false). A delivery stays
+// in flight until it is settled; closing its Source puts it back at the front
+// of the queue in publish order, and since it was never handled its Attempt
+// stays as it was. The broker delays retried copies natively and keeps a
+// dead-letter queue per (source, consumer name). Nothing is persisted: a
+// Broker's messages live as long as the Broker.
+//
+// For tests it can fail on purpose: InjectFaults fails the next n calls of
+// one operation (a retry or dead-letter copy publish, an ack, a receive, a
+// probe), SetDown fails them all until it is called again.
 package memory
 
 import (
@@ -21,8 +26,8 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// ErrInjected is the error returned by an operation made to fail with
-// (*Broker).InjectFaults.
+// ErrInjected is wrapped by the error of an operation made to fail with
+// (*Broker).InjectFaults or (*Broker).SetDown.
 var ErrInjected = errors.New("memory: injected fault")
 
 // Op names a broker operation that InjectFaults can make fail.
@@ -37,6 +42,8 @@ const (
 	OpRetry
 	// OpDeadLetter is Delivery.DeadLetter (the publish of the dead-letter copy).
 	OpDeadLetter
+	// OpProbe is Source.Probe.
+	OpProbe
 	opCount
 )
 
@@ -51,6 +58,8 @@ func (o Op) String() string {
 		return "retry"
 	case OpDeadLetter:
 		return "dead-letter"
+	case OpProbe:
+		return "probe"
 	}
 	return fmt.Sprintf("Op(%d)", int(o))
 }
@@ -62,6 +71,7 @@ type Broker struct {
 	queues map[string]*queue
 	dlq    map[dlqKey][]*consumer.Message
 	faults [opCount]atomic.Int64
+	down   atomic.Bool
 	seq    uint64
 }
 
@@ -180,8 +190,21 @@ func (b *Broker) InjectFaults(op Op, n int) {
 	b.faults[op].Store(int64(n))
 }
 
-// fault consumes one injected fault for op, if any.
+// SetDown makes the broker down (true) or up again (false). While it is down
+// every Receive, Ack, Retry, DeadLetter and Probe of its Sources fails with an
+// error wrapping ErrInjected and has no effect, as in an outage; a Receive
+// already waiting keeps waiting. Publish, DeadLetters and the other methods of
+// Broker keep working, so a test can still set up and inspect the queues.
+func (b *Broker) SetDown(down bool) {
+	b.down.Store(down)
+}
+
+// fault fails op when the broker is down, or consumes one injected fault for
+// op, if any.
 func (b *Broker) fault(op Op) error {
+	if b.down.Load() {
+		return fmt.Errorf("memory: %s: broker down: %w", op, ErrInjected)
+	}
 	for {
 		n := b.faults[op].Load()
 		if n <= 0 {
