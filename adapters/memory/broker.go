@@ -69,7 +69,7 @@ func (o Op) String() string {
 type Broker struct {
 	mu     sync.Mutex
 	queues map[string]*queue
-	dlq    map[dlqKey][]*consumer.Message
+	dlq    map[dlqKey]*deadLetters
 	faults [opCount]atomic.Int64
 	down   atomic.Bool
 	seq    uint64
@@ -81,7 +81,7 @@ type dlqKey struct{ source, consumer string }
 func NewBroker() *Broker {
 	return &Broker{
 		queues: make(map[string]*queue),
-		dlq:    make(map[dlqKey][]*consumer.Message),
+		dlq:    make(map[dlqKey]*deadLetters),
 	}
 }
 
@@ -146,13 +146,18 @@ func (b *Broker) NewSource(source, consumerName string) consumer.Source {
 }
 
 // DeadLetters returns copies of the messages dead-lettered from source by
-// consumerName, oldest first.
+// consumerName, oldest first. Each copy's Offset is its position in that
+// dead-letter queue: numbered from 0 in the order written and never reused,
+// so RemoveDeadLetter names exactly one dead letter.
 func (b *Broker) DeadLetters(source, consumerName string) []*consumer.Message {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	dl := b.dlq[dlqKey{source, consumerName}]
-	out := make([]*consumer.Message, len(dl))
-	for i, m := range dl {
+	if dl == nil {
+		return []*consumer.Message{}
+	}
+	out := make([]*consumer.Message, len(dl.msgs))
+	for i, m := range dl.msgs {
 		out[i] = m.Clone()
 	}
 	return out
@@ -220,11 +225,21 @@ func (b *Broker) deadLetter(source, consumerName string, m *consumer.Message) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := dlqKey{source, consumerName}
-	b.dlq[k] = append(b.dlq[k], m)
+	dl := b.dlq[k]
+	if dl == nil {
+		dl = &deadLetters{}
+		b.dlq[k] = dl
+	}
+	m.Offset = dl.next
+	dl.next++
+	dl.msgs = append(dl.msgs, m)
 }
 
 func (b *Broker) deadLetterCount(source, consumerName string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.dlq[dlqKey{source, consumerName}])
+	if dl := b.dlq[dlqKey{source, consumerName}]; dl != nil {
+		return len(dl.msgs)
+	}
+	return 0
 }

@@ -323,7 +323,9 @@ func TestInjectFaults(t *testing.T) {
 	}
 }
 
-func TestRemoveDeadLetters(t *testing.T) {
+// TestRemoveDeadLetter: dead letters are numbered by Offset, and removing
+// one removes exactly that copy, not other copies with its message ID.
+func TestRemoveDeadLetter(t *testing.T) {
 	b := memory.NewBroker()
 	if err := b.Publish(t.Context(), "q", msgs("m", 3)...); err != nil {
 		t.Fatal(err)
@@ -348,13 +350,32 @@ func TestRemoveDeadLetters(t *testing.T) {
 	if err := again[0].DeadLetter(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.RemoveDeadLetters("q", "c", "m-0"); got != 2 {
-		t.Fatalf("removed %d copies, want 2", got)
+	offsets := func() (out []string) {
+		for _, m := range b.DeadLetters("q", "c") {
+			out = append(out, fmt.Sprintf("%s@%d", m.ID, m.Offset))
+		}
+		return out
 	}
-	if dl := b.DeadLetters("q", "c"); len(dl) != 1 || dl[0].ID != "m-1" {
-		t.Fatalf("left %v", dl)
+	if got := fmt.Sprint(offsets()); got != "[m-0@0 m-1@1 m-0@2]" {
+		t.Fatalf("dead letters %s, want [m-0@0 m-1@1 m-0@2]", got)
 	}
-	if got := b.RemoveDeadLetters("q", "other", "m-1"); got != 0 {
-		t.Fatalf("removed %d from another consumer's DLQ", got)
+	if !b.RemoveDeadLetter("q", "c", 0) {
+		t.Fatal("offset 0 was not removed")
+	}
+	if b.RemoveDeadLetter("q", "c", 0) || b.RemoveDeadLetter("q", "c", 3) || b.RemoveDeadLetter("q", "other", 1) {
+		t.Fatal("removed a dead letter that is not there")
+	}
+	if got := fmt.Sprint(offsets()); got != "[m-1@1 m-0@2]" {
+		t.Fatalf("left %s, want [m-1@1 m-0@2]: only the removed copy goes", got)
+	}
+	// Offsets are never reused.
+	if err := b.Publish(t.Context(), "q", &consumer.Message{ID: "m-3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := receive(t, src, 1)[0].DeadLetter(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(offsets()); got != "[m-1@1 m-0@2 m-3@3]" {
+		t.Fatalf("dead letters %s, want [m-1@1 m-0@2 m-3@3]", got)
 	}
 }
