@@ -57,7 +57,9 @@ const (
 //   - ConsumerNames: two consumer names of one source each get every message
 //     (Capabilities().FanOut) or split them, as the adapter declares;
 //   - CopyPublishFails: a retry or dead-letter copy the broker refuses
-//     leaves the original unsettled; the Harness must be a CopyFaulter.
+//     leaves the original unsettled; the Harness must be a CopyFaulter;
+//   - Probe: the Source is a consumer.Prober that answers nil on a live
+//     broker and fails on a cancelled ctx.
 //
 // RunRedrive is a separate entry point: it needs a RedriveHarness.
 func Run(t *testing.T, h Harness) {
@@ -73,6 +75,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("CloseReleasesAll", func(t *testing.T) { testCloseReleasesAll(t, h) })
 	t.Run("ConsumerNames", func(t *testing.T) { testConsumerNames(t, h) })
 	t.Run("CopyPublishFails", func(t *testing.T) { testCopyPublishFails(t, h) })
+	t.Run("Probe", func(t *testing.T) { testProbe(t, h) })
 }
 
 // SourceName returns a unique source name made of lowercase letters, digits

@@ -190,7 +190,7 @@ func (b *Broker) InFlight(source string) int {
 // InjectFaults makes the next n calls of op, on any source, fail with
 // ErrInjected without any effect: a failed Ack, Retry or DeadLetter leaves
 // the delivery unsettled (and publishes nothing), a failed Receive hands out
-// nothing. n replaces any count left from an earlier call; 0 clears it.
+// nothing, a failed Probe reports the broker down. n replaces any count left from an earlier call; 0 clears it.
 func (b *Broker) InjectFaults(op Op, n int) {
 	b.faults[op].Store(int64(n))
 }
