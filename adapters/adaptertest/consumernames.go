@@ -72,13 +72,14 @@ func testConsumerNames(t *testing.T, h Harness) {
 			}
 		}()
 	}
-	// Keep receiving for QuietWindow once everything came, to see duplicates.
-	WaitUntil(t, WaitTimeout, "every message to reach the consumer names", func() bool {
-		mu.Lock()
-		failed := errs[0] != nil || errs[1] != nil
-		mu.Unlock()
-		return failed || done()
-	})
+	// Keep receiving for QuietWindow once everything came, to see duplicates;
+	// on timeout, report what each name got.
+	for deadline := time.Now().Add(WaitTimeout); !done(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("timed out after %s waiting for every message to reach the consumer names", WaitTimeout)
+			break
+		}
+	}
 	time.Sleep(QuietWindow)
 	cancel()
 	wg.Wait()
