@@ -12,7 +12,10 @@ import (
 // harness runs the adapter conformance suite against the local RabbitMQ.
 type harness struct{}
 
-var _ adaptertest.Harness = harness{}
+var (
+	_ adaptertest.Harness     = harness{}
+	_ adaptertest.CopyFaulter = harness{}
+)
 
 func (harness) NewSource(t testing.TB, source, name string) consumer.Source {
 	return newSource(t, Config{Queue: source, Consumer: name, Prefetch: suitePrefetch(t)})
@@ -46,6 +49,27 @@ func (harness) DeadLetters(t testing.TB, source, name string, n int, timeout tim
 			return got
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// FailNextCopy deletes the queue the next op copy of source goes to (every
+// retry tier's, or the dead-letter queue): the mandatory publish is returned
+// unroutable, so Retry or DeadLetter fails and the broker stores nothing.
+// The next Source declares the queue again. (TestCopyPublishFaults also has
+// the broker nack the copy.)
+func (harness) FailNextCopy(t testing.TB, source string, op adaptertest.CopyOp) {
+	t.Helper()
+	topo := topology{queue: source, consumer: adaptertest.ConsumerName, tiers: testTiers}
+	queues := []string{topo.dlq()}
+	if op == adaptertest.CopyRetry {
+		queues = topo.retryNames()
+	}
+	ch, closeConn := openChannel(t)
+	defer closeConn()
+	for _, q := range queues {
+		if _, err := ch.QueueDelete(q, false, false, false); err != nil {
+			t.Fatalf("deleting %s: %v", q, err)
+		}
 	}
 }
 

@@ -16,6 +16,9 @@ func (src *Source) Probe(ctx context.Context) error {
 	src.mu.Lock()
 	sess, closed := src.cur, src.closed
 	src.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("rabbitmq: probe: %w", err)
+	}
 	if closed || sess == nil || sess.isLost() {
 		return fmt.Errorf("rabbitmq: probe: %w", ErrNotConnected)
 	}
