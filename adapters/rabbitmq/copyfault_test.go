@@ -39,9 +39,9 @@ func refusing(t *testing.T, target string) {
 
 // TestCopyPublishFaults makes the copy of a retry or dead-letter unroutable
 // or nacked by the broker: the settlement fails with ErrUnroutable or
-// ErrNotConfirmed, the original is not acked, the session stays up, and
-// after the Source closes the message comes back (same ID, Attempt 1) to a
-// new Source; no copy is left anywhere.
+// ErrNotConfirmed, the original is not acked, the session stays up, a
+// deleted queue is declared again, and after the Source closes the message
+// comes back (same ID, Attempt 1) to a new Source; no copy is left anywhere.
 func TestCopyPublishFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -79,6 +79,9 @@ func TestCopyPublishFaults(t *testing.T) {
 				case <-d.(consumer.Leased).Lost():
 					t.Fatal("a failed copy publish ended the session")
 				default:
+				}
+				if _, ok := tryDepth(t, target); !ok {
+					t.Errorf("%s was not declared again after the failed copy", target)
 				}
 				if err := src.Close(ctx); err != nil {
 					t.Fatal(err)

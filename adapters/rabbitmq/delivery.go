@@ -75,12 +75,28 @@ func (d *delivery) publishCopy(ctx context.Context, what, queue string, headers 
 		if err != nil {
 			return err
 		}
-		if err := d.sess.pub.publishOne(ctx, queue, p); err != nil {
+		if err := d.publish(ctx, queue, p); err != nil {
 			return err
 		}
 		d.trimmed = trimmed
 		return nil
 	})
+}
+
+// publish publishes a copy to queue on the delivery's session and waits
+// for its confirmation. When the broker returns it unroutable (someone
+// deleted the queue), the topology is declared again, so the next try finds
+// the queue; the failure is still reported, since nothing was stored.
+func (d *delivery) publish(ctx context.Context, queue string, p amqp.Publishing) error {
+	err := d.sess.pub.publishOne(ctx, queue, p)
+	if errors.Is(err, ErrUnroutable) {
+		conn := d.sess.conn
+		derr := d.src.topo.declareAll(ctx, &declarer{conn: conn, log: d.src.log, rpc: func(ctx context.Context, what string, fn func() error) error {
+			return d.src.rpc(ctx, conn, what, fn)
+		}})
+		d.src.log.Warn("a copy's queue is missing; declared the topology again", "message_id", d.msg.ID, "queue", queue, "error", derr)
+	}
+	return err
 }
 
 // copy is the publishing for a retried, parked or dead-lettered copy: same

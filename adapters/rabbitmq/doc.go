@@ -46,7 +46,9 @@
 // than the largest tier) is parked again for the rest, so retries are never
 // early and delays are unbounded. DeadLetter does the same with the
 // dead-letter queue. A failed, nacked, returned (unroutable) or unconfirmed
-// publish leaves the original unacked. Before it is published, a copy is
+// publish leaves the original unacked; after an unroutable one (someone
+// deleted the queue) the topology is declared again, so the next try finds
+// it. Before it is published, a copy is
 // fitted to the broker's limits (Config.MaxMessageSize, 128 MiB by default,
 // and the connection's frame size for the headers) with consumer.FitCopy:
 // the stack header goes first, then the error header is cut; a dead-letter

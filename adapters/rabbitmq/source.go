@@ -211,7 +211,7 @@ func (src *Source) park(dv *delivery, wait time.Duration) {
 		for try := 1; ; try++ {
 			ctx, cancel := context.WithTimeout(context.Background(), src.cfg.RPCTimeout)
 			err := dv.settle(ctx, "park", func(ctx context.Context) error {
-				return dv.sess.pub.publishOne(ctx, queue, dv.copy(dv.msg.Headers))
+				return dv.publish(ctx, queue, dv.copy(dv.msg.Headers))
 			})
 			cancel()
 			if err == nil {
