@@ -49,8 +49,9 @@ const (
 
 	// maxQuorumPrefetch is the prefetch quorum queues cap silently.
 	maxQuorumPrefetch = 2000
-	// maxNameLength is AMQP's limit for queue names (shortstr).
-	maxNameLength = 255
+	// maxShortString is AMQP's limit for short strings: queue names and the
+	// message_id property.
+	maxShortString = 255
 	// dlqDeliveryLimit is the dead-letter queue's x-delivery-limit: high,
 	// so browsing dead letters (get, then requeue) never hits RabbitMQ 4's
 	// default limit of 20, which would drop them.
@@ -269,8 +270,8 @@ func (c Config) validate() error {
 	if c.Queue != "" && c.Consumer != "" && len(c.Tiers) > 0 {
 		longest := c.Tiers[len(c.Tiers)-1]
 		for _, n := range []string{retryQueueName(c.Queue, c.Consumer, longest), DeadLetterQueue(c.Queue, c.Consumer)} {
-			if len(n) > maxNameLength {
-				errs = append(errs, fmt.Errorf("queue name %q is %d bytes, over AMQP's %d; shorten Queue or Consumer", n, len(n), maxNameLength))
+			if len(n) > maxShortString {
+				errs = append(errs, fmt.Errorf("queue name %q is %d bytes, over AMQP's %d; shorten Queue or Consumer", n, len(n), maxShortString))
 			}
 		}
 	}

@@ -123,3 +123,38 @@ func TestCopyHeadersFitFrame(t *testing.T) {
 			len(m.Header(consumer.HeaderStack)), len(m.Header(consumer.HeaderError)))
 	}
 }
+
+// TestLongIDCopies: an ID of 256 bytes (the runtime's default MaxIDLength)
+// cannot be a message_id property (an AMQP short string, 255 bytes; writing
+// it fails the frame and closes the connection, on every redelivery again).
+// It is published in the message-id header, and its retry and dead-letter
+// copies keep it there; the session stays up.
+func TestLongIDCopies(t *testing.T) {
+	id := strings.Repeat("i", 256)
+	queue := uniqueName("longid")
+	cleanupTopology(t, queue, "ledger", testTiers)
+	src := newSource(t, Config{Queue: queue, Consumer: "ledger"})
+	publish(t, queue, &consumer.Message{ID: id, Body: []byte("x")})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	d := adaptertest.ReceiveN(t, src, 1, 20*time.Second)[0]
+	if d.Message().ID != id {
+		t.Fatalf("received ID of %d bytes", len(d.Message().ID))
+	}
+	if err := d.Retry(ctx, 100*time.Millisecond, consumer.FailureHeaders(d.Message(), consumer.Failure{Consumer: "ledger", NextAttempt: 2})); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	d = adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	if m := d.Message(); m.ID != id || m.Attempt != 2 {
+		t.Fatalf("retried copy: ID of %d bytes, attempt %d", len(m.ID), m.Attempt)
+	}
+	if err := d.DeadLetter(ctx, consumer.FailureHeaders(d.Message(), consumer.Failure{Consumer: "ledger", Reason: consumer.ReasonExhausted})); err != nil {
+		t.Fatalf("dead-letter: %v", err)
+	}
+	if dl := browse(t, src.topo.dlq(), KeyHeaderDefault); len(dl) != 1 || dl[0].ID != id {
+		t.Errorf("dead letters %d, want 1 with the long ID", len(dl))
+	}
+	if !src.Connected() {
+		t.Error("the session ended")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -71,7 +72,7 @@ func (d *delivery) CopyTrimmed() bool {
 
 func (d *delivery) publishCopy(ctx context.Context, what, queue string, headers map[string]string, removeBody bool) error {
 	return d.settle(ctx, what, func(ctx context.Context) error {
-		p, trimmed, err := d.fit(what, d.copy(nil), headers, removeBody)
+		p, trimmed, err := d.fit(what, d.copy(nil), idHeader(d.msg.ID, headers), removeBody)
 		if err != nil {
 			return err
 		}
@@ -101,13 +102,32 @@ func (d *delivery) publish(ctx context.Context, queue string, p amqp.Publishing)
 
 // copy is the publishing for a retried, parked or dead-lettered copy: same
 // message ID, body and properties, the given headers (without the broker's
-// own), persistent; no expiration and no user-id.
+// own), persistent; no expiration and no user-id. An ID too long for the
+// message_id property stays in the message-id header it came in.
 func (d *delivery) copy(h map[string]string) amqp.Publishing {
 	p := d.tmpl
 	p.Headers = publishHeaders(h)
-	p.MessageId = d.msg.ID
+	if len(d.msg.ID) <= maxShortString {
+		p.MessageId = d.msg.ID
+	}
 	p.Body = d.msg.Body
 	return p
+}
+
+// idHeader returns h with the message-id header set to id when id is too
+// long for the message_id property (AMQP short string, 255 bytes): writing
+// it there would fail the frame and close the connection, on every
+// redelivery again.
+func idHeader(id string, h map[string]string) map[string]string {
+	if len(id) <= maxShortString || h[consumer.HeaderMessageID] == id {
+		return h
+	}
+	h = maps.Clone(h)
+	if h == nil {
+		h = make(map[string]string, 1)
+	}
+	h[consumer.HeaderMessageID] = id
+	return h
 }
 
 // settle runs publish (if any) and then records the ack with its

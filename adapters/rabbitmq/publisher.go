@@ -84,7 +84,8 @@ func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 }
 
 // Publish sends msgs to queue (through the default exchange) with each
-// message's ID in the message_id property, its Key in the key header and
+// message's ID in the message_id property (in the message-id header when it
+// is longer than the property's 255 bytes), its Key in the key header and
 // its Headers as string headers, persistent. It declares queue as a source
 // queue when absent (an existing queue is used as it is), and returns once
 // every message is confirmed, or ctx's error with the count still
@@ -93,7 +94,7 @@ func (p *Publisher) Publish(ctx context.Context, queue string, msgs ...*consumer
 	pending := make([]outgoing, len(msgs))
 	now := time.Now()
 	for i, m := range msgs {
-		h := publishHeaders(m.Headers)
+		h := publishHeaders(idHeader(m.ID, m.Headers))
 		if m.Key != "" {
 			h[p.cfg.KeyHeader] = m.Key
 		}
@@ -102,8 +103,11 @@ func (p *Publisher) Publish(ctx context.Context, queue string, msgs ...*consumer
 			ts = now
 		}
 		pending[i] = outgoing{queue: queue, msg: amqp.Publishing{
-			MessageId: m.ID, Headers: h, Body: m.Body, DeliveryMode: amqp.Persistent, Timestamp: ts,
+			Headers: h, Body: m.Body, DeliveryMode: amqp.Persistent, Timestamp: ts,
 		}}
+		if len(m.ID) <= maxShortString {
+			pending[i].msg.MessageId = m.ID
+		}
 	}
 	var last error
 	for try := 1; len(pending) > 0; try++ {
