@@ -90,8 +90,8 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 // header alone (DeliveryCount false: the broker's x-delivery-count also
 // counts clean closes), the prefetch (the runtime's MaxInFlight must be at
 // least this), and FanOut false: consumer names of one queue split its
-// messages (the queue is the source; each consumer name that must see every
-// message needs a queue of its own, bound to the producers' exchange).
+// messages (the queue is the source, which producers publish to by name;
+// a consumer name that must see every message needs a source of its own).
 func (src *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{
 		Broker:      "rabbitmq",
