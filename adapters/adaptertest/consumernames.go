@@ -91,14 +91,19 @@ func testConsumerNames(t *testing.T, h Harness) {
 	closeSource(t, srcs[0])
 	closeSource(t, srcs[1])
 
+	var wrong []string
 	for _, m := range msgs {
 		a, b := got[0][m.ID], got[1][m.ID]
-		switch {
-		case fanOut && (a != 1 || b != 1):
-			t.Errorf("%s delivered %d times to %s and %d times to %s; FanOut: want once to each", m.ID, a, ConsumerName, b, OtherConsumerName)
-		case !fanOut && a+b != 1:
-			t.Errorf("%s delivered %d times to %s and %d times to %s; no FanOut: want once to one of them", m.ID, a, ConsumerName, b, OtherConsumerName)
+		if fanOut && (a != 1 || b != 1) || !fanOut && a+b != 1 {
+			wrong = append(wrong, fmt.Sprintf("%s %d+%d", m.ID, a, b))
 		}
+	}
+	if len(wrong) > 0 {
+		want := "once to one of them (no FanOut)"
+		if fanOut {
+			want = "once to each (FanOut)"
+		}
+		t.Errorf("%d of %d messages delivered to %s+%s other than %s: %v", len(wrong), n, ConsumerName, OtherConsumerName, want, wrong)
 	}
 	t.Logf("FanOut %v: %s got %d messages, %s %d", fanOut, ConsumerName, len(got[0]), OtherConsumerName, len(got[1]))
 }
