@@ -48,15 +48,15 @@
 // dead-letter queue. A failed, nacked, returned (unroutable) or unconfirmed
 // publish leaves the original unacked; after an unroutable one (someone
 // deleted the queue) the topology is declared again, so the next try finds
-// it. Before it is published, a copy is
-// fitted to the broker's limits (Config.MaxMessageSize, 128 MiB by default,
-// and the connection's frame size for the headers) with consumer.FitCopy:
-// the stack header goes first, then the error header is cut; a dead-letter
-// copy then loses its body (size and SHA-256 marker headers stay), and a
-// retry copy that still does not fit fails with consumer.ErrCopyRefused
-// (the runtime dead-letters it). Deliveries report trimmed copies
-// (consumer.CopyTrimmer). Nothing is ever nacked or rejected back to the
-// queue: no requeue loops.
+// it. Before it is published, a copy is fitted to the broker's limits
+// (Config.MaxMessageSize, 128 MiB by default, and the connection's frame
+// size for the headers) with consumer.FitCopy: the stack header goes first,
+// then the error header is cut; a dead-letter copy then loses its body (size
+// and SHA-256 marker headers stay), and a retry copy that still does not fit
+// fails with consumer.ErrCopyRefused (the runtime dead-letters it).
+// Deliveries report trimmed copies (consumer.CopyTrimmer). An ID longer than
+// the message_id property's 255 bytes travels in the message-id header.
+// Nothing is ever nacked or rejected back to the queue: no requeue loops.
 //
 // Message.Attempt comes from the oncely-attempt header alone: 1 on a first
 // delivery, raised only by the runtime's retry copies, so it counts handler
