@@ -43,6 +43,7 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		{"amqp://guest:secret@%zz", "does not parse"},
 		{"amqp://guest:secret@127.0.0.1:1/?prefetch=0", "prefetch=0: AMQP reads 0 as unbounded"},
 		{"amqp://guest:secret@127.0.0.1:1/?prefetch=-5", `prefetch="-5": want a positive integer`},
+		{"amqp://guest:secret@127.0.0.1:1/?max_message_size=1MiB", `max_message_size="1MiB": want a positive integer`},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			b, err := adapters.Open(ctx, tc.url)
