@@ -34,6 +34,9 @@ const (
 	// comes from oncely's header alone); the dead-letter tools name such a
 	// message's reason "delivery-limit" (ReasonDeliveryLimit).
 	DeliveryLimitDefault = 100
+	// legacyDeliveryLimit is the DeliveryLimitDefault of earlier versions;
+	// their source queues are accepted with it (see topology.declareAll).
+	legacyDeliveryLimit = 20
 	// MaxMessageSizeDefault is the largest retry or dead-letter copy
 	// published: RabbitMQ's own default max_message_size (128 MiB since 3.8).
 	MaxMessageSizeDefault = 128 << 20
@@ -112,9 +115,9 @@ type Config struct {
 	// has that dead-letter exchange. The broker counts clean closes too (see
 	// DeliveryLimitDefault), so keep it well above the deploys a message may
 	// wait through. Must be 0 for classic queues, which have no delivery
-	// limit. A source queue declared earlier with another limit (the
-	// default used to be 20) is reported as a TopologyError: set this to
-	// the queue's limit, or drain and delete the queue.
+	// limit. A source queue that exists with another limit is reported as
+	// a TopologyError, except one with the earlier default of 20 while this
+	// is left at its default: that queue is used as it is, with a warning.
 	DeliveryLimit int
 
 	// MaxMessageSize is the broker's max_message_size: a retry or

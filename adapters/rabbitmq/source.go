@@ -62,6 +62,10 @@ var (
 // (such as a queue that exists with other arguments, see TopologyError) are
 // returned here; later losses are repaired by reconnecting.
 func New(ctx context.Context, cfg Config) (*Source, error) {
+	legacy := 0
+	if cfg.DeliveryLimit == 0 && cfg.QueueType != Classic {
+		legacy = legacyDeliveryLimit // an existing queue may keep the earlier default
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -69,7 +73,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	src := &Source{
 		cfg:      cfg,
 		log:      cfg.Logger.With("broker", "rabbitmq", "queue", cfg.Queue, "consumer", cfg.Consumer),
-		topo:     topology{queue: cfg.Queue, consumer: cfg.Consumer, qtype: cfg.QueueType, limit: cfg.DeliveryLimit, tiers: cfg.Tiers},
+		topo:     topology{queue: cfg.Queue, consumer: cfg.Consumer, qtype: cfg.QueueType, limit: cfg.DeliveryLimit, legacyLimit: legacy, tiers: cfg.Tiers},
 		instance: rand.Uint32(),
 		closing:  make(chan struct{}),
 	}

@@ -68,7 +68,10 @@ type topology struct {
 	queue, consumer string
 	qtype           QueueType
 	limit           int
-	tiers           retry.Tiers
+	// legacyLimit, when set, is a delivery limit an existing source queue
+	// may keep instead of limit (see declareAll).
+	legacyLimit int
+	tiers       retry.Tiers
 }
 
 func (t topology) dlq() string { return DeadLetterQueue(t.queue, t.consumer) }
@@ -236,10 +239,22 @@ func (d *declarer) bind(ctx context.Context, queue, exchange string) error {
 // other arguments is reported before anything is created), then the
 // dead-letter queue (and, for quorum, the dead-letter exchange and its
 // binding) and the retry queues.
+//
+// A source queue declared by an earlier version with its default delivery
+// limit (legacyDeliveryLimit, 20) is used as it is when legacyLimit allows
+// it (DeliveryLimit left at its default), with a warning: it differs from
+// the current default in that argument only.
 func (t topology) declareAll(ctx context.Context, d *declarer) error {
 	defer d.close()
 	if err := d.queue(ctx, t.source(), true); err != nil {
-		return err
+		old := t
+		old.limit = t.legacyLimit
+		if !errors.Is(err, ErrTopologyMismatch) || t.legacyLimit == 0 || d.queue(ctx, old.source(), true) != nil {
+			return err
+		}
+		d.log.Warn("the source queue keeps the delivery limit an earlier version declared; the broker counts clean closes towards it too. "+
+			"Recreate the queue for the new default, or set DeliveryLimit to keep this one and silence this warning",
+			"queue", t.queue, "x-delivery-limit", t.legacyLimit, "default", t.limit)
 	}
 	if err := d.queue(ctx, t.dlqSpec(), true); err != nil {
 		return err

@@ -42,6 +42,34 @@ func TestTopologyMismatch(t *testing.T) {
 	}
 }
 
+// TestLegacyDeliveryLimit: a source queue an earlier version declared with
+// its default delivery limit (20) is used as it is while DeliveryLimit is
+// left at its default, so an upgrade does not stop consumers; an explicit
+// DeliveryLimit other than the queue's is still a TopologyError.
+func TestLegacyDeliveryLimit(t *testing.T) {
+	queue := uniqueName("legacy")
+	cleanupTopology(t, queue, "ledger", testTiers)
+	ch, closeConn := openChannel(t)
+	defer closeConn()
+	old := topology{queue: queue, qtype: Quorum, limit: legacyDeliveryLimit}.source()
+	if _, err := ch.QueueDeclare(queue, true, false, false, false, old.args); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, limit := range []int{DeliveryLimitDefault, 50} {
+		_, err := New(ctx, Config{URL: testURL(t), Queue: queue, Consumer: "ledger", DeliveryLimit: limit, Tiers: testTiers, Logger: testLogger()})
+		if !errors.Is(err, ErrTopologyMismatch) {
+			t.Errorf("explicit DeliveryLimit %d on a queue with 20: %v, want a TopologyError", limit, err)
+		}
+	}
+	src := newSource(t, Config{Queue: queue, Consumer: "ledger"})
+	publish(t, queue, &consumer.Message{ID: "m", Body: []byte("x")})
+	if m := adaptertest.ReceiveN(t, src, 1, 20*time.Second)[0].Message(); m.ID != "m" {
+		t.Errorf("received %q", m.ID)
+	}
+}
+
 // TestBacklog reports ready plus held messages and the dead-letter depth.
 func TestBacklog(t *testing.T) {
 	queue := uniqueName("backlog")
