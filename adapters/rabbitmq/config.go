@@ -114,7 +114,8 @@ type Config struct {
 	// reason ReasonDeliveryLimit). Never dropped: the source queue always
 	// has that dead-letter exchange. The broker counts clean closes too (see
 	// DeliveryLimitDefault), so keep it well above the deploys a message may
-	// wait through. Must be 0 for classic queues, which have no delivery
+	// wait through. A delivery whose x-delivery-count reached half the limit
+	// is logged at Warn. Must be 0 for classic queues, which have no delivery
 	// limit. A source queue that exists with another limit is reported as
 	// a TopologyError, except one with the earlier default of 20 while this
 	// is left at its default: that queue is used as it is, with a warning.

@@ -176,12 +176,18 @@ func MessageFromDelivery(d *amqp.Delivery, keyHeader, source string) *consumer.M
 	return msg
 }
 
-// accept turns a broker delivery into a consumer delivery. A retried copy
-// that came back before its oncely-retry-not-before (its delay exceeded the
-// largest tier) is parked again for the rest instead of being handed out.
+// accept turns a broker delivery into a consumer delivery, with a warning
+// when the broker's count of returns reached half the delivery limit. A
+// retried copy that came back before its oncely-retry-not-before (its delay
+// exceeded the largest tier) is parked again for the rest instead of being
+// handed out.
 func (src *Source) accept(sess *session, d amqp.Delivery) {
 	msg := MessageFromDelivery(&d, src.cfg.KeyHeader, src.cfg.Queue)
 	msg.Coordinates["generation"] = strconv.FormatUint(sess.gen, 10)
+	if n, ok := headerInt(d.Headers, headerXDeliveryCount); ok && src.cfg.DeliveryLimit > 0 && 2*n >= int64(src.cfg.DeliveryLimit) {
+		src.log.Warn("message returned unacknowledged many times (crashes, lost connections or closes); past the delivery limit the broker dead-letters it",
+			"message_id", msg.ID, "x-delivery-count", n, "delivery_limit", src.cfg.DeliveryLimit, "attempt", msg.Attempt)
+	}
 	h := msg.Headers
 	dv := &delivery{src: src, sess: sess, tag: d.DeliveryTag, msg: msg, tmpl: amqp.Publishing{
 		ContentType:     d.ContentType,

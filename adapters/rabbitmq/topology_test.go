@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
 )
 
 // TestTopologyMismatch pre-declares the source queue as a classic queue;
@@ -135,7 +137,8 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 	addr, proxy := proxied(t)
 	queue := uniqueName("limit")
 	cleanupTopology(t, queue, "ledger", testTiers)
-	src := newSource(t, Config{URL: addr, Queue: queue, Consumer: "ledger", DeliveryLimit: 1})
+	var logs testenv.Buffer
+	src := newSource(t, Config{URL: addr, Queue: queue, Consumer: "ledger", DeliveryLimit: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	publish(t, queue, &consumer.Message{ID: "crasher", Body: []byte("x")})
 	for i := range 2 {
 		d := adaptertest.ReceiveN(t, src, 1, 20*time.Second)[0]
@@ -158,6 +161,9 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 	}
 	if d := depth(t, queue); d != 0 {
 		t.Errorf("source holds %d", d)
+	}
+	if !strings.Contains(logs.String(), "returned unacknowledged many times") || !strings.Contains(logs.String(), "x-delivery-count=1") {
+		t.Errorf("no warning for the redelivery near the limit in:\n%s", logs.String())
 	}
 }
 
