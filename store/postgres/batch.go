@@ -81,7 +81,7 @@ func (b *batcher) process(ctx context.Context, consumerName, messageID string, f
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
-		return false, consumer.Unavailable(ErrClosed)
+		return false, consumer.UnavailableFrom(ErrClosed, b.s)
 	}
 	select {
 	case b.reqs <- r:
@@ -195,10 +195,11 @@ type commitJob struct {
 }
 
 // fail answers every request not yet failed with op's error, wrapped with
-// consumer.Unavailable.
+// consumer.UnavailableFrom (the runtime probes the database): the batch's
+// transaction is lost, whichever message's statement failed.
 func (j *commitJob) fail(op string, err error) {
 	j.b.s.cfg.Logger.Warn("postgres store: batch aborted", "op", op, "error", err, "size", len(j.batch))
-	werr := unavailable(op, err)
+	werr := j.b.s.unavailable(op, err)
 	for i := range j.results {
 		if j.results[i].err == nil {
 			j.results[i] = result{err: werr}
@@ -288,9 +289,7 @@ func (b *batcher) run(batch []*request) *commitJob {
 		return nil
 	}
 
-	ctx, cancel := b.opContext()
-	tx, claimed, err := b.beginClaimAll(ctx, batch, live)
-	cancel()
+	tx, claimed, live, err := b.claim(batch, live, results)
 	if err != nil {
 		return abort("begin and claim batch", err)
 	}
@@ -335,7 +334,7 @@ func (b *batcher) run(batch []*request) *commitJob {
 			if btx.err != nil { // the savepoint itself failed: the batch is unusable
 				j.fail("savepoint", btx.err)
 				if ferr != nil {
-					results[i].err = handlerError(ferr, true)
+					results[i].err = b.s.handlerError(ferr, true)
 				}
 				j.finish()
 				return nil
@@ -352,49 +351,13 @@ func (b *batcher) run(batch []*request) *commitJob {
 		lost := tx.Conn().IsClosed()
 		if lost || b.undo(tx, inSavepoint, k) != nil {
 			j.fail("batch aborted after a handler failed", ferr)
-			results[i].err = handlerError(ferr, lost)
+			results[i].err = b.s.handlerError(ferr, lost)
 			j.finish()
 			return nil
 		}
-		results[i].err = handlerError(ferr, false)
+		results[i].err = b.s.handlerError(ferr, false)
 	}
 	return j
-}
-
-// beginClaimAll begins the batch's transaction and inserts the claims of the
-// live requests, in one round trip. It returns the claims it inserted (the
-// others were committed before, or appear twice in the batch).
-func (b *batcher) beginClaimAll(ctx context.Context, batch []*request, live []int) (pgx.Tx, map[claimKey]bool, error) {
-	consumers := make([]string, len(live))
-	ids := make([]string, len(live))
-	for n, i := range live {
-		consumers[n], ids[n] = batch[i].consumerName, batch[i].messageID
-	}
-	var pb pgx.Batch
-	pb.BeginTx(pgx.TxOptions{})
-	pb.Queue(b.s.bulkClaimSQL, consumers, ids)
-	br := b.s.pool.SendBatch(ctx, &pb)
-	tx := br.Tx()
-	claimed := make(map[claimKey]bool, len(live))
-	_, err := br.Exec()
-	if err == nil {
-		var rows pgx.Rows
-		if rows, err = br.Query(); err == nil {
-			var k claimKey
-			_, err = pgx.ForEachRow(rows, []any{&k.consumerName, &k.messageID}, func() error {
-				claimed[k] = true
-				return nil
-			})
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = tx.Rollback(ctx)
-		return nil, nil, err
-	}
-	return tx, claimed, nil
 }
 
 // opContext bounds one of the store's own statements of a batch by
