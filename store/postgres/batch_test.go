@@ -147,6 +147,7 @@ func TestBatchCommitFailureFailsEveryCaller(t *testing.T) {
 	for _, r := range res {
 		require.Error(t, r.err, r.id)
 		require.Equal(t, consumer.Outage, consumer.Classify(r.err), "%s: %v", r.id, r.err)
+		require.NoError(t, requireProbedDependency(t, s, r.err), "%s: the connection died but the database answers a probe", r.id)
 		require.False(t, r.duplicate)
 	}
 	require.Empty(t, effectCounts(t, db))

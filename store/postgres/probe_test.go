@@ -217,6 +217,7 @@ func TestBatchClaimDataErrorFailsOnlyThatMessage(t *testing.T) {
 				switch o.id {
 				case bad:
 					requireRejected(t, o.err)
+					require.False(t, o.duplicate, "a rejected message is not a duplicate")
 				case "d":
 					require.NoError(t, o.err)
 					require.True(t, o.duplicate)

@@ -188,6 +188,7 @@ func TestProcessCommitFailureIsNeverSuccess(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, consumer.Outage, consumer.Classify(err), "got %v", err)
 	require.Contains(t, err.Error(), "commit")
+	require.NoError(t, requireProbedDependency(t, s, err), "the connection died but the database answers a probe")
 	require.Equal(t, 0, countEffects(t, db, "m1"))
 	require.False(t, claimed(t, db, "ledger", "m1"))
 }
