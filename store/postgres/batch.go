@@ -229,33 +229,15 @@ func (j *commitJob) commit() {
 	switch {
 	case err == nil:
 	case rejected(err):
-		j.rerunAlone(err)
+		// A deferred constraint that one message's effects violate, a
+		// serialization failure: nothing of the batch persisted, and
+		// failing every message would charge all of them for one.
+		j.b.s.cfg.Logger.Warn("postgres store: batch commit rejected; running its messages one by one", "error", err, "size", len(j.batch))
+		j.rerunAlone()
 	default:
-		j.fail("commit batch", err)
+		j.lose("commit batch", err)
 	}
 	j.finish()
-}
-
-// rerunAlone handles a COMMIT the server rejected (a deferred constraint that
-// one message's effects violate, a serialization failure): nothing of the
-// batch persisted, and failing every message as an outage would hold them all
-// forever. Instead each message that had succeeded (or was a duplicate) runs
-// again in its own transaction, as in single-message mode, so only the
-// offending message fails — and is retried and dead-lettered like any handler
-// failure — while the others commit.
-func (j *commitJob) rerunAlone(cause error) {
-	j.b.s.cfg.Logger.Warn("postgres store: batch commit rejected; running its messages one by one", "error", cause, "size", len(j.batch))
-	for i, r := range j.batch {
-		if j.results[i].err != nil {
-			continue
-		}
-		if err := r.ctx.Err(); err != nil {
-			j.results[i] = result{err: err}
-			continue
-		}
-		dup, err := j.b.s.processOne(r.ctx, r.consumerName, r.messageID, r.fn)
-		j.results[i] = result{duplicate: dup, err: err}
-	}
 }
 
 // rejected reports whether err is the server refusing a statement (a
@@ -284,7 +266,7 @@ func (b *batcher) run(batch []*request) *commitJob {
 		return nil
 	}
 	abort := func(op string, err error) *commitJob {
-		j.fail(op, err)
+		j.lose(op, err)
 		j.finish()
 		return nil
 	}
@@ -332,12 +314,10 @@ func (b *batcher) run(batch []*request) *commitJob {
 			btx.start(open)
 			ferr = call(withTx(r.ctx, btx), r.fn)
 			if btx.err != nil { // the savepoint itself failed: the batch is unusable
-				j.fail("savepoint", btx.err)
 				if ferr != nil {
 					results[i].err = b.s.handlerError(ferr, true)
 				}
-				j.finish()
-				return nil
+				return abort("savepoint", btx.err)
 			}
 			inSavepoint = btx.flushed
 			open = open || inSavepoint
@@ -350,10 +330,8 @@ func (b *batcher) run(batch []*request) *commitJob {
 		}
 		lost := tx.Conn().IsClosed()
 		if lost || b.undo(tx, inSavepoint, k) != nil {
-			j.fail("batch aborted after a handler failed", ferr)
 			results[i].err = b.s.handlerError(ferr, lost)
-			j.finish()
-			return nil
+			return abort("batch aborted after a handler failed", ferr)
 		}
 		results[i].err = b.s.handlerError(ferr, false)
 	}

@@ -34,15 +34,21 @@
 // COMMIT (a deferred constraint, a serialization failure), nothing of the
 // batch persisted: its messages that had succeeded run again one by one, each
 // in its own transaction as in single-message mode, so only the offender
-// fails. Any other COMMIT failure gives every caller of the batch
-// consumer.UnavailableFrom. Handlers run one after
-// another on the store's goroutine, because a transaction is not safe for
+// fails. When the batch's transaction is lost instead (its connection
+// closed — a backend the server terminated, an idle-in-transaction timeout, a
+// handler's interrupted statement — or a COMMIT of unknown outcome), the store
+// pings the database: if it answers, the batch's messages without an error
+// run again one by one in their own transactions (the claims decide what a
+// lost COMMIT did: a message that did commit comes back as a duplicate), so
+// batch-mates are not charged for another message's failure; if it does not,
+// every caller gets consumer.UnavailableFrom (an outage). Handlers run one
+// after another on the store's goroutine, because a transaction is not safe for
 // concurrent use; while one batch commits, the next one already runs. A
 // second copy of a message inside one batch is a duplicate if the first copy
 // succeeded, and runs if it failed. A handler must not use its transaction
 // after returning, and should not leave its caller's context to be cancelled
-// in the middle of a statement: pgx then closes the connection, which fails
-// the whole batch (with consumer.UnavailableFrom: nothing is lost).
+// in the middle of a statement: pgx then closes the connection, which loses
+// the batch's transaction as above (nothing is lost).
 //
 // Batch mode saves, per message, the round trips of BEGIN, the claim and
 // COMMIT and the COMMIT's WAL flush, but not the handler's own round trips:
@@ -100,8 +106,10 @@
 //     constraint, a serialization failure) is returned as a plain error in
 //     single-message mode: nothing committed. In batch mode the batch's
 //     messages then run one by one, so it is returned for the offending
-//     message only; any other COMMIT failure fails every message of the
-//     batch with consumer.UnavailableFrom.
+//     message only. A batch whose transaction is lost (connection closed,
+//     COMMIT of unknown outcome) runs its other messages again one by one
+//     while the database answers a ping, and otherwise fails every message
+//     with consumer.UnavailableFrom.
 //   - HandlerFunc without a store transaction in its context returns ErrNoTx
 //     wrapped with consumer.Unavailable, with no dependency: a wiring
 //     mistake is an outage whatever a probe says.

@@ -34,6 +34,12 @@ func (s *Store) Probe(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
+	return s.ping(ctx)
+}
+
+// ping is Probe without the closed check: whether the database can serve
+// the store.
+func (s *Store) ping(ctx context.Context) error {
 	var readOnly string
 	var none bool // EXISTS over no row: always false
 	if err := s.pool.QueryRow(ctx, s.probeSQL).Scan(&readOnly, &none); err != nil {

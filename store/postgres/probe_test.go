@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -232,4 +233,49 @@ func TestBatchClaimDataErrorFailsOnlyThatMessage(t *testing.T) {
 			require.Equal(t, len(ids)-1, countClaims(t, db))
 		})
 	}
+}
+
+// In batch mode the killed connection is the whole batch's: the killer's
+// batch-mates run again one by one and commit once, so only the killer gets
+// the error (naming the store, which probes up).
+func TestBatchKilledConnectionFailsOnlyTheKiller(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	ids := []string{"a", "b", "killer", "d"}
+	s := batchStore(t, db, len(ids))
+	runs := map[string]*atomic.Int32{}
+	for _, id := range ids {
+		runs[id] = new(atomic.Int32)
+	}
+	var killErr atomic.Value
+	out := runBatch(t, db, s, ids, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			runs[id].Add(1)
+			if err := effect(id)(ctx); err != nil || id != "killer" {
+				return err
+			}
+			tx, _ := pgstore.Tx(ctx)
+			var ok bool
+			if err := db.Pool.QueryRow(ctx, "SELECT pg_terminate_backend($1, 10000)", int64(tx.Conn().PgConn().PID())).Scan(&ok); err != nil || !ok {
+				killErr.Store(fmt.Sprintf("terminate: %v, %v", ok, err))
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO effects (id) VALUES ('after')")
+			return err
+		}
+	})
+	require.Nil(t, killErr.Load())
+	for _, o := range out {
+		if o.id == "killer" {
+			require.Error(t, o.err)
+			require.NoError(t, requireProbedDependency(t, s, o.err))
+			require.EqualValues(t, 1, runs[o.id].Load(), "the killer is not run again by the store")
+			continue
+		}
+		require.NoError(t, o.err, o.id)
+		require.False(t, o.duplicate, o.id)
+		require.True(t, o.visible, o.id)
+	}
+	require.Equal(t, map[string]int{"a": 1, "b": 1, "d": 1}, effectCounts(t, db))
+	require.False(t, claimed(t, db, "ledger", "killer"))
+	require.Equal(t, 3, countClaims(t, db))
 }
