@@ -279,3 +279,37 @@ func TestBatchKilledConnectionFailsOnlyTheKiller(t *testing.T) {
 	require.False(t, claimed(t, db, "ledger", "killer"))
 	require.Equal(t, 3, countClaims(t, db))
 }
+
+// A handler that releases its own savepoint and then fails leaves the batch's
+// transaction unable to undo it alone, on a live connection: the store rolls
+// the whole transaction back (releasing every claim it holds) before running
+// the other messages again one by one, and only the offender fails.
+func TestBatchUndoFailureOnLiveConnectionFailsOnlyTheOffender(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	ids := []string{"a", "b", "bad", "d"}
+	s := batchStore(t, db, len(ids))
+	out := runBatch(t, db, s, ids, func(id string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if err := effect(id)(ctx); err != nil || id != "bad" {
+				return err
+			}
+			tx, _ := pgstore.Tx(ctx)
+			if _, err := tx.Exec(ctx, "RELEASE SAVEPOINT oncely_msg"); err != nil {
+				return err
+			}
+			return errBoom
+		}
+	})
+	for _, o := range out {
+		if o.id == "bad" {
+			require.ErrorIs(t, o.err, errBoom)
+			require.Equal(t, consumer.Retryable, consumer.Classify(o.err))
+			continue
+		}
+		require.NoError(t, o.err, o.id)
+		require.False(t, o.duplicate, o.id)
+	}
+	require.Equal(t, map[string]int{"a": 1, "b": 1, "d": 1}, effectCounts(t, db))
+	require.Equal(t, 3, countClaims(t, db))
+}
