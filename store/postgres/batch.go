@@ -194,9 +194,9 @@ type commitJob struct {
 	tx      pgx.Tx
 }
 
-// fail answers every request not yet failed with op's error, wrapped with
-// consumer.UnavailableFrom (the runtime probes the database): the batch's
-// transaction is lost, whichever message's statement failed.
+// fail gives every request not yet failed op's error, wrapped with
+// consumer.UnavailableFrom (the runtime probes the database): used by lose
+// when the batch's transaction is gone and the database does not answer.
 func (j *commitJob) fail(op string, err error) {
 	j.b.s.cfg.Logger.Warn("postgres store: batch aborted", "op", op, "error", err, "size", len(j.batch))
 	werr := j.b.s.unavailable(op, err)
