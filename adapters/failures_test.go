@@ -276,7 +276,7 @@ type matrixObserver struct {
 }
 
 func (o *matrixObserver) Settled(_ context.Context, ev consumer.Event) { o.settled(ev) }
-func (o *matrixObserver) BreakerChanged(open bool)                    { o.breaker(open) }
+func (o *matrixObserver) BreakerChanged(open bool)                     { o.breaker(open) }
 
 // matrixKafka is KAFKA_BROKERS when set (a real broker), else an in-process
 // kfake cluster for this test.
