@@ -94,7 +94,7 @@ func TestFailureMatrix(t *testing.T) {
 	brokers := []struct{ name, url string }{
 		{"memory", "mem://"},
 		{"kafka", matrixKafka(t) + "?tiers=100ms"},
-		{"rabbitmq", testenv.RabbitMQ(t) + "?tiers=100ms"},
+		{"rabbitmq", testenv.RabbitMQ(t) + "?tiers=100ms&prefetch=16"}, // the runtime below runs MaxInFlight 16
 		{"sqs", "sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&visibility_timeout=5s&wait=1"},
 	}
 	for _, b := range brokers {
