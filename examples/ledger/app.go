@@ -138,6 +138,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	ccfg := consumer.Config{
 		Name:        consumerName,
 		Concurrency: cfg.concurrency,
+		// The runtime's window must hold what the broker pushes ahead (the
+		// RabbitMQ prefetch, 128 by default): the default 8 × Concurrency
+		// is smaller below a Concurrency of 16.
+		MaxInFlight: max(8*cfg.concurrency, src.Capabilities().Prefetch),
 		Retry: retry.Policy{
 			MaxAttempts:     cfg.maxAttempts,
 			InitialInterval: cfg.retryDelay,
