@@ -108,7 +108,8 @@ func run(ctx context.Context, out io.Writer, verbose bool) error {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	// Only this URL names the broker; "kafka://127.0.0.1:9092" or
-	// "amqp://guest:guest@127.0.0.1:5672/" would run the same code.
+	// "amqp://guest:guest@127.0.0.1:5672/?prefetch=32" would run the same
+	// code (a RabbitMQ prefetch must fit MaxInFlight, 8 × Concurrency here).
 	broker, err := adapters.Open(ctx, "mem://", adapters.WithLogger(logger))
 	if err != nil {
 		return err
