@@ -22,14 +22,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/kafkatest"
 )
 
 // Benchmarks. Run with:
 //
 //	go test -run '^$' -bench . -benchtime 1x ./adapters/kafka/
 //
-// BenchmarkThroughput starts kfake in a child process (internal/kfakecmd),
-// fills a topic with 200,000 records (6 partitions, 1,000 keys), then
+// BenchmarkThroughput runs on the Kafka in KAFKA_BROKERS when set, else it
+// starts kfake in a child process (internal/kfakecmd). It fills a topic with 200,000 records (6 partitions, 1,000 keys), then
 // consumes it in fresh child processes, alternating (a) a hand-written
 // franz-go group consumer committing after each poll and (b) consumer.Consumer
 // over this Source, both with a no-op handler. Each child reports records/s,
@@ -58,7 +59,12 @@ type benchResult struct {
 func (r benchResult) rate() float64 { return float64(r.Records) / r.Seconds }
 
 func BenchmarkThroughput(b *testing.B) {
-	addrs := startKfakeProcess(b)
+	var addrs []string
+	if kafkatest.Real() {
+		addrs = brokers(b)
+	} else {
+		addrs = startKfakeProcess(b)
+	}
 	topic := uniqueTopic("bench")
 	cl := client(b, addrs, kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
 	ctx := context.Background()
@@ -346,10 +352,10 @@ func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResul
 
 // BenchmarkKeyConcurrency compares, on one partition with 100 keys and a
 // handler sleeping 5ms, key-ordered concurrency 32 against strict partition
-// order (consumer.OrderByPartition). Rates are measured from the first
-// handled record to the last.
+// order (consumer.OrderByPartition), on brokers(b). Rates are measured from
+// the first handled record to the last.
 func BenchmarkKeyConcurrency(b *testing.B) {
-	addrs := newCluster(b, 1)
+	addrs := brokers(b)
 	topic := uniqueTopic("keys")
 	const keyed, ordered = 3200, 300
 	ctx := context.Background()
