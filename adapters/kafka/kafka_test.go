@@ -612,7 +612,7 @@ func TestConfigValidation(t *testing.T) {
 
 func TestRefusedOpts(t *testing.T) {
 	t.Parallel()
-	addrs := brokers(t)
+	addrs := newCluster(t, 1) // option checks only: no broker behaviour involved
 	_, err := New(context.Background(), Config{Brokers: addrs, Topic: uniqueTopic("opts"), Group: "g", Logger: testLogger(),
 		Opts: []kgo.Opt{kgo.AutoCommitMarks(), kgo.ConsumeRegex()}})
 	require.ErrorContains(t, err, "AutoCommitMarks")
