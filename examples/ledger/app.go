@@ -123,6 +123,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 		defer st.Close(context.WithoutCancel(ctx)) // stops its background pruner
+		if err := st.Check(ctx); err != nil {
+			return err
+		}
 		mws = append(mws, middleware.Idempotency(st))
 	}
 
