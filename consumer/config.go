@@ -184,9 +184,12 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate reports every invalid field, after defaults.
-func (c Config) validate(caps Capabilities) error {
+// validate reports every invalid field of c for src, after defaults.
+func (c Config) validate(src Source, caps Capabilities) error {
 	var errs []error
+	if n, ok := src.(ConsumerNamer); ok && c.Name != "" && n.ConsumerName() != c.Name {
+		errs = append(errs, fmt.Errorf("config.Name is %q but the Source was opened for consumer %q: claims and dead letters would live under different names; use one name for both", c.Name, n.ConsumerName()))
+	}
 	if c.Name == "" {
 		errs = append(errs, errors.New("config.Name is required (it keys idempotency claims and retry/DLQ destinations)"))
 	} else if _, err := checkID(c.Name, MaxIDLengthDefault); err != nil {
