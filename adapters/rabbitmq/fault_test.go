@@ -49,6 +49,7 @@ func TestFaultBrokerRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = st.Close(context.Background()) }) // after the consumer stopped
 	src := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 64})
 	obs := newCounter()
 	h, mws := consumerChain(st, 0)

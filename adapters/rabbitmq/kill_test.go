@@ -68,6 +68,7 @@ func runChild() int {
 	if err != nil {
 		return fail(err)
 	}
+	defer func() { _ = st.Close(context.Background()) }()
 	src, err := New(ctx, Config{URL: os.Getenv(childURLEnv), Queue: os.Getenv(childQueueEnv), Consumer: "ledger", Prefetch: 50, Tiers: testTiers, Logger: log})
 	if err != nil {
 		return fail(err)
@@ -172,6 +173,7 @@ func TestKillConsumerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = st.Close(context.Background()) }) // after the consumer stopped
 	src := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 50})
 	obs := newCounter()
 	redelivered := newSet()

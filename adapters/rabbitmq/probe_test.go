@@ -41,7 +41,8 @@ func TestProbe(t *testing.T) {
 
 // TestCapabilitiesPrefetch: the prefetch is reported, the runtime refuses a
 // MaxInFlight below it and accepts its default MaxInFlight (128) with the
-// default prefetch; consumer names split the queue (FanOut false), and
+// default prefetch, and refuses a Config.Name other than the Source's
+// consumer name; consumer names split the queue (FanOut false), and
 // Attempt does not come from the broker's count (DeliveryCount false).
 func TestCapabilitiesPrefetch(t *testing.T) {
 	queue := uniqueName("caps")
@@ -53,6 +54,9 @@ func TestCapabilitiesPrefetch(t *testing.T) {
 	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
 	if _, err := consumer.New(def, h, consumer.Config{Name: "ledger", Logger: testLogger()}); err != nil {
 		t.Errorf("default Config with the default prefetch: %v", err)
+	}
+	if _, err := consumer.New(def, h, consumer.Config{Name: "billing", Logger: testLogger()}); err == nil {
+		t.Error("a runtime named billing accepted a Source opened for ledger")
 	}
 	wide := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 300})
 	_, err := consumer.New(wide, h, consumer.Config{Name: "ledger", Logger: testLogger()})

@@ -55,6 +55,7 @@ var (
 	_ consumer.Leased          = (*delivery)(nil)
 	_ consumer.CopyTrimmer     = (*delivery)(nil)
 	_ consumer.Prober          = (*Source)(nil)
+	_ consumer.ConsumerNamer   = (*Source)(nil)
 )
 
 // New validates cfg, connects, declares (or verifies) the topology and
@@ -103,6 +104,10 @@ func (src *Source) Capabilities() consumer.Capabilities {
 		Prefetch:    src.cfg.Prefetch,
 	}
 }
+
+// ConsumerName is Config.Consumer: the name of the retry and dead-letter
+// queues, which the runtime's Config.Name must equal.
+func (src *Source) ConsumerName() string { return src.cfg.Consumer }
 
 // Connected reports whether a connection is up and consuming.
 func (src *Source) Connected() bool {
