@@ -14,11 +14,14 @@ import (
 // (short strings of at most 255 bytes each).
 const propertySlack = 4 << 10
 
-// tableSize is the encoded size of a headers table of string values.
+// tableSize is the encoded size of the headers table publishHeaders makes
+// of h (string values, the broker's own headers left out).
 func tableSize(h map[string]string) int {
 	n := 4
 	for k, v := range h {
-		n += 1 + len(k) + 1 + 4 + len(v)
+		if !brokerHeaders[k] {
+			n += 1 + len(k) + 1 + 4 + len(v)
+		}
 	}
 	return n
 }
