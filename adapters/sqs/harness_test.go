@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithymw "github.com/aws/smithy-go/middleware"
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -48,6 +49,27 @@ func newTestClient(endpoint string, rt http.RoundTripper) *awssqs.Client {
 		o.HTTPClient = &http.Client{Transport: rt}
 	}
 	return awssqs.New(o)
+}
+
+// hookedClient returns a client for endpoint whose every call first passes
+// its input (*awssqs.SendMessageInput, …) to hook, through the SDK's
+// middleware stack: an error from hook fails the call before it is sent,
+// and is not retried by the SDK.
+func hookedClient(endpoint string, hook func(input any) error) *awssqs.Client {
+	return awssqs.New(awssqs.Options{
+		Region:       RegionDefault,
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("oncely", "oncely", ""),
+		APIOptions: []func(*smithymw.Stack) error{func(st *smithymw.Stack) error {
+			return st.Initialize.Add(smithymw.InitializeMiddlewareFunc("oncely-test-hook",
+				func(ctx context.Context, in smithymw.InitializeInput, next smithymw.InitializeHandler) (smithymw.InitializeOutput, smithymw.Metadata, error) {
+					if err := hook(in.Parameters); err != nil {
+						return smithymw.InitializeOutput{}, smithymw.Metadata{}, err
+					}
+					return next.HandleInitialize(ctx, in)
+				}), smithymw.Before)
+		}},
+	})
 }
 
 // uniqueQueue returns a queue name no other test uses.

@@ -1,0 +1,77 @@
+package sqs
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/adapters/adaptertest"
+	"github.com/oncely/oncely/consumer"
+)
+
+// TestCloseWithReceiveOutstanding: five deliveries are held unsettled and one
+// more Receive is outstanding (a long poll in flight, as the runtime always
+// has one) when the Source closes. Close lets the poll finish and releases
+// what it took too, so a new Source gets all five at once, each with its
+// Attempt unchanged.
+func TestCloseWithReceiveOutstanding(t *testing.T) {
+	endpoint, client := emulator(t)
+	const n = 5
+	queue := uniqueQueue("closerecv")
+	// A visibility timeout far longer than the test: a stranded message
+	// would not come back within it.
+	a := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: time.Minute, WaitTimeSeconds: 3})
+	publish(t, client, a.QueueURL(), messages("close", n, func(int) string { return "" })...)
+	ctx := testCtx(t, 60*time.Second)
+
+	got := adaptertest.ReceiveN(t, a, n, 10*time.Second)
+	before := make(map[string]int, n)
+	for _, d := range got {
+		before[d.Message().ID] = d.Message().Attempt
+	}
+	outstanding := make(chan error, 1)
+	go func() {
+		ds, err := a.Receive(ctx, 10)
+		if err == nil {
+			err = fmt.Errorf("the outstanding Receive returned %d deliveries", len(ds))
+		}
+		outstanding <- err
+	}()
+	adaptertest.WaitUntil(t, 5*time.Second, "a receive call in flight", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.inflight > 0
+	})
+
+	closed := time.Now()
+	require.NoError(t, a.Close(ctx))
+	closeTook := time.Since(closed)
+	require.ErrorIs(t, <-outstanding, consumer.ErrSourceClosed)
+
+	b := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: time.Minute})
+	again := adaptertest.ReceiveN(t, b, n, 5*time.Second)
+	redelivered := time.Since(closed)
+	t.Logf("Close took %s; all %d redelivered %s after Close began", closeTook.Round(time.Millisecond), n, redelivered.Round(time.Millisecond))
+	for _, d := range again {
+		m := d.Message()
+		w, ok := before[m.ID]
+		require.True(t, ok, "unexpected %s", m.ID)
+		require.Equal(t, w, m.Attempt, "%s: Attempt after a clean close", m.ID)
+		require.NoError(t, d.Ack(ctx))
+	}
+	adaptertest.AssertQuiet(t, b, time.Second)
+}
+
+// TestCloseTwice: a second Close returns at once and releases nothing twice.
+func TestCloseTwice(t *testing.T) {
+	endpoint, _ := emulator(t)
+	a := newSource(t, endpoint, Config{QueueName: uniqueQueue("close2")})
+	ctx := testCtx(t, 30*time.Second)
+	require.NoError(t, a.Close(ctx))
+	require.NoError(t, a.Close(ctx))
+	_, err := a.Receive(ctx, 1)
+	require.True(t, errors.Is(err, consumer.ErrSourceClosed), "Receive after Close: %v", err)
+}
