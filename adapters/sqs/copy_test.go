@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,7 +56,16 @@ func TestDeadLetterCopyFits(t *testing.T) {
 
 	// receive publishes one message with a body of size bytes to a new
 	// queue (and its dead-letter queue) with limit, and receives it.
+	var sends atomic.Int32
+	countSends := func(in any) error {
+		if _, ok := in.(*awssqs.SendMessageInput); ok {
+			sends.Add(1)
+		}
+		return nil
+	}
 	receive := func(t *testing.T, cfg Config, size int) (*Source, *delivery) {
+		sends.Store(0)
+		cfg.Client = hookedClient(endpoint, countSends)
 		queue := uniqueQueue("big")
 		dlq, err := DeadLetterQueueName(queue, "ledger")
 		require.NoError(t, err)
@@ -83,6 +93,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		src, d := receive(t, Config{}, limit-1000)
 		require.NoError(t, d.DeadLetter(ctx, deadLetterHeaders(d.msg, 2000)))
 		require.True(t, d.CopyTrimmed())
+		require.Equal(t, int32(1), sends.Load(), "trimmed before the send")
 		m, errHeader := dead(t, src)
 		require.Equal(t, string(d.msg.Body), string(m.Body), "the body is kept")
 		require.Empty(t, m.Header(consumer.HeaderStack))
@@ -93,6 +104,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		src, d := receive(t, Config{}, limit-100) // the failure context alone is ~400 bytes
 		require.NoError(t, d.DeadLetter(ctx, deadLetterHeaders(d.msg, 2000)))
 		require.True(t, d.CopyTrimmed())
+		require.Equal(t, int32(1), sends.Load(), "trimmed before the send")
 		m, errHeader := dead(t, src)
 		sum := sha256.Sum256(d.msg.Body)
 		require.Equal(t, removedBody, string(m.Body))
@@ -107,6 +119,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		src, d := receive(t, Config{MaxMessageSize: MaxMessageSizeDefault}, limit-100)
 		require.NoError(t, d.DeadLetter(ctx, deadLetterHeaders(d.msg, 2000)))
 		require.True(t, d.CopyTrimmed())
+		require.Equal(t, int32(3), sends.Load(), "refused as it was and without the stack (the short error needs no cut); sent with the body removed")
 		m, _ := dead(t, src)
 		require.Equal(t, removedBody, string(m.Body))
 		require.Equal(t, strconv.Itoa(len(d.msg.Body)), m.Header(consumer.HeaderBodyRemovedSize))
