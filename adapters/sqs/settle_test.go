@@ -171,3 +171,32 @@ func TestDeadLetterSendFaultKeepsOriginal(t *testing.T) {
 		require.Equal(t, int64(0), bl[0].Lag)
 	})
 }
+
+// TestLostLeaseReleased: when an extension fails while the visibility window
+// is still open, the lease is given up (Lost closed) and the message released
+// at once, so another consumer gets it before the window would have ended.
+func TestLostLeaseReleased(t *testing.T) {
+	endpoint, client := emulator(t)
+	const visibility = 10 * time.Second // the extension goes out after 7s, 3s before the end
+	queue := uniqueQueue("lostrel")
+	src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: visibility, Client: hookedClient(endpoint, func(in any) error {
+		if b, ok := in.(*awssqs.ChangeMessageVisibilityBatchInput); ok && b.Entries[0].VisibilityTimeout > 0 {
+			return errors.New("injected: extension refused")
+		}
+		return nil
+	})})
+	publish(t, client, src.QueueURL(), &consumer.Message{ID: "lr-1", Body: []byte("b")})
+	received := time.Now()
+	d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	select {
+	case <-d.(consumer.Leased).Lost():
+	case <-time.After(visibility):
+		t.Fatal("Lost not closed after the extension failed")
+	}
+	other := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: visibility})
+	again := adaptertest.ReceiveN(t, other, 1, visibility)[0]
+	took := time.Since(received)
+	t.Logf("redelivered %s after the receive (window %s)", took.Round(time.Millisecond), visibility)
+	require.Less(t, took, visibility-time.Second, "released before the window ended")
+	require.NoError(t, again.Ack(testCtx(t, 10*time.Second)))
+}
