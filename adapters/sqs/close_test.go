@@ -14,9 +14,10 @@ import (
 
 // TestCloseWithReceiveOutstanding: five deliveries are held unsettled and one
 // more Receive is outstanding (a long poll in flight, as the runtime always
-// has one) when the Source closes. Close lets the poll finish and releases
-// what it took too, so a new Source gets all five at once, each with its
-// Attempt unchanged.
+// has one) when the Source closes. Close puts the five back as copies, lets
+// the poll finish (on SQS it ends at once, on the copies; local-aws-sqs
+// waits out its WaitTimeSeconds) and puts back what it took too, so a new Source gets all five at once, each with its Attempt
+// unchanged.
 func TestCloseWithReceiveOutstanding(t *testing.T) {
 	endpoint, client := emulator(t)
 	const n = 5
@@ -74,4 +75,32 @@ func TestCloseTwice(t *testing.T) {
 	require.NoError(t, a.Close(ctx))
 	_, err := a.Receive(ctx, 1)
 	require.True(t, errors.Is(err, consumer.ErrSourceClosed), "Receive after Close: %v", err)
+}
+
+// TestCloseFIFOWithReceiveOutstanding: on a FIFO queue Close waits for the
+// poll in flight, then releases by visibility (a copy would go to the back of
+// its group): every message comes back at once, in group order, its Attempt
+// raised by that one receive (documented).
+func TestCloseFIFOWithReceiveOutstanding(t *testing.T) {
+	endpoint, client := emulator(t)
+	const n = 5
+	queue := uniqueQueue("closefifo") + ".fifo"
+	a := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: time.Minute, WaitTimeSeconds: 2, Receivers: 1})
+	publish(t, client, a.QueueURL(), messages("fifo", n, func(int) string { return "g" })...)
+	ctx := testCtx(t, 60*time.Second)
+	got := adaptertest.ReceiveN(t, a, n, 10*time.Second)
+	go func() { _, _ = a.Receive(ctx, 10) }()
+	adaptertest.WaitUntil(t, 5*time.Second, "a receive call in flight", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.inflight > 0
+	})
+	require.NoError(t, a.Close(ctx))
+	b := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: time.Minute, Receivers: 1})
+	again := adaptertest.ReceiveN(t, b, n, 5*time.Second)
+	for i, d := range again {
+		require.Equal(t, got[i].Message().ID, d.Message().ID, "group order")
+		require.Equal(t, got[i].Message().Attempt+1, d.Message().Attempt)
+		require.NoError(t, d.Ack(ctx))
+	}
 }

@@ -98,6 +98,9 @@ type Config struct {
 
 	// WaitTimeSeconds is the long-polling wait of each receive call, 0–20.
 	// Defaults to WaitTimeSecondsDefault (20); use NoWait for short polling.
+	// Close waits up to this long for the receive calls in flight (see
+	// Source.Close), so the consumer's SettleTimeout, which bounds Close,
+	// should exceed it.
 	WaitTimeSeconds int
 
 	// MaxMessages is the most messages one receive call asks for, 1–10.

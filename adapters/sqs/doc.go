@@ -115,6 +115,11 @@
 //   - The emulator does not hold a FIFO message group back while one of its
 //     messages is in flight, so concurrent receive calls could split a group
 //     in either order; the FIFO test uses one receiver.
+//   - The emulator answers a long poll only when its WaitTimeSeconds has
+//     passed, also when messages arrived earlier (SQS answers as soon as
+//     there are), so there Close always waits out the polls in flight.
+//   - The emulator deduplicates FIFO messages only against messages still
+//     in the queue, not for five minutes after a deletion as SQS does.
 //   - The emulator's ApproximateNumberOfMessages counts in-flight messages
 //     too; SQS's counts only visible ones (Backlog adds the in-flight count).
 package sqs

@@ -403,8 +403,10 @@ func (s *Source) receive(n int) {
 // Close waits for the receive calls in flight rather than cancelling them:
 // SQS keeps serving a long poll whose caller went away, and the messages it
 // takes would stay invisible for a whole visibility timeout, their receive
-// count raised. A call ends when a message arrives or after WaitTimeSeconds,
-// so Close takes up to WaitTimeSeconds (20s by default) on an idle queue.
+// count raised. A call ends when a message arrives or after WaitTimeSeconds;
+// on a standard queue the unsettled deliveries are put back first, so a call
+// in flight ends at once when there were any. Close therefore takes up to
+// WaitTimeSeconds (20s by default) only on an idle queue, or a FIFO queue.
 // When ctx ends first, the calls are cancelled and Close returns an error
 // saying messages may stay invisible until their visibility timeout.
 func (s *Source) Close(ctx context.Context) error {
@@ -418,6 +420,16 @@ func (s *Source) Close(ctx context.Context) error {
 	s.mu.Unlock()
 
 	var errs []error
+	if !s.fifo {
+		// Put back what is unsettled now: a receive call in flight then
+		// returns at once with the copies, instead of waiting out its
+		// WaitTimeSeconds, and what it took is put back below. (On a
+		// FIFO queue the release is by visibility, which such a call
+		// would count as a receive.)
+		if err := s.release(ctx, s.takeUnsettled()); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if !waitCtx(ctx, &s.calls) {
 		s.stopRecv()
 		s.calls.Wait()
@@ -427,18 +439,23 @@ func (s *Source) Close(ctx context.Context) error {
 	s.cancel()
 	s.renewals.wait()
 	s.acks.close()
+	if err := s.release(ctx, s.takeUnsettled()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
 
+// takeUnsettled removes and returns the unsettled deliveries.
+func (s *Source) takeUnsettled() []*delivery {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	ds := make([]*delivery, 0, len(s.unsettled))
 	for d := range s.unsettled {
 		ds = append(ds, d)
 	}
+	clear(s.unsettled)
 	s.buf = nil
-	s.mu.Unlock()
-	if err := s.release(ctx, ds); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return ds
 }
 
 // waitCtx waits for wg and reports true, or reports false when ctx ends
