@@ -3,6 +3,8 @@ package sqs
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +105,29 @@ func TestCloseFIFOWithReceiveOutstanding(t *testing.T) {
 		require.Equal(t, got[i].Message().Attempt+1, d.Message().Attempt)
 		require.NoError(t, d.Ack(ctx))
 	}
+}
+
+// TestCloseCopyTooLarge: a message whose put-back copy (its attributes plus
+// oncely-attempt) would not fit the queue's size limit is released by
+// visibility instead: it comes back at once, its next receive counted.
+func TestCloseCopyTooLarge(t *testing.T) {
+	endpoint, client := emulator(t)
+	const limit = 1024
+	queue := uniqueQueue("closebig")
+	createQueue(t, client, queue, map[string]string{"MaximumMessageSize": strconv.Itoa(limit)})
+	a := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: time.Minute})
+	big := &consumer.Message{ID: "big", Body: []byte(strings.Repeat("b", limit-40))}
+	small := &consumer.Message{ID: "small", Body: []byte("b")}
+	publish(t, client, a.QueueURL(), big, small)
+	ctx := testCtx(t, 30*time.Second)
+	adaptertest.ReceiveN(t, a, 2, 10*time.Second)
+	require.NoError(t, a.Close(ctx))
+
+	b := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: time.Minute})
+	attempts := map[string]int{}
+	for _, d := range adaptertest.ReceiveN(t, b, 2, 5*time.Second) {
+		attempts[d.Message().ID] = d.Message().Attempt
+		require.NoError(t, d.Ack(ctx))
+	}
+	require.Equal(t, map[string]int{"big": 2, "small": 1}, attempts)
 }
