@@ -3,6 +3,8 @@ package adapters
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -188,10 +190,25 @@ func (s *sqsBroker) queueURL(ctx context.Context, queue string, create bool) (st
 }
 
 // Publish sends msgs; on a FIFO queue each message's ID is its
-// MessageDeduplicationId, so a message published twice within SQS's
-// five-minute deduplication window is kept once.
+// MessageDeduplicationId (see publishDedupID), so a message published twice
+// within SQS's five-minute deduplication window is kept once.
 func (s *sqsBroker) Publish(ctx context.Context, source string, msgs ...*consumer.Message) error {
-	return s.send(ctx, source, func(m *consumer.Message) string { return m.ID }, msgs...)
+	return s.send(ctx, source, publishDedupID, msgs...)
+}
+
+// publishDedupID is m.ID when SQS takes it as a MessageDeduplicationId (1 to
+// 128 ASCII letters, digits and punctuation), else "sha256-" and the hex
+// SHA-256 of m.ID, so any valid message ID can be published.
+func publishDedupID(m *consumer.Message) string {
+	valid := len(m.ID) >= 1 && len(m.ID) <= 128
+	for i := 0; valid && i < len(m.ID); i++ {
+		valid = m.ID[i] > ' ' && m.ID[i] <= '~'
+	}
+	if valid {
+		return m.ID
+	}
+	sum := sha256.Sum256([]byte(m.ID))
+	return "sha256-" + hex.EncodeToString(sum[:])
 }
 
 // redriveDedupID is the MessageDeduplicationId of a redriven copy on a FIFO

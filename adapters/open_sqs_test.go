@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,4 +110,32 @@ func TestSQSFIFORedriveDedup(t *testing.T) {
 	require.NotEqual(t, "m-1", ids[1])
 	require.NotEqual(t, "m-1", ids[2])
 	require.NotEqual(t, ids[1], ids[2], "each redrive has its own deduplication ID")
+}
+
+// TestSQSFIFOPublishLongID: a FIFO publish of an ID SQS does not take as a
+// deduplication ID (over 128 characters, or not ASCII) is deduplicated by its
+// SHA-256 and arrives; twice published, it is kept once.
+func TestSQSFIFOPublishLongID(t *testing.T) {
+	endpoint := testenv.SQS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1")
+	require.NoError(t, err)
+	b, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer func() { _ = b.Close() }()
+	source := fmt.Sprintf("oncely-longid-%08x.fifo", rand.Uint32())
+	long := strings.Repeat("é", 100) // 200 bytes
+	m := &consumer.Message{ID: long, Key: "g", Body: []byte("body")}
+	require.NoError(t, b.Publish(ctx, source, m))
+	require.NoError(t, b.Publish(ctx, source, m))
+	src, err := b.Source(ctx, source, "ledger")
+	require.NoError(t, err)
+	d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	require.Equal(t, long, d.Message().ID)
+	require.NoError(t, d.Ack(ctx))
+	adaptertest.AssertQuiet(t, src, time.Second)
+	require.NoError(t, src.Close(ctx))
+	require.Equal(t, "abc", publishDedupID(&consumer.Message{ID: "abc"}))
+	require.Len(t, publishDedupID(m), len("sha256-")+64)
 }
