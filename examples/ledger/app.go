@@ -109,7 +109,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	defer pool.Close()
-	if _, err := pool.Exec(ctx, tablesSQL); err != nil {
+	if err := createTables(ctx, pool); err != nil {
 		return fmt.Errorf("creating the ledger tables: %w", err)
 	}
 
@@ -120,6 +120,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		st, err := postgres.New(pool, postgres.Config{Schema: cfg.schema, Logger: log})
 		if err != nil {
+			return err
+		}
+		defer st.Close(context.WithoutCancel(ctx)) // stops its background pruner
+		if err := st.Check(ctx); err != nil {
 			return err
 		}
 		mws = append(mws, middleware.Idempotency(st))
@@ -162,7 +166,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	if obs != nil {
-		stopObs := obs.start(ctx, c, src)
+		stopObs, err := obs.start(ctx, c, src)
+		if err != nil {
+			_ = src.Close(ctx)
+			return err // the ops address is taken: fail at start, not without health endpoints
+		}
 		defer stopObs()
 	}
 	log.Info("ledger started", "broker", broker.Kind(), "source", cfg.source, "consumer", consumerName,
@@ -172,4 +180,17 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	log.Info("ledger stopped cleanly")
 	return nil
+}
+
+// createTables runs tablesSQL under a transaction-level advisory lock:
+// CREATE TABLE IF NOT EXISTS races with itself (a duplicate key in pg_type)
+// when replicas start at the same moment, so they take turns.
+func createTables(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('oncely.examples.ledger', 0))"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, tablesSQL)
+		return err
+	})
 }
