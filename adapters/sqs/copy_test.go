@@ -21,9 +21,10 @@ import (
 )
 
 var (
-	_ consumer.Prober      = (*Source)(nil)
-	_ consumer.CopyTrimmer = (*delivery)(nil)
-	_ consumer.Leased      = (*delivery)(nil)
+	_ consumer.Prober        = (*Source)(nil)
+	_ consumer.ConsumerNamer = (*Source)(nil)
+	_ consumer.CopyTrimmer   = (*delivery)(nil)
+	_ consumer.Leased        = (*delivery)(nil)
 )
 
 // createQueue creates a queue with attrs and returns its URL.

@@ -88,7 +88,8 @@ func TestRetryDelayCapped(t *testing.T) {
 	})
 }
 
-// TestProbe: Probe answers while SQS does and fails when it does not.
+// TestProbe: Probe answers while SQS does and fails when it does not; the
+// capabilities and the consumer name are as declared.
 func TestProbe(t *testing.T) {
 	endpoint, _ := emulator(t)
 	var down atomic.Bool
@@ -105,6 +106,9 @@ func TestProbe(t *testing.T) {
 	caps := src.Capabilities()
 	require.False(t, caps.FanOut)
 	require.Zero(t, caps.Prefetch)
+	require.Equal(t, "ledger", src.ConsumerName())
+	_, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }), consumer.Config{Name: "other"})
+	require.Error(t, err, "a consumer name other than the Source's is refused")
 }
 
 // TestDeadLetterSendFaultKeepsOriginal: a dead-letter send that fails (made

@@ -21,7 +21,7 @@ import (
 )
 
 // Source reads one SQS queue for one consumer. It implements consumer.Source,
-// consumer.Prober and consumer.BacklogReporter; its deliveries implement
+// consumer.Prober, consumer.ConsumerNamer and consumer.BacklogReporter; its deliveries implement
 // consumer.Delivery, consumer.Leased and consumer.CopyTrimmer. Create it with New.
 type Source struct {
 	cfg        Config
@@ -264,6 +264,10 @@ func (s *Source) Probe(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ConsumerName is the consumer name the Source was opened for, Config.Consumer
+// (see consumer.ConsumerNamer): it names the dead-letter queue.
+func (s *Source) ConsumerName() string { return s.cfg.Consumer }
 
 // QueueURL returns the source queue's URL.
 func (s *Source) QueueURL() string { return s.queueURL }
