@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,13 @@ type Source struct {
 	dlq    string
 	topics []string // consumed: the source, then the retry tiers
 	byTier map[time.Duration]string
+	tierOf map[string]time.Duration // the inverse of byTier
+	hops   sync.WaitGroup           // running hops (see hop.go)
+
+	// Copy size limits (see copy.go): the producer's batch limit as
+	// configured, and the copy topics' max.message.bytes where known.
+	producerMax func(string) int32
+	topicMax    map[string]int32
 
 	// The retry tiers' topics are paused until the first poll returns or
 	// tierStartDelay has passed (see startTiers).
@@ -76,6 +84,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		log:     cfg.Logger.With("broker", "kafka", "topic", cfg.Topic, "group", cfg.Group),
 		dlq:     DeadLetterTopic(cfg.Topic, cfg.Group),
 		byTier:  make(map[time.Duration]string),
+		tierOf:  make(map[string]time.Duration),
 		parts:   make(map[tp]*partition),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -86,6 +95,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		for _, d := range cfg.Tiers {
 			t := RetryTopic(cfg.Topic, cfg.Group, d)
 			s.byTier[d] = t
+			s.tierOf[t] = d
 			consumed = append(consumed, t)
 		}
 	}
@@ -101,9 +111,20 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if err == nil {
 		err = ensureTopics(ctx, kadm.NewClient(admCl), append(consumed, s.dlq), cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
 	}
+	if err == nil {
+		s.producerMax, _ = admCl.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32)
+		var lerr error
+		s.topicMax, lerr = copyLimits(ctx, kadm.NewClient(admCl), append(slices.Clone(consumed[1:]), s.dlq))
+		if lerr != nil {
+			s.log.Warn("could not describe max.message.bytes of the retry and dead-letter topics; copies are fitted to the producer's limit only", "error", lerr)
+		}
+	}
 	admCl.Close()
 	if err != nil {
 		return nil, err
+	}
+	if s.producerMax == nil {
+		return nil, errors.New("kafka: the producer's batch limit (ProducerBatchMaxBytes) is unknown")
 	}
 
 	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault)}, cfg.Opts...),
@@ -116,6 +137,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
+		kgo.ProducerBatchMaxBytesFn(s.batchLimit),
 	)
 	if cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
@@ -136,14 +158,24 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 
 // Capabilities reports Kafka's capability table: partitioned, retries honour
 // their delay (retry topics or in-place), no broker delivery counter (the
-// attempt travels in the oncely-attempt header), no lease to renew.
-// MaxDelay is ClaimRetention (zero: no limit).
+// attempt travels in the oncely-attempt header), no lease to renew, fan-out
+// (each consumer name is its own consumer group and gets every record), no
+// prefetch (records are fetched for Receive only).
+//
+// MaxDelay is ClaimRetention (zero: no limit). The tiers themselves honour
+// any delay: a copy not yet due when its tier's delay passed hops to the end
+// of its tier again (see hop.go), so neither the longest tier nor a tier
+// topic's retention bounds the delay. Only the idempotency claims do: a
+// retried copy arriving after the claim of a duplicate that succeeded was
+// pruned would run twice.
 func (s *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{
 		Broker:      "kafka",
 		Partitioned: true,
 		NativeDelay: true,
 		MaxDelay:    s.cfg.ClaimRetention,
+		FanOut:      true,
+		Prefetch:    0,
 	}
 }
 
@@ -246,11 +278,17 @@ func (s *Source) absorb(fs kgo.Fetches, max int) ([]consumer.Delivery, error) {
 	var batches []batch
 	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
 		if len(ftp.Records) > 0 {
-			batches = append(batches, batch{tp{ftp.Topic, ftp.Partition}, s.newEntries(ftp.Records, ftp.Topic != s.cfg.Topic)})
+			batches = append(batches, batch{tp{ftp.Topic, ftp.Partition}, s.newEntries(ftp.Records, s.tierOf[ftp.Topic])})
 		}
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed.Load() {
+		// Close ran or is running: hand out nothing it could no longer
+		// release. The records are not committed, so the group's next
+		// owner gets them.
+		return nil, consumer.ErrSourceClosed
+	}
 	touched := make([]*partition, 0, len(batches))
 	for _, b := range batches {
 		p := s.parts[b.k]
@@ -308,13 +346,13 @@ func (s *Source) takeLocked(out []consumer.Delivery, max int, now time.Time) []c
 	return out
 }
 
-// nextDueLocked returns the earliest due time of a waiting partition, or
-// zero.
+// nextDueLocked returns the earliest time a waiting partition's next record
+// is due or hops, or zero.
 func (s *Source) nextDueLocked() time.Time {
 	var due time.Time
 	for _, p := range s.held {
 		if p.cursor < len(p.entries) {
-			nb := p.entries[p.cursor].notBefore()
+			nb := p.entries[p.cursor].dueAt()
 			if !nb.IsZero() && (due.IsZero() || nb.Before(due)) {
 				due = nb
 			}
@@ -389,6 +427,7 @@ func (s *Source) close(ctx context.Context, commit bool) error {
 		s.tiersTimer.Stop()
 	}
 	s.cl.CloseAllowingRebalance()
+	s.hops.Wait()
 	s.wake()
 	if err != nil {
 		return fmt.Errorf("kafka: final commit: %w", err)

@@ -1,0 +1,149 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/retry"
+)
+
+// receiveN receives until it holds n deliveries, unsettled, failing t after
+// timeout.
+func receiveN(t testing.TB, s *Source, n int, timeout time.Duration) []consumer.Delivery {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var out []consumer.Delivery
+	for len(out) < n {
+		ds, err := s.Receive(ctx, n-len(out))
+		require.NoError(t, err, "received %d of %d", len(out), n)
+		out = append(out, ds...)
+	}
+	return out
+}
+
+// receiveFor receives everything delivered within d.
+func receiveFor(t testing.TB, s *Source, d time.Duration) []consumer.Delivery {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var out []consumer.Delivery
+	for {
+		ds, err := s.Receive(ctx, 100)
+		out = append(out, ds...)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return out
+		}
+		require.NoError(t, err)
+	}
+}
+
+// byID maps deliveries by message ID, failing t on a repeat.
+func byID(t testing.TB, ds []consumer.Delivery) map[string]consumer.Delivery {
+	t.Helper()
+	m := make(map[string]consumer.Delivery, len(ds))
+	for _, d := range ds {
+		id := d.Message().ID
+		require.NotContains(t, m, id, "delivered twice")
+		m[id] = d
+	}
+	return m
+}
+
+// A retry far in the future does not hold back a short one behind it in
+// the same tier partition: the short one is delivered when due, and the far
+// one hops (is re-published to its tier, its offset then committed) and
+// stays pending, neither delivered nor dead-lettered.
+func TestFarRetryDoesNotBlockTier(t *testing.T) {
+	t.Parallel()
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("hop")
+	const tier = time.Second
+	tierTopic := RetryTopic(topic, "hop", tier)
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "hop", TopicPartitions: 1, Tiers: retry.Tiers{tier}})
+	closed := false
+	defer func() {
+		if !closed {
+			require.NoError(t, src.Close(context.Background()))
+		}
+	}()
+	publish(t, client(t, addrs), topic,
+		&consumer.Message{ID: "far", Key: "k", Body: []byte("far body")},
+		&consumer.Message{ID: "near", Key: "k", Body: []byte("near body")})
+	ds := byID(t, receiveN(t, src, 2, 20*time.Second))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, ds["far"].Retry(ctx, 13*time.Hour, map[string]string{consumer.HeaderAttempt: "2", "x-which": "far"}))
+	require.NoError(t, ds["near"].Retry(ctx, tier, map[string]string{consumer.HeaderAttempt: "2", "x-which": "near"}))
+	retried := time.Now()
+
+	// The near retry comes when due: a tier's delay after its copy, plus
+	// the far copy's hop and fetch latency, never 13 h.
+	got := receiveN(t, src, 1, tier+4*time.Second)
+	late := time.Since(retried)
+	m := got[0].Message()
+	require.Equal(t, "near", m.ID)
+	require.Equal(t, tierTopic, m.Source)
+	require.Equal(t, 2, m.Attempt)
+	require.Equal(t, "near body", string(m.Body))
+	require.False(t, time.Now().Before(consumer.NotBeforeFromHeaders(m.Headers)), "delivered early")
+	t.Logf("near retry delivered %s after its copy was produced (tier %s)", late, tier)
+	require.NoError(t, got[0].Ack(ctx))
+
+	// The far one keeps hopping, and is never delivered meanwhile.
+	require.Empty(t, receiveFor(t, src, 2500*time.Millisecond), "nothing else is due")
+	require.NoError(t, src.Close(context.Background()))
+	closed = true
+
+	copies := readAll(t, addrs, tierTopic, 3, 10*time.Second)
+	var far []*consumer.Message
+	for _, c := range copies {
+		if c.ID == "far" {
+			far = append(far, c)
+		}
+	}
+	require.GreaterOrEqual(t, len(far), 3, "the far copy hopped at least twice in 3.5 s of a 1 s tier")
+	for _, c := range far {
+		require.Equal(t, "far body", string(c.Body))
+		require.Equal(t, "far", c.Header("x-which"))
+		require.Equal(t, "2", c.Header(consumer.HeaderAttempt))
+		require.Equal(t, far[0].Header(consumer.HeaderRetryNotBefore), c.Header(consumer.HeaderRetryNotBefore), "a hop keeps the due time")
+	}
+	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, "hop"), 0, 0), "nothing dead-lettered")
+
+	// Still pending: the last far copy lies at or after the group's
+	// committed offset of the tier partition, so the group reads it again.
+	adm := kadmClient(t, addrs)
+	offs, err := adm.FetchOffsets(ctx, "hop")
+	require.NoError(t, err)
+	c, ok := offs.Lookup(tierTopic, 0)
+	require.True(t, ok, "tier partition committed")
+	last := far[len(far)-1]
+	require.GreaterOrEqual(t, last.Offset, c.At, "the pending far copy is not behind the commit")
+	require.Greater(t, c.At, far[0].Offset, "the first far copy, hopped, was committed past")
+}
+
+func TestHopTime(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name  string
+		ts    time.Time
+		delay time.Duration
+		want  time.Time
+	}{
+		{"fresh record: a tier's delay after it was produced", now.Add(-100 * time.Millisecond), time.Hour, now.Add(time.Hour - 100*time.Millisecond)},
+		{"old record: after the floor", now.Add(-2 * time.Hour), time.Hour, now.Add(hopFloor)},
+		{"short tier: its delay is the floor", now.Add(-time.Second), 200 * time.Millisecond, now.Add(200 * time.Millisecond)},
+		{"timestamp ahead of the clock: from now", now.Add(time.Hour), time.Minute, now.Add(time.Minute)},
+		{"no timestamp: from now", time.Time{}, time.Minute, now.Add(time.Minute)},
+	} {
+		require.Equal(t, c.want, hopTime(c.ts, now, c.delay), c.name)
+	}
+}

@@ -1,0 +1,56 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+var _ consumer.Prober = (*Source)(nil)
+
+// Probe asks the cluster, through the Source's client, for the metadata of
+// the source, retry and dead-letter topics (one Metadata request, never
+// answered from the client's cache). It fails when no broker answers, or
+// when one of those topics or any of their partitions reports an error or
+// has no leader: then a produce or commit cannot succeed either, so the
+// runtime treats a failed settlement as an outage (hold and retry) rather
+// than as the message's failure. Probe touches no record.
+func (s *Source) Probe(ctx context.Context) error {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range append(s.topics, s.dlq) {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil {
+		return fmt.Errorf("kafka: probe: %w", err)
+	}
+	var errs []error
+	for _, t := range resp.Topics {
+		name := kmsg.StringPtr("")
+		if t.Topic != nil {
+			name = t.Topic
+		}
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			errs = append(errs, fmt.Errorf("topic %s: %w", *name, err))
+			continue
+		}
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d]: %w", *name, p.Partition, err))
+			} else if p.Leader < 0 {
+				errs = append(errs, fmt.Errorf("%s[%d]: no leader", *name, p.Partition))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("kafka: probe: %w", errors.Join(errs...))
+	}
+	return nil
+}
