@@ -18,8 +18,9 @@ import (
 
 // Source is a consumer.Source reading a Kafka topic (and its retry topics)
 // as a consumer group, with manual commits after processing. It implements
-// consumer.Source, consumer.BacklogReporter, and its deliveries implement
-// consumer.Leased. Create one with New.
+// consumer.Source, consumer.BacklogReporter and consumer.Prober, and its
+// deliveries implement consumer.Leased and consumer.CopyTrimmer. Create one
+// with New.
 //
 // Guarantees: an offset is committed only when it and every offset before it
 // in its partition were settled (acked, or copied to a retry or dead-letter
