@@ -83,8 +83,9 @@ func (m *memBroker) Close() error {
 	return nil
 }
 
-// session snapshots the dead-letter queue; removal removes every copy of an
-// ID at once, so later copies' removals are no-ops.
+// session snapshots the dead-letter queue; removing a letter removes exactly
+// that copy (by its offset in the queue), never one dead-lettered after the
+// snapshot.
 func (m *memBroker) session(source, consumerName string) dlqSession {
 	return &memSession{b: m.b, source: source, consumer: consumerName, msgs: m.b.DeadLetters(source, consumerName)}
 }
@@ -102,9 +103,9 @@ func (s *memSession) next(_ context.Context, n int) ([]heldLetter, error) {
 	end := min(len(s.msgs), s.pos+n)
 	out := make([]heldLetter, 0, end-s.pos)
 	for _, msg := range s.msgs[s.pos:end] {
-		id := msg.ID
+		offset := msg.Offset
 		out = append(out, heldLetter{msg: msg, remove: func(context.Context) error {
-			s.b.RemoveDeadLetters(s.source, s.consumer, id)
+			s.b.RemoveDeadLetter(s.source, s.consumer, offset)
 			return nil
 		}})
 	}

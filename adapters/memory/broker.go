@@ -3,11 +3,16 @@
 //
 // Each source name is one queue. Every Source opened on it, whatever its
 // consumer name, competes for the queue's messages (as consumers of one
-// RabbitMQ or SQS queue do). A delivery stays in flight until it is settled;
-// closing its Source puts it back at the front of the queue in publish order.
-// The broker counts deliveries per message, delays retried copies natively and
-// keeps a dead-letter queue per (source, consumer name). Nothing is persisted:
-// a Broker's messages live as long as the Broker.
+// RabbitMQ or SQS queue do; Capabilities().FanOut is false). A delivery stays
+// in flight until it is settled; closing its Source puts it back at the front
+// of the queue in publish order, and since it was never handled its Attempt
+// stays as it was. The broker delays retried copies natively and keeps a
+// dead-letter queue per (source, consumer name). Nothing is persisted: a
+// Broker's messages live as long as the Broker.
+//
+// For tests it can fail on purpose: InjectFaults fails the next n calls of
+// one operation (a retry or dead-letter copy publish, an ack, a receive, a
+// probe), SetDown fails them all until it is called again.
 package memory
 
 import (
@@ -21,8 +26,8 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// ErrInjected is the error returned by an operation made to fail with
-// (*Broker).InjectFaults.
+// ErrInjected is wrapped by the error of an operation made to fail with
+// (*Broker).InjectFaults or (*Broker).SetDown.
 var ErrInjected = errors.New("memory: injected fault")
 
 // Op names a broker operation that InjectFaults can make fail.
@@ -37,6 +42,8 @@ const (
 	OpRetry
 	// OpDeadLetter is Delivery.DeadLetter (the publish of the dead-letter copy).
 	OpDeadLetter
+	// OpProbe is Source.Probe.
+	OpProbe
 	opCount
 )
 
@@ -51,6 +58,8 @@ func (o Op) String() string {
 		return "retry"
 	case OpDeadLetter:
 		return "dead-letter"
+	case OpProbe:
+		return "probe"
 	}
 	return fmt.Sprintf("Op(%d)", int(o))
 }
@@ -60,8 +69,9 @@ func (o Op) String() string {
 type Broker struct {
 	mu     sync.Mutex
 	queues map[string]*queue
-	dlq    map[dlqKey][]*consumer.Message
+	dlq    map[dlqKey]*deadLetters
 	faults [opCount]atomic.Int64
+	down   atomic.Bool
 	seq    uint64
 }
 
@@ -71,7 +81,7 @@ type dlqKey struct{ source, consumer string }
 func NewBroker() *Broker {
 	return &Broker{
 		queues: make(map[string]*queue),
-		dlq:    make(map[dlqKey][]*consumer.Message),
+		dlq:    make(map[dlqKey]*deadLetters),
 	}
 }
 
@@ -136,13 +146,18 @@ func (b *Broker) NewSource(source, consumerName string) consumer.Source {
 }
 
 // DeadLetters returns copies of the messages dead-lettered from source by
-// consumerName, oldest first.
+// consumerName, oldest first. Each copy's Offset is its position in that
+// dead-letter queue: numbered from 0 in the order written and never reused,
+// so RemoveDeadLetter names exactly one dead letter.
 func (b *Broker) DeadLetters(source, consumerName string) []*consumer.Message {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	dl := b.dlq[dlqKey{source, consumerName}]
-	out := make([]*consumer.Message, len(dl))
-	for i, m := range dl {
+	if dl == nil {
+		return []*consumer.Message{}
+	}
+	out := make([]*consumer.Message, len(dl.msgs))
+	for i, m := range dl.msgs {
 		out[i] = m.Clone()
 	}
 	return out
@@ -175,13 +190,26 @@ func (b *Broker) InFlight(source string) int {
 // InjectFaults makes the next n calls of op, on any source, fail with
 // ErrInjected without any effect: a failed Ack, Retry or DeadLetter leaves
 // the delivery unsettled (and publishes nothing), a failed Receive hands out
-// nothing. n replaces any count left from an earlier call; 0 clears it.
+// nothing, a failed Probe reports the broker down. n replaces any count left from an earlier call; 0 clears it.
 func (b *Broker) InjectFaults(op Op, n int) {
 	b.faults[op].Store(int64(n))
 }
 
-// fault consumes one injected fault for op, if any.
+// SetDown makes the broker down (true) or up again (false). While it is down
+// every Receive, Ack, Retry, DeadLetter and Probe of its Sources fails with an
+// error wrapping ErrInjected and has no effect, as in an outage; a Receive
+// already waiting keeps waiting. Publish, DeadLetters and the other methods of
+// Broker keep working, so a test can still set up and inspect the queues.
+func (b *Broker) SetDown(down bool) {
+	b.down.Store(down)
+}
+
+// fault fails op when the broker is down, or consumes one injected fault for
+// op, if any.
 func (b *Broker) fault(op Op) error {
+	if b.down.Load() {
+		return fmt.Errorf("memory: %s: broker down: %w", op, ErrInjected)
+	}
 	for {
 		n := b.faults[op].Load()
 		if n <= 0 {
@@ -197,11 +225,21 @@ func (b *Broker) deadLetter(source, consumerName string, m *consumer.Message) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	k := dlqKey{source, consumerName}
-	b.dlq[k] = append(b.dlq[k], m)
+	dl := b.dlq[k]
+	if dl == nil {
+		dl = &deadLetters{}
+		b.dlq[k] = dl
+	}
+	m.Offset = dl.next
+	dl.next++
+	dl.msgs = append(dl.msgs, m)
 }
 
 func (b *Broker) deadLetterCount(source, consumerName string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.dlq[dlqKey{source, consumerName}])
+	if dl := b.dlq[dlqKey{source, consumerName}]; dl != nil {
+		return len(dl.msgs)
+	}
+	return 0
 }

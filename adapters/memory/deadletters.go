@@ -1,22 +1,36 @@
 package memory
 
-// RemoveDeadLetters removes every copy of message id from the dead-letter
-// queue of (source, consumerName) and returns how many it removed. Redrive
-// tooling calls it after the message was published back to its source.
-func (b *Broker) RemoveDeadLetters(source, consumerName, id string) int {
+import (
+	"cmp"
+	"slices"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// deadLetters is the dead-letter queue of one (source, consumer name).
+type deadLetters struct {
+	msgs []*consumer.Message // oldest first; Offset numbers them
+	next int64               // the Offset of the next dead letter
+}
+
+// RemoveDeadLetter removes the dead letter at offset (its Offset as listed by
+// DeadLetters) from the dead-letter queue of (source, consumerName) and
+// reports whether it was there. Redrive tooling calls it after the message was
+// published back to its source: it removes exactly the copy it republished,
+// never a later dead letter of the same message ID (one written when the
+// republished copy failed again).
+func (b *Broker) RemoveDeadLetter(source, consumerName string, offset int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	k := dlqKey{source, consumerName}
-	kept := b.dlq[k][:0]
-	n := 0
-	for _, m := range b.dlq[k] {
-		if m.ID == id {
-			n++
-			continue
-		}
-		kept = append(kept, m)
+	dl := b.dlq[dlqKey{source, consumerName}]
+	if dl == nil {
+		return false
 	}
-	clear(b.dlq[k][len(kept):])
-	b.dlq[k] = kept
-	return n
+	// Offsets increase along msgs, so the one to remove is found by search.
+	i, ok := slices.BinarySearchFunc(dl.msgs, offset, func(m *consumer.Message, o int64) int { return cmp.Compare(m.Offset, o) })
+	if !ok {
+		return false
+	}
+	dl.msgs = slices.Delete(dl.msgs, i, i+1)
+	return true
 }

@@ -12,10 +12,9 @@ import (
 
 // entry is one message in a queue.
 type entry struct {
-	msg        *consumer.Message // the broker's copy; never handed out
-	seq        uint64            // publish order
-	deliveries int               // how often it was handed out
-	due        time.Time         // not before; zero when ready at once
+	msg *consumer.Message // the broker's copy; never handed out
+	seq uint64            // publish order
+	due time.Time         // not before; zero when ready at once
 }
 
 // queue holds one source's messages: ready (FIFO), delayed (by due time) and

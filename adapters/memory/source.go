@@ -15,7 +15,7 @@ import (
 var errReleased = fmt.Errorf("memory: delivery released by its closed source: %w", consumer.ErrSourceClosed)
 
 // Source reads one queue of a Broker as one consumer. It implements
-// consumer.Source and consumer.BacklogReporter. Create it with
+// consumer.Source, consumer.BacklogReporter and consumer.Prober. Create it with
 // (*Broker).NewSource.
 type Source struct {
 	q        *queue
@@ -30,6 +30,7 @@ type Source struct {
 var (
 	_ consumer.Source          = (*Source)(nil)
 	_ consumer.BacklogReporter = (*Source)(nil)
+	_ consumer.Prober          = (*Source)(nil)
 )
 
 // Delivery states.
@@ -48,8 +49,8 @@ type batch struct {
 // Receive blocks until a message is ready and returns at most n deliveries
 // in queue order. It waits on a signal (never spins), returns ctx.Err() when
 // ctx is done and consumer.ErrSourceClosed after Close. Each delivery's
-// Message is a fresh copy whose Attempt is the larger of the broker's
-// delivery count and the oncely-attempt header.
+// Message is a fresh copy whose Attempt is its oncely-attempt header, or 1:
+// a delivery released by Close was never handled, so it never counts.
 func (s *Source) Receive(ctx context.Context, n int) ([]consumer.Delivery, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("memory: Receive: max must be >= 1, got %d", n)
@@ -77,8 +78,7 @@ func (s *Source) Receive(ctx context.Context, n int) ([]consumer.Delivery, error
 		if es := q.takeLocked(n); len(es) > 0 {
 			b := &batch{ds: make([]delivery, len(es))}
 			for i, e := range es {
-				e.deliveries++
-				b.ds[i] = delivery{s: s, b: b, e: e, count: e.deliveries}
+				b.ds[i] = delivery{s: s, b: b, e: e}
 			}
 			b.open.Store(int32(len(es)))
 			s.batches = append(s.pruneLocked(), b)
@@ -89,7 +89,7 @@ func (s *Source) Receive(ctx context.Context, n int) ([]consumer.Delivery, error
 			for i := range b.ds {
 				d := &b.ds[i]
 				m := d.e.msg.Clone()
-				m.Attempt = max(d.count, consumer.AttemptFromHeaders(m.Headers))
+				m.Attempt = max(1, consumer.AttemptFromHeaders(m.Headers))
 				d.msg = m
 				ds[i] = d
 			}
@@ -161,10 +161,23 @@ func (s *Source) Close(context.Context) error {
 	return nil
 }
 
-// Capabilities reports a broker with native delays and its own delivery
-// counts, without partitions or a delay limit.
+// Capabilities reports a broker with native delays and no delay limit
+// (MaxDelay 0: any delay is honoured), no partitions, no prefetch (it hands
+// out only inside Receive) and no FanOut: consumer names compete for one
+// queue per source. It keeps no delivery count of its own: Attempt comes from
+// the oncely-attempt header.
 func (s *Source) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{Broker: "memory", NativeDelay: true, DeliveryCount: true}
+	return consumer.Capabilities{Broker: "memory", NativeDelay: true, FanOut: false, Prefetch: 0, MaxDelay: 0}
+}
+
+// Probe reports whether the broker is up: nil unless (*Broker).SetDown made
+// it down or InjectFaults(OpProbe, n) made this probe fail; ctx.Err() when
+// ctx is done. It implements consumer.Prober.
+func (s *Source) Probe(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.q.b.fault(OpProbe)
 }
 
 // Backlog reports the queue's depth (ready, delayed and in flight) and the
@@ -183,7 +196,6 @@ type delivery struct {
 	s     *Source
 	b     *batch
 	e     *entry
-	count int // the entry's delivery count at hand-out
 	msg   *consumer.Message
 	state atomic.Int32
 }
