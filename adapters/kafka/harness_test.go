@@ -82,6 +82,7 @@ func (h *harness) NewSource(t testing.TB, source, name string) consumer.Source {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.track(source, s)
 	return s
 }
 
