@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/retry"
 )
@@ -146,4 +147,56 @@ func TestHopTime(t *testing.T) {
 	} {
 		require.Equal(t, c.want, hopTime(c.ts, now, c.delay), c.name)
 	}
+}
+
+// A hop the broker refuses does not hold back the records behind it, and
+// the hopping record's offset is not committed until a hop succeeds: the
+// record is never lost.
+func TestFailedHopKeepsRecord(t *testing.T) {
+	t.Parallel()
+	c := newFake(t)
+	faults := faultProduce(t, c)
+	addrs := c.ListenAddrs()
+	topic := uniqueTopic("hopfail")
+	const tier = time.Second
+	tierTopic := RetryTopic(topic, "hf", tier)
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "hf", TopicPartitions: 1, Tiers: retry.Tiers{tier}})
+	defer src.Close(context.Background())
+	publish(t, client(t, addrs), topic,
+		&consumer.Message{ID: "far", Key: "k", Body: []byte("far body")},
+		&consumer.Message{ID: "near", Key: "k", Body: []byte("near body")})
+	ds := byID(t, receiveN(t, src, 2, 20*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, ds["far"].Retry(ctx, 13*time.Hour, map[string]string{consumer.HeaderAttempt: "2"}))
+	require.NoError(t, ds["near"].Retry(ctx, tier, map[string]string{consumer.HeaderAttempt: "2"}))
+	faults.fail(t, tierTopic) // every hop fails from now on
+
+	near := receiveN(t, src, 1, tier+4*time.Second)[0]
+	require.Equal(t, "near", near.Message().ID, "the failing hop does not hold the near retry back")
+	require.NoError(t, near.Ack(ctx))
+	adaptertest.WaitUntil(t, 10*time.Second, "a refused hop", func() bool { return faults.failed.Load() >= 1 })
+	require.NoError(t, src.commitOwned(ctx, false))
+	offs, err := kadmClient(t, addrs).FetchOffsets(ctx, "hf")
+	require.NoError(t, err)
+	committed, ok := offs.Lookup(tierTopic, 0)
+	if ok {
+		require.LessOrEqual(t, committed.At, int64(0), "the far copy (offset 0) was committed past while its hop failed")
+	}
+
+	faults.heal()
+	adaptertest.WaitUntil(t, 10*time.Second, "a hop after the broker took copies again", func() bool {
+		require.NoError(t, src.commitOwned(ctx, false))
+		offs, err := kadmClient(t, addrs).FetchOffsets(ctx, "hf")
+		require.NoError(t, err)
+		c, ok := offs.Lookup(tierTopic, 0)
+		return ok && c.At >= 2
+	})
+	var far int
+	for _, m := range readAll(t, addrs, tierTopic, 3, 5*time.Second) {
+		if m.ID == "far" {
+			far++
+		}
+	}
+	require.GreaterOrEqual(t, far, 2, "the far copy hopped")
 }
