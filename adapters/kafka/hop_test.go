@@ -200,3 +200,73 @@ func TestFailedHopKeepsRecord(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, far, 2, "the far copy hopped")
 }
+
+// The scenario through the runtime: a handler asks for a retry in
+// 13 h, and an unrelated message failing later retries after 1 s in the
+// same tier: it is handled about 1 s later, not after the far one.
+func TestRuntimeFarRetryDoesNotBlockTier(t *testing.T) {
+	t.Parallel()
+	addrs := newCluster(t, 1)
+	topic := uniqueTopic("hoprt")
+	const tier = time.Second
+	tierTopic := RetryTopic(topic, "hoprt", tier)
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "hoprt", TopicPartitions: 1, Tiers: retry.Tiers{tier}})
+	adm := kadmClient(t, addrs)
+	tierEnd := func() int64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ends, err := adm.ListEndOffsets(ctx, tierTopic)
+		if err != nil {
+			return 0
+		}
+		e, ok := ends.Lookup(tierTopic, 0)
+		if !ok || e.Err != nil {
+			return 0
+		}
+		return e.Offset
+	}
+	var rec recorder
+	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		rec.add(m)
+		switch {
+		case m.ID == "far":
+			return consumer.RetryAfter(errors.New("come back tomorrow"), 13*time.Hour)
+		case m.Attempt == 1:
+			// Fail only once the far copy is in the tier, ahead of this one
+			// (the handler cannot fail t: it polls, bounded, and goes on).
+			for deadline := time.Now().Add(10 * time.Second); tierEnd() < 1 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			return errors.New("try again in a second")
+		}
+		return nil
+	}), consumer.Config{Name: "hoprt", Retry: retry.Policy{MaxAttempts: 3, InitialInterval: tier, Jitter: retry.NoJitter}})
+	publish(t, client(t, addrs), topic,
+		&consumer.Message{ID: "far", Key: "a", Body: []byte("far")},
+		&consumer.Message{ID: "near", Key: "b", Body: []byte("near")})
+	adaptertest.WaitUntil(t, 20*time.Second, "the near retry", func() bool { return rec.len() >= 3 })
+	got := rec.all()
+	var nearAt []time.Time
+	for i, m := range got {
+		if m.ID == "near" {
+			nearAt = append(nearAt, rec.at[i])
+		}
+	}
+	require.Len(t, nearAt, 2, "near: attempts 1 and 2")
+	wait := nearAt[1].Sub(nearAt[0])
+	t.Logf("the near retry came %s after its failure (tier %s)", wait, tier)
+	require.GreaterOrEqual(t, wait, tier)
+	require.Less(t, wait, tier+4*time.Second)
+	// An observation window of two more tier delays: the far one hops and
+	// is never handled again.
+	time.Sleep(2 * tier)
+	stop()
+	far := 0
+	for _, m := range rec.all() {
+		if m.ID == "far" {
+			far++
+		}
+	}
+	require.Equal(t, 1, far, "the far retry was handled before it was due")
+	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, "hoprt"), 0, 0))
+}
