@@ -17,10 +17,10 @@ import (
 // hops: it is produced again, unchanged (same key, value and headers), to
 // the end of the same tier topic, and once the broker acknowledged the copy
 // its own offset counts as settled (committed like any settled record). So
-// no record is held back in a tier by the records ahead of it for longer
-// than the tier's delay after they were produced (and at most min(delay,
-// hopFloor) after they were fetched), plus fetch latency; a far-future
-// record hops about delay/tier times in all.
+// a record ahead holds the ones behind it only until the later of its
+// tier's delay after it was produced and min(delay, hopFloor) after it was
+// fetched (see hopTime), plus fetch latency; a far-future record hops about
+// delay/tier times in all.
 //
 // Guarantees: a record is settled only after its copy was acknowledged, so
 // a crash or a revoke mid-hop redelivers the record, and at worst leaves a
