@@ -2,12 +2,24 @@ package consumer
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/oncely/oncely/retry"
 )
 
-// breaker pauses intake after threshold consecutive outage failures and
-// resumes it on the next success. Held deliveries keep probing meanwhile.
+// breaker pauses intake after threshold consecutive outage failures.
+//
+// It closes on the next success of a held delivery, and, while open, probes
+// on its own schedule (half-open): every outage backoff interval it asks the
+// dependency that opened it (see Prober) whether it answers, and closes when
+// it does. A failure without a dependency to ask (an Unavailable error
+// without one, a settlement on a Source that is no Prober) closes it once no
+// delivery is held any more, so a breaker whose held deliveries all lost
+// their leases resumes intake too: within the backoff's maximum interval of
+// the outage's end, either way.
 type breaker struct {
 	dirty       atomic.Bool // consecutive > 0 or open: success and wait must take the lock
 	mu          sync.Mutex
@@ -15,24 +27,83 @@ type breaker struct {
 	consecutive int
 	open        bool
 	changed     chan struct{}
+	dep         Prober // the dependency of the last failure, or nil
 	obs         Observer
+	log         *slog.Logger
+
+	held    atomic.Int64 // deliveries waiting out an outage backoff
+	backoff retry.Policy
+	probe   func(ctx context.Context, p Prober) error
+	ctx     context.Context // ends the probe loop; set by start
+	loops   sync.WaitGroup
 }
 
-func (b *breaker) init(threshold int, obs Observer) {
+func (b *breaker) init(threshold int, backoff retry.Policy, probe func(context.Context, Prober) error, obs Observer, log *slog.Logger) {
 	b.threshold = threshold
+	b.backoff = backoff
+	b.probe = probe
 	b.changed = make(chan struct{})
 	b.obs = obs
+	b.log = log
 }
 
-func (b *breaker) failure() {
+// start sets the context that ends the probe loop; stop ends it and waits.
+func (b *breaker) start(ctx context.Context) { b.ctx = ctx }
+func (b *breaker) stop()                     { b.loops.Wait() }
+
+// failure counts an outage failure of dep (nil: none to probe).
+func (b *breaker) failure(dep Prober) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.consecutive++
+	b.dep = dep
 	b.dirty.Store(true)
 	if !b.open && b.consecutive >= b.threshold {
 		b.set(true)
+		b.loops.Add(1)
+		go b.probeLoop(b.changed)
 	}
 }
+
+// probeLoop probes until the breaker closes (changed is closed) or the
+// consumer stops.
+func (b *breaker) probeLoop(changed <-chan struct{}) {
+	defer b.loops.Done()
+	for n := 1; ; n++ {
+		t := time.NewTimer(b.backoff.Delay(n, nil))
+		select {
+		case <-changed:
+			t.Stop()
+			return
+		case <-b.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		b.mu.Lock()
+		dep := b.dep
+		b.mu.Unlock()
+		if dep == nil {
+			if b.held.Load() == 0 {
+				b.log.Info("breaker: no delivery is held; resuming intake")
+				b.reset()
+				return
+			}
+			continue
+		}
+		if err := b.probe(b.ctx, dep); err != nil {
+			b.log.Warn("breaker: dependency still down", "error", err)
+			continue
+		}
+		b.log.Info("breaker: dependency answers again; resuming intake")
+		b.reset()
+		return
+	}
+}
+
+// hold and unhold bracket a delivery's wait in an outage backoff.
+func (b *breaker) hold()   { b.held.Add(1) }
+func (b *breaker) unhold() { b.held.Add(-1) }
 
 // success records a handled delivery; it costs one atomic load unless
 // failures were counted or the breaker is open.
@@ -46,6 +117,7 @@ func (b *breaker) reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.consecutive = 0
+	b.dep = nil
 	if b.open {
 		b.set(false)
 	}

@@ -17,6 +17,7 @@ const (
 	HardStopTimeoutDefault  = 10 * time.Second
 	SettleTimeoutDefault    = 30 * time.Second
 	BreakerThresholdDefault = 5
+	ProbeTimeoutDefault     = 5 * time.Second
 )
 
 // Ordering chooses which deliveries must be handled one after another.
@@ -113,11 +114,20 @@ type Config struct {
 	SettleTimeout time.Duration
 
 	// BreakerThreshold is the number of consecutive outage failures
-	// (Unavailable errors or failed settlements) that pause intake until an
-	// attempt succeeds again. Defaults to BreakerThresholdDefault (5).
+	// (Unavailable errors or failed settlements whose dependency does not
+	// answer its probe) that pause intake until an attempt succeeds again
+	// or, while it is open, a probe of that dependency answers. Defaults to
+	// BreakerThresholdDefault (5).
 	BreakerThreshold int
 
-	// OutageBackoff spaces the attempts at a delivery held by an outage. The
+	// ProbeTimeout bounds one probe of a dependency (see Prober): a probe
+	// that has not answered by then counts as "down". Defaults to
+	// ProbeTimeoutDefault (5s).
+	ProbeTimeout time.Duration
+
+	// OutageBackoff spaces the attempts at a delivery held by an outage, and
+	// the breaker's probes while it is open (so intake resumes within
+	// MaxInterval of an outage's end). The
 	// zero value backs off from 100ms to 30s with jitter; MaxAttempts is
 	// ignored (held deliveries are tried until they succeed or the consumer
 	// stops).
@@ -157,6 +167,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BreakerThreshold == 0 {
 		c.BreakerThreshold = BreakerThresholdDefault
+	}
+	if c.ProbeTimeout == 0 {
+		c.ProbeTimeout = ProbeTimeoutDefault
 	}
 	if c.OutageBackoff.InitialInterval == 0 {
 		c.OutageBackoff.InitialInterval = 100 * time.Millisecond
@@ -199,7 +212,7 @@ func (c Config) validate(caps Capabilities) error {
 	if c.Ordering == OrderByPartition && !caps.Partitioned {
 		errs = append(errs, fmt.Errorf("OrderByPartition needs a partitioned broker; %s has no partitions (use OrderByKey)", caps.Broker))
 	}
-	for name, d := range map[string]time.Duration{"SoftStopTimeout": c.SoftStopTimeout, "HardStopTimeout": c.HardStopTimeout, "SettleTimeout": c.SettleTimeout} {
+	for name, d := range map[string]time.Duration{"SoftStopTimeout": c.SoftStopTimeout, "HardStopTimeout": c.HardStopTimeout, "SettleTimeout": c.SettleTimeout, "ProbeTimeout": c.ProbeTimeout} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must be > 0, got %s", name, d))
 		}

@@ -233,7 +233,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	for i := range c.workers {
 		c.workers[i] = &worker{run: make([]task, 0, grabMax), a: attempt{actx: attemptCtx{ident: &c.ident}}}
 	}
-	c.breaker.init(cfg.BreakerThreshold, cfg.Observer)
+	c.breaker.init(cfg.BreakerThreshold, cfg.OutageBackoff, c.probe, cfg.Observer, c.log)
 	return c, nil
 }
 
@@ -256,6 +256,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	c.hardMu.Unlock()
 	defer c.hardCancel()
+
+	probeCtx, stopProbes := context.WithCancel(c.baseCtx)
+	c.breaker.start(probeCtx)
+	defer c.breaker.stop()
+	defer stopProbes()
 
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	defer stopIntake()
@@ -412,6 +417,11 @@ func (c *Consumer) intake(ctx context.Context) ([]Delivery, error) {
 		return ds, nil
 	}
 	c.failures = 0
+	// The breaker may have opened while Receive waited: hold what it
+	// returned until it closes, so no batch passes an open breaker.
+	if err := c.breaker.wait(ctx); err != nil {
+		return ds, err
+	}
 	return ds, nil
 }
 
@@ -955,12 +965,8 @@ func (c *Consumer) process(w *worker, d Delivery) {
 		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: context.Canceled})
 		return
 	}
-	switch {
-	case msg.ID == "":
-		c.deadLetter(d, msg, ReasonMissingID, errors.New("message has no ID"), 0)
-		return
-	case len(msg.ID) > c.cfg.MaxIDLength:
-		c.deadLetter(d, msg, ReasonInvalidID, fmt.Errorf("message ID is %d bytes, over the %d-byte limit", len(msg.ID), c.cfg.MaxIDLength), 0)
+	if reason, err := checkID(msg.ID, c.cfg.MaxIDLength); err != nil {
+		c.deadLetter(d, msg, reason, err, 0)
 		return
 	}
 
@@ -1038,6 +1044,7 @@ func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Cont
 			// The lease went before the handler (re)started: running it
 			// would let this delivery overtake the one that caused the loss.
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost")})
+			c.unheld(outage)
 			return
 		}
 		// The attempt's context and its ack's settlement context: w's or
@@ -1066,7 +1073,11 @@ func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Cont
 			dur = time.Since(c.epoch) - start
 		}
 		if !c.settleAttempt(d, msg, a, err, dur, ls, outage) {
+			c.unheld(outage)
 			return
+		}
+		if outage == 1 {
+			c.breaker.hold() // until handle returns (see unheld)
 		}
 	}
 }
@@ -1084,6 +1095,7 @@ func (c *Consumer) handleQuick(w *worker, d Delivery, msg *Message) {
 		return
 	}
 	if c.settleAttempt(d, msg, a, err, 0, lease{}, 1) {
+		c.breaker.hold() // until handle returns (see unheld)
 		c.handle(w, d, msg, nil, nil, lease{}, 2)
 	}
 }
@@ -1112,17 +1124,25 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err, Duration: dur})
 		return false
 	}
-	switch c.cfg.Classify(err) {
-	case Outage:
-		c.breaker.failure()
-		wait := c.cfg.OutageBackoff.Delay(outage, nil)
-		c.log.Warn("outage: holding delivery and trying again", "message_id", msg.ID, "error", err, "in", wait)
-		c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: err, Duration: dur})
-		if !sleep(c.hardCtx, wait) {
-			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
-			return false
+	class := c.cfg.Classify(err)
+	if class == Outage {
+		dep := dependency(err)
+		if dep == nil || c.probe(c.hardCtx, dep) != nil {
+			c.breaker.failure(dep)
+			wait := c.cfg.OutageBackoff.Delay(outage, nil)
+			c.log.Warn("outage: holding delivery and trying again", "message_id", msg.ID, "error", err, "in", wait)
+			c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: err, Duration: dur})
+			if !c.holdFor(wait) {
+				c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
+				return false
+			}
+			return true
 		}
-		return true
+		// The dependency answers: the failure is this message's.
+		c.log.Warn("dependency answers; the failure counts as an attempt of this message", "message_id", msg.ID, "error", err)
+		class = Retryable
+	}
+	switch class {
 	case Fatal:
 		c.breaker.success()
 		c.deadLetter(d, msg, ReasonPermanent, err, dur)
@@ -1148,19 +1168,26 @@ func (c *Consumer) retry(d Delivery, msg *Message, err error, dur time.Duration)
 	if errors.As(err, &ra) && ra.After > delay {
 		delay = ra.After
 	}
+	if c.caps.MaxDelay > 0 && delay > c.caps.MaxDelay {
+		c.log.Warn("retry delay capped to the broker's maximum", "message_id", msg.ID, "asked", delay, "max", c.caps.MaxDelay)
+		delay = c.caps.MaxDelay
+	}
 	now := time.Now()
 	h := FailureHeaders(msg, Failure{Consumer: c.cfg.Name, Err: err, NextAttempt: msg.Attempt + 1, NotBefore: now.Add(delay), At: now})
 	c.log.Info("retrying", "message_id", msg.ID, "attempt", msg.Attempt, "in", delay, "error", err)
-	if c.settle(d, msg, settlement{what: "retry", after: delay, headers: h}) {
-		c.observe(Event{Message: msg, Outcome: OutcomeRetried, Err: err, RetryAfter: delay, Duration: dur})
+	switch ok, refused := c.settle(d, msg, settlement{what: "retry", after: delay, headers: h}); {
+	case ok:
+		c.observe(Event{Message: msg, Outcome: OutcomeRetried, Err: err, RetryAfter: delay, Duration: dur, Trimmed: trimmed(d)})
+	case refused != nil:
+		c.deadLetter(d, msg, ReasonRetryRefused, fmt.Errorf("%w (retry copy refused: %w)", err, refused), dur)
 	}
 }
 
 func (c *Consumer) deadLetter(d Delivery, msg *Message, reason string, err error, dur time.Duration) {
 	h := FailureHeaders(msg, Failure{Consumer: c.cfg.Name, Err: err, Reason: reason, NextAttempt: msg.Attempt, At: time.Now()})
 	c.log.Warn("dead-lettering", "message_id", msg.ID, "attempt", msg.Attempt, "reason", reason, "error", err)
-	if c.settle(d, msg, settlement{what: "dead-letter", headers: h}) {
-		c.observe(Event{Message: msg, Outcome: OutcomeDeadLettered, Err: err, Reason: reason, Duration: dur})
+	if ok, _ := c.settle(d, msg, settlement{what: "dead-letter", headers: h}); ok {
+		c.observe(Event{Message: msg, Outcome: OutcomeDeadLettered, Err: err, Reason: reason, Duration: dur, Trimmed: trimmed(d)})
 	}
 }
 
@@ -1297,7 +1324,8 @@ func (s settlement) do(ctx context.Context, d Delivery) error {
 // settle does when that fails.
 func (c *Consumer) ack(d Delivery, msg *Message, ctx *settleCtx) bool {
 	if c.closed.Load() {
-		return c.settle(d, msg, settlement{what: "ack"})
+		ok, _ := c.settle(d, msg, settlement{what: "ack"})
+		return ok
 	}
 	ctx.init(c.cfg.SettleTimeout)
 	err := d.Ack(ctx)
@@ -1305,59 +1333,143 @@ func (c *Consumer) ack(d Delivery, msg *Message, ctx *settleCtx) bool {
 	if err == nil {
 		return true
 	}
-	return c.failed(d, msg, "ack", 1, err) && c.settleFrom(d, msg, settlement{what: "ack"}, 2)
+	if again, _ := c.failed(d, msg, "ack", 1, nil, err); !again {
+		return false
+	}
+	ok, _ := c.settleFrom(d, msg, settlement{what: "ack"}, 2)
+	return ok
 }
 
-// settle performs s until it succeeds, backing off between tries; a failing
-// settlement is a broker outage and counts towards the breaker. It gives up
-// (leaving the delivery unsettled) only on hard stop.
-func (c *Consumer) settle(d Delivery, msg *Message, s settlement) bool {
+// settle performs s until it succeeds, backing off between tries (see
+// failed). It reports whether s succeeded; when it gives up on a retry copy
+// the broker refused while it answered, refused is the publish's error, and
+// the caller dead-letters the message instead. Otherwise it gives up
+// (leaving the delivery unsettled) only on hard stop, a lost lease or a
+// closed source.
+func (c *Consumer) settle(d Delivery, msg *Message, s settlement) (ok bool, refused error) {
 	return c.settleFrom(d, msg, s, 1)
 }
 
 // settleFrom is settle from its try'th try on.
-func (c *Consumer) settleFrom(d Delivery, msg *Message, s settlement, try int) bool {
+func (c *Consumer) settleFrom(d Delivery, msg *Message, s settlement, try int) (ok bool, refused error) {
+	held, faults := false, 0
 	for ; ; try++ {
 		if c.closed.Load() {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: %w", s.what, ErrSourceClosed)})
-			return false
+			return false, nil
 		}
 		ctx := newSettleCtx(c.baseCtx, c.cfg.SettleTimeout)
 		err := s.do(ctx, d)
 		ctx.cancel()
 		if err == nil {
-			return true
+			return true, nil
 		}
-		if !c.failed(d, msg, s.what, try, err) {
-			return false
+		if !held {
+			// Held from the first failure to the end (see unheld).
+			held = true
+			c.breaker.hold()
+			defer c.breaker.unhold()
+		}
+		if again, refused := c.failed(d, msg, s.what, try, &faults, err); !again {
+			return false, refused
 		}
 	}
 }
 
 // failed handles the failed try'th try of settling d (what: "ack", "retry"
-// or "dead-letter") and reports whether to try again: it backs off, or
-// gives up when trying again cannot succeed or on hard stop.
-func (c *Consumer) failed(d Delivery, msg *Message, what string, try int, err error) bool {
+// or "dead-letter") and reports whether to try again, after backing off.
+//
+// Who is at fault decides the route. A copy the broker refuses for good
+// (ErrCopyRefused), or any failure while the Source, probed, answers, is
+// this message's. A retry copy refused for good is given up at once with
+// refused set, so the caller dead-letters the message; another retry
+// copy failure of the message counts as an attempt (*faults, the
+// message's failed copies so far): it is tried again after the retry
+// policy's delay while attempts are left, and given up like a refused one
+// when they run out. An ack or a dead-letter copy is tried again after the
+// outage backoff without counting towards the breaker (an adapter fits
+// dead-letter copies to the broker's limits, so this is a last resort that
+// never spins). Otherwise the broker is down: the failure counts towards
+// the breaker and the delivery is held. A lost lease or the hard stop
+// gives up.
+func (c *Consumer) failed(d Delivery, msg *Message, what string, try int, faults *int, err error) (again bool, refused error) {
 	if errors.Is(err, ErrAlreadySettled) {
 		c.log.Error("delivery settled twice; this is an adapter bug", "message_id", msg.ID, "settlement", what)
-		return false
+		return false, nil
 	}
 	if leaseLost(d) {
 		// The broker redelivers it (e.g. an AMQP channel closed); retrying
 		// the settlement could never succeed.
 		c.log.Warn("broker lease lost before settlement; the broker redelivers the message", "message_id", msg.ID, "settlement", what, "error", err)
 		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: fmt.Errorf("%s: broker lease lost: %w", what, err)})
-		return false
+		return false, nil
 	}
-	c.breaker.failure()
+	src, _ := c.src.(Prober)
+	messageFault := errors.Is(err, ErrCopyRefused) || (src != nil && c.probe(c.hardCtx, src) == nil)
 	wait := c.cfg.OutageBackoff.Delay(try, nil)
-	c.log.Error("settlement failed; delivery stays unsettled and is tried again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait)
-	c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: fmt.Errorf("%s: %w", what, err)})
-	if !sleep(c.hardCtx, wait) {
-		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
-		return false
+	if messageFault && what == "retry" {
+		*faults++
+		if errors.Is(err, ErrCopyRefused) || c.cfg.Retry.Exhausted(msg.Attempt+*faults) {
+			c.log.Error("the broker refused the retry copy while it answers; dead-lettering the message", "message_id", msg.ID, "error", err)
+			return false, err
+		}
+		wait = c.cfg.Retry.Delay(msg.Attempt+*faults, nil)
+		c.log.Error("retry copy failed while the broker answers; counted as an attempt, trying again", "message_id", msg.ID, "error", err, "in", wait)
+	} else if messageFault {
+		c.log.Error("settlement failed while the broker answers; trying again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait)
+	} else {
+		c.breaker.failure(src)
+		c.log.Error("settlement failed; delivery stays unsettled and is tried again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait)
 	}
-	return true
+	c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: fmt.Errorf("%s: %w", what, err)})
+	if !c.holdFor(wait) {
+		c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
+		return false, nil
+	}
+	return true, nil
+}
+
+// holdFor holds a delivery through an outage backoff of d, or until the hard
+// stop; it reports whether d elapsed.
+func (c *Consumer) holdFor(d time.Duration) bool {
+	c.breaker.hold()
+	defer c.breaker.unhold()
+	return sleep(c.hardCtx, d)
+}
+
+// unheld ends the hold of a delivery that leaves handle at its outage'th
+// attempt: one held through an outage (outage > 1) is held no more. A
+// delivery counts as held from its first outage failure to its settlement
+// or abandonment, its retried attempts included, so the breaker (see
+// breaker.probeLoop) never takes a held delivery's running attempt for
+// "none left".
+func (c *Consumer) unheld(outage int) {
+	if outage > 1 {
+		c.breaker.unhold()
+	}
+}
+
+// probe asks dep whether it is up, within Config.ProbeTimeout.
+func (c *Consumer) probe(ctx context.Context, dep Prober) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout)
+	defer cancel()
+	return dep.Probe(ctx)
+}
+
+// dependency returns the Dependency of the outermost UnavailableError in
+// err, or nil.
+func dependency(err error) Prober {
+	var ue *UnavailableError
+	if errors.As(err, &ue) {
+		return ue.Dependency
+	}
+	return nil
+}
+
+// trimmed reports whether d's adapter trimmed the copy it last published.
+func trimmed(d Delivery) bool {
+	t, ok := d.(CopyTrimmer)
+	return ok && t.CopyTrimmed()
 }
 
 // leaseLost reports whether d is Leased and its lease is gone.

@@ -581,7 +581,10 @@ func TestSettlementFailure(t *testing.T) {
 					mu.Unlock()
 				}
 			}
+			// Two failed settlements while the broker is down (its probe
+			// fails too): an outage, so the delivery is held.
 			e.broker.InjectFaults(tc.op, 2)
+			e.broker.InjectFaults(memory.OpProbe, 2)
 			e.start()
 			waitFor(t, "the outcome", func() bool { return e.rec.count(tc.outcome) >= 1 })
 			if tc.op == memory.OpRetry {

@@ -25,7 +25,10 @@ var ErrNoMessageID = errors.New("oncely: idempotency needs a message ID")
 // claimed and committed, the handler is skipped, the attempt is marked with
 // consumer.MarkDuplicate and Idempotency returns nil, so the runtime acks the
 // delivery and counts a duplicate. A handler error releases the claim and is
-// returned unchanged, so a retry runs the handler again.
+// returned unchanged, so a retry runs the handler again. So is a failure of
+// the store itself, which the store wraps with consumer.UnavailableFrom
+// naming itself: the runtime probes the store and holds the delivery as an
+// outage only when the store does not answer (see store.Store).
 //
 // Put it inside Retry and Timeout so each try has its own claim. Idempotency
 // panics if s is nil.

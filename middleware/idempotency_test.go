@@ -95,6 +95,29 @@ func TestIdempotencyFailureReleasesClaim(t *testing.T) {
 	require.True(t, s.Claimed("ledger", "m"))
 }
 
+// failingStore fails every Process with err.
+type failingStore struct{ err error }
+
+func (f failingStore) Process(context.Context, string, string, func(context.Context) error) (bool, error) {
+	return false, f.err
+}
+
+// A store failure reaches the runtime as the store wrapped it: the
+// Dependency it names is kept, so the runtime can probe it.
+func TestIdempotencyKeepsTheStoresDependency(t *testing.T) {
+	dep := consumer.ProberFunc(func(context.Context) error { return nil })
+	storeErr := consumer.UnavailableFrom(errors.New("connection reset"), dep)
+	h := middleware.Idempotency(failingStore{storeErr})(consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+		return errors.New("handler must not run")
+	}))
+	err := h.Handle(mwCtx(), mwMsg("m"))
+	require.Same(t, storeErr, err)
+	var ue *consumer.UnavailableError
+	require.ErrorAs(t, err, &ue)
+	require.NotNil(t, ue.Dependency)
+	require.NoError(t, ue.Dependency.Probe(context.Background()))
+}
+
 func TestIdempotencyNeedsNameAndID(t *testing.T) {
 	s := mwStore(t)
 	h := middleware.Idempotency(s)(consumer.HandlerFunc(func(context.Context, *consumer.Message) error {

@@ -28,6 +28,7 @@ const (
 	MetricBacklog           = "oncely_backlog_messages"
 	MetricDeadLetters       = "oncely_dead_letter_messages"
 	MetricBacklogPollErrors = "oncely_backlog_poll_errors_total"
+	MetricCopiesTrimmed     = "oncely_copies_trimmed_total"
 )
 
 // defaultBuckets are the handler duration histogram's default buckets.
@@ -112,6 +113,10 @@ func outcomeIndex(o consumer.Outcome) int {
 //   - oncely_dead_letter_messages{source,consumer}: dead-letter depth, from
 //     PollBacklog.
 //   - oncely_backlog_poll_errors_total{consumer}: failed Backlog calls.
+//   - oncely_copies_trimmed_total{source,consumer,outcome}: retry (outcome
+//     retried) and dead-letter (dead_lettered) copies the adapter trimmed to
+//     fit the broker's size limit (consumer.FitCopy): failure headers cut, or
+//     a dead letter's body replaced by its size and SHA-256.
 //
 // A scrape reads each series' counts one by one while attempts may be
 // recorded: the histogram's count is always the sum of its buckets, but its
@@ -124,6 +129,7 @@ type Metrics struct {
 	backlog     *prometheus.GaugeVec
 	deadLetters *prometheus.GaugeVec
 	pollErrors  *prometheus.CounterVec
+	trimmed     *prometheus.CounterVec
 	consumer    string
 	log         *slog.Logger
 
@@ -223,6 +229,10 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 			Name: MetricBacklogPollErrors,
 			Help: "Backlog polls that failed; the backlog gauges keep their last values meanwhile.",
 		}, []string{"consumer"}),
+		trimmed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricCopiesTrimmed,
+			Help: "Retry and dead-letter copies trimmed to fit the broker's size limit (failure headers cut, or a dead letter's body replaced by its size and SHA-256).",
+		}, []string{"source", "consumer", "outcome"}),
 		consumer: cfg.Consumer,
 		log:      cfg.Logger,
 	}
@@ -236,7 +246,7 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 	for i, b := range m.bounds {
 		m.limits[i] = durationWithin(b)
 	}
-	collectors := []prometheus.Collector{m.attempts, m.breakerOpen, m.breakerOps, m.backlog, m.deadLetters, m.pollErrors}
+	collectors := []prometheus.Collector{m.attempts, m.breakerOpen, m.breakerOps, m.backlog, m.deadLetters, m.pollErrors, m.trimmed}
 	for i, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			for _, done := range collectors[:i] {
@@ -326,6 +336,9 @@ func (m *Metrics) Settled(_ context.Context, ev consumer.Event) {
 		s.sum.Add(uint64(d))
 	}
 	s.counts[row*s.cols+col].Add(1)
+	if ev.Trimmed {
+		m.trimmed.WithLabelValues(source, ev.Consumer, string(ev.Outcome)).Inc()
+	}
 }
 
 // BreakerChanged records the breaker state under MetricsConfig.Consumer. It

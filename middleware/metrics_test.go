@@ -963,3 +963,18 @@ var outcomesCycle = []consumer.Outcome{
 	consumer.OutcomeProcessed, consumer.OutcomeDuplicate, consumer.OutcomeRetried,
 	consumer.OutcomeDeadLettered, consumer.OutcomeFailed,
 }
+
+// Copies the adapter trimmed to fit the broker are counted per outcome;
+// untrimmed ones are not.
+func TestMetricsCountsTrimmedCopies(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obsMsg("a"), Outcome: consumer.OutcomeDeadLettered, Trimmed: true})
+	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obsMsg("b"), Outcome: consumer.OutcomeDeadLettered, Trimmed: true})
+	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obsMsg("c"), Outcome: consumer.OutcomeRetried, Trimmed: true})
+	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obsMsg("d"), Outcome: consumer.OutcomeDeadLettered})
+	require.Equal(t, 2.0, obsValue(t, reg, middleware.MetricCopiesTrimmed, map[string]string{"consumer": "ledger", "outcome": "dead_lettered", "source": "payments"}))
+	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricCopiesTrimmed, map[string]string{"consumer": "ledger", "outcome": "retried", "source": "payments"}))
+}

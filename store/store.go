@@ -23,9 +23,16 @@ type Store interface {
 	//     Process returns that error unchanged (so a retry can run).
 	//   - A concurrent Process of the same key waits for the first to end,
 	//     so concurrent duplicates run fn once.
-	//   - Failures of the store itself (connection, commit) are returned
-	//     wrapped with consumer.Unavailable, so the runtime holds the delivery
-	//     instead of retrying or dead-lettering it. A failed commit is never
+	//   - Failures of the store itself (connection, commit, a handler
+	//     connection the server closed) are returned wrapped with
+	//     consumer.UnavailableFrom, naming the store as the dependency (a
+	//     consumer.Prober). The runtime probes it: when the store does not
+	//     answer, the failure is an outage and the delivery is held; when it
+	//     answers, the failure is this message's and is retried, then
+	//     dead-lettered. A value the store rejects for this message (for
+	//     Postgres, a data error of SQLSTATE class 22, such as a message ID
+	//     that is not valid UTF-8 or holds a NUL byte) is never an outage: it
+	//     is returned as a plain, retryable error. A failed commit is never
 	//     reported as success.
 	Process(ctx context.Context, consumer, messageID string, fn func(ctx context.Context) error) (duplicate bool, err error)
 }

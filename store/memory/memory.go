@@ -51,7 +51,10 @@ type Store struct {
 	claims map[claimKey]*claim
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ consumer.Prober = (*Store)(nil)
+)
 
 type claimKey struct{ consumer, id string }
 
@@ -135,6 +138,10 @@ func (s *Store) Process(ctx context.Context, consumerName, messageID string, fn 
 	committed = true
 	return false, nil
 }
+
+// Probe implements consumer.Prober. The memory store is never down: it
+// returns nil, or ctx's error when ctx is already done.
+func (s *Store) Probe(ctx context.Context) error { return ctx.Err() }
 
 // Claimed reports whether (consumerName, messageID) has a committed claim
 // that has not expired.

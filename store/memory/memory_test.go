@@ -323,3 +323,13 @@ func ExampleStore_Process() {
 	// duplicate: false error: <nil>
 	// duplicate: true error: <nil>
 }
+
+func TestProbe(t *testing.T) {
+	s, err := memory.New(memory.Config{})
+	require.NoError(t, err)
+	var p consumer.Prober = s
+	require.NoError(t, p.Probe(context.Background()), "the memory store is always up")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, p.Probe(ctx), context.Canceled, "Probe honours ctx")
+}

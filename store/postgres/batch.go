@@ -81,7 +81,7 @@ func (b *batcher) process(ctx context.Context, consumerName, messageID string, f
 	b.mu.RLock()
 	if b.closed {
 		b.mu.RUnlock()
-		return false, consumer.Unavailable(ErrClosed)
+		return false, consumer.UnavailableFrom(ErrClosed, b.s)
 	}
 	select {
 	case b.reqs <- r:
@@ -194,11 +194,12 @@ type commitJob struct {
 	tx      pgx.Tx
 }
 
-// fail answers every request not yet failed with op's error, wrapped with
-// consumer.Unavailable.
+// fail gives every request not yet failed op's error, wrapped with
+// consumer.UnavailableFrom (the runtime probes the database): used by lose
+// when the batch's transaction is gone and the database does not answer.
 func (j *commitJob) fail(op string, err error) {
 	j.b.s.cfg.Logger.Warn("postgres store: batch aborted", "op", op, "error", err, "size", len(j.batch))
-	werr := unavailable(op, err)
+	werr := j.b.s.unavailable(op, err)
 	for i := range j.results {
 		if j.results[i].err == nil {
 			j.results[i] = result{err: werr}
@@ -228,33 +229,15 @@ func (j *commitJob) commit() {
 	switch {
 	case err == nil:
 	case rejected(err):
-		j.rerunAlone(err)
+		// A deferred constraint that one message's effects violate, a
+		// serialization failure: nothing of the batch persisted, and
+		// failing every message would charge all of them for one.
+		j.b.s.cfg.Logger.Warn("postgres store: batch commit rejected; running its messages one by one", "error", err, "size", len(j.batch))
+		j.rerunAlone()
 	default:
-		j.fail("commit batch", err)
+		j.lose("commit batch", err)
 	}
 	j.finish()
-}
-
-// rerunAlone handles a COMMIT the server rejected (a deferred constraint that
-// one message's effects violate, a serialization failure): nothing of the
-// batch persisted, and failing every message as an outage would hold them all
-// forever. Instead each message that had succeeded (or was a duplicate) runs
-// again in its own transaction, as in single-message mode, so only the
-// offending message fails — and is retried and dead-lettered like any handler
-// failure — while the others commit.
-func (j *commitJob) rerunAlone(cause error) {
-	j.b.s.cfg.Logger.Warn("postgres store: batch commit rejected; running its messages one by one", "error", cause, "size", len(j.batch))
-	for i, r := range j.batch {
-		if j.results[i].err != nil {
-			continue
-		}
-		if err := r.ctx.Err(); err != nil {
-			j.results[i] = result{err: err}
-			continue
-		}
-		dup, err := j.b.s.processOne(r.ctx, r.consumerName, r.messageID, r.fn)
-		j.results[i] = result{duplicate: dup, err: err}
-	}
 }
 
 // rejected reports whether err is the server refusing a statement (a
@@ -283,14 +266,12 @@ func (b *batcher) run(batch []*request) *commitJob {
 		return nil
 	}
 	abort := func(op string, err error) *commitJob {
-		j.fail(op, err)
+		j.lose(op, err)
 		j.finish()
 		return nil
 	}
 
-	ctx, cancel := b.opContext()
-	tx, claimed, err := b.beginClaimAll(ctx, batch, live)
-	cancel()
+	tx, claimed, live, err := b.claim(batch, live, results)
 	if err != nil {
 		return abort("begin and claim batch", err)
 	}
@@ -333,12 +314,10 @@ func (b *batcher) run(batch []*request) *commitJob {
 			btx.start(open)
 			ferr = call(withTx(r.ctx, btx), r.fn)
 			if btx.err != nil { // the savepoint itself failed: the batch is unusable
-				j.fail("savepoint", btx.err)
 				if ferr != nil {
-					results[i].err = handlerError(ferr, true)
+					results[i].err = b.s.handlerError(ferr, true)
 				}
-				j.finish()
-				return nil
+				return abort("savepoint", btx.err)
 			}
 			inSavepoint = btx.flushed
 			open = open || inSavepoint
@@ -351,50 +330,12 @@ func (b *batcher) run(batch []*request) *commitJob {
 		}
 		lost := tx.Conn().IsClosed()
 		if lost || b.undo(tx, inSavepoint, k) != nil {
-			j.fail("batch aborted after a handler failed", ferr)
-			results[i].err = handlerError(ferr, lost)
-			j.finish()
-			return nil
+			results[i].err = b.s.handlerError(ferr, lost)
+			return abort("batch aborted after a handler failed", ferr)
 		}
-		results[i].err = handlerError(ferr, false)
+		results[i].err = b.s.handlerError(ferr, false)
 	}
 	return j
-}
-
-// beginClaimAll begins the batch's transaction and inserts the claims of the
-// live requests, in one round trip. It returns the claims it inserted (the
-// others were committed before, or appear twice in the batch).
-func (b *batcher) beginClaimAll(ctx context.Context, batch []*request, live []int) (pgx.Tx, map[claimKey]bool, error) {
-	consumers := make([]string, len(live))
-	ids := make([]string, len(live))
-	for n, i := range live {
-		consumers[n], ids[n] = batch[i].consumerName, batch[i].messageID
-	}
-	var pb pgx.Batch
-	pb.BeginTx(pgx.TxOptions{})
-	pb.Queue(b.s.bulkClaimSQL, consumers, ids)
-	br := b.s.pool.SendBatch(ctx, &pb)
-	tx := br.Tx()
-	claimed := make(map[claimKey]bool, len(live))
-	_, err := br.Exec()
-	if err == nil {
-		var rows pgx.Rows
-		if rows, err = br.Query(); err == nil {
-			var k claimKey
-			_, err = pgx.ForEachRow(rows, []any{&k.consumerName, &k.messageID}, func() error {
-				claimed[k] = true
-				return nil
-			})
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = tx.Rollback(ctx)
-		return nil, nil, err
-	}
-	return tx, claimed, nil
 }
 
 // opContext bounds one of the store's own statements of a batch by

@@ -125,38 +125,61 @@ func TestBatchDuplicateInsideOneBatch(t *testing.T) {
 	require.Equal(t, map[string]int{"x": 1, "y": 1, "z": 1, "w": 1}, effectCounts(t, db))
 }
 
-func TestBatchCommitFailureFailsEveryCaller(t *testing.T) {
-	db := pgtest.New(t)
-	createEffects(t, db)
-	p, pool := proxied(t, db, 2)
-	s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema, BatchSize: 4, BatchLinger: 10 * time.Second, Logger: quiet})
-	require.NoError(t, err)
-	defer s.Close(context.Background())
-	var seq atomic.Int32
-	res := runBatch(t, db, s, []string{"a", "b", "c", "d"}, func(id string) func(context.Context) error {
-		return func(ctx context.Context) error {
-			if err := effect(id)(ctx); err != nil {
-				return err
+// A batch whose connection dies before COMMIT: when the database is down,
+// every caller fails with an error naming the store, whose probe fails (an
+// outage); when the database still answers, the messages run again one by
+// one and each commits exactly once.
+func TestBatchCommitFailure(t *testing.T) {
+	for name, down := range map[string]bool{"database down": true, "database answers": false} {
+		t.Run(name, func(t *testing.T) {
+			db := pgtest.New(t)
+			createEffects(t, db)
+			p, pool := proxied(t, db, 2)
+			s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema, BatchSize: 4, BatchLinger: 10 * time.Second, Logger: quiet})
+			require.NoError(t, err)
+			defer s.Close(context.Background())
+			var runs atomic.Int32
+			ids := []string{"a", "b", "c", "d"}
+			res := runBatch(t, db, s, ids, func(id string) func(context.Context) error {
+				return func(ctx context.Context) error {
+					if err := effect(id)(ctx); err != nil {
+						return err
+					}
+					if runs.Add(1) == 4 {
+						if down {
+							p.Refuse()
+						}
+						p.Cut() // the batch's connection dies before COMMIT
+					}
+					return nil
+				}
+			})
+			if !down {
+				for _, r := range res {
+					require.NoError(t, r.err, r.id)
+					require.False(t, r.duplicate, r.id)
+				}
+				require.EqualValues(t, 8, runs.Load(), "each message ran again alone")
+				require.Equal(t, map[string]int{"a": 1, "b": 1, "c": 1, "d": 1}, effectCounts(t, db))
+				return
 			}
-			if seq.Add(1) == 4 {
-				p.Cut() // the batch's connection dies before COMMIT
+			for _, r := range res {
+				require.Error(t, r.err, r.id)
+				require.Equal(t, consumer.Outage, consumer.Classify(r.err), "%s: %v", r.id, r.err)
+				require.Error(t, requireProbedDependency(t, s, r.err), "%s: the database is down", r.id)
+				require.False(t, r.duplicate)
 			}
-			return nil
-		}
-	})
-	for _, r := range res {
-		require.Error(t, r.err, r.id)
-		require.Equal(t, consumer.Outage, consumer.Classify(r.err), "%s: %v", r.id, r.err)
-		require.False(t, r.duplicate)
-	}
-	require.Empty(t, effectCounts(t, db))
+			require.Empty(t, effectCounts(t, db))
 
-	// The next batch commits on a new connection.
-	res = runBatch(t, db, s, []string{"a", "b", "c", "d"}, effect)
-	for _, r := range res {
-		require.NoError(t, r.err)
+			// The next batch commits on a new connection.
+			p.Accept()
+			res = runBatch(t, db, s, ids, effect)
+			for _, r := range res {
+				require.NoError(t, r.err)
+			}
+			require.Len(t, effectCounts(t, db), 4)
+		})
 	}
-	require.Len(t, effectCounts(t, db), 4)
 }
 
 func TestBatchPanicIsReportedAlone(t *testing.T) {

@@ -34,15 +34,21 @@
 // COMMIT (a deferred constraint, a serialization failure), nothing of the
 // batch persisted: its messages that had succeeded run again one by one, each
 // in its own transaction as in single-message mode, so only the offender
-// fails. Any other COMMIT failure gives every caller of the batch
-// consumer.Unavailable. Handlers run one after
-// another on the store's goroutine, because a transaction is not safe for
+// fails. When the batch's transaction is lost instead (its connection
+// closed — a backend the server terminated, an idle-in-transaction timeout, a
+// handler's interrupted statement — or a COMMIT of unknown outcome), the store
+// pings the database: if it answers, the batch's messages without an error
+// run again one by one in their own transactions (the claims decide what a
+// lost COMMIT did: a message that did commit comes back as a duplicate), so
+// batch-mates are not charged for another message's failure; if it does not,
+// every caller gets consumer.UnavailableFrom (an outage). Handlers run one
+// after another on the store's goroutine, because a transaction is not safe for
 // concurrent use; while one batch commits, the next one already runs. A
 // second copy of a message inside one batch is a duplicate if the first copy
 // succeeded, and runs if it failed. A handler must not use its transaction
 // after returning, and should not leave its caller's context to be cancelled
-// in the middle of a statement: pgx then closes the connection, which fails
-// the whole batch (with consumer.Unavailable: nothing is lost).
+// in the middle of a statement: pgx then closes the connection, which loses
+// the batch's transaction as above (nothing is lost).
 //
 // Batch mode saves, per message, the round trips of BEGIN, the claim and
 // COMMIT and the COMMIT's WAL flush, but not the handler's own round trips:
@@ -59,14 +65,25 @@
 //
 // # Errors
 //
-// The rule that decides between an outage (consumer.Unavailable: the runtime
-// holds the delivery and counts towards its breaker) and a handler failure
-// (returned unchanged: retried or dead-lettered by policy):
+// Outage or the message's failure is decided by probing the database, not by
+// the error's type. The Store is a consumer.Prober: Probe runs one cheap
+// statement on a pooled connection other than the failed one and fails when
+// the database cannot be reached, is read-only, the claims table is missing,
+// or the Store is closed. Errors that blame the store are wrapped with
+// consumer.UnavailableFrom(err, store): the runtime probes, holds the delivery
+// as an outage when Probe fails, and otherwise treats the failure as this
+// message's (an attempt: retried, then dead-lettered). The rule:
 //
-//   - Every failure of the store's own statements (acquiring a connection,
-//     BEGIN, the claim, SAVEPOINT, COMMIT) is wrapped with consumer.Unavailable,
-//     whatever its cause: none of them is the message's fault. A failed COMMIT
-//     is never reported as success.
+//   - A failure of the store's own statements (acquiring a connection,
+//     BEGIN, the claim, SAVEPOINT, COMMIT) is wrapped with
+//     consumer.UnavailableFrom, except a data error (SQLSTATE class 22) that
+//     the claim raises for the message's own values, such as an ID that is
+//     not valid UTF-8 or holds a NUL byte (22021): that is returned as a
+//     plain, retryable error, never as unavailable. A failed COMMIT is never
+//     reported as success.
+//   - In batch mode such a data error fails that message only: the batch
+//     claims again one message per savepoint, the rejected message gets the
+//     plain error, and the others run and commit.
 //   - A handler's error is returned unchanged, except when it is a
 //     connection-class error and carries no oncely marker (Permanent,
 //     RetryAfter, Unavailable, a panic): a lost or refused connection
@@ -74,10 +91,13 @@
 //     refused), SQLSTATE class 08 (connection exception), 57P01
 //     admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now,
 //     53300 too_many_connections, or any error after which the transaction's
-//     connection is closed. Those are wrapped with consumer.Unavailable. A
-//     cancelled or timed-out context (context.Canceled, DeadlineExceeded)
-//     stays the handler's error even though pgx closes the connection of an
-//     interrupted statement.
+//     connection is closed. Those are wrapped with consumer.UnavailableFrom.
+//     So a handler whose connection the server killed
+//     (pg_terminate_backend, idle_in_transaction_session_timeout) while the
+//     database answers others is the message's failure, and an unreachable
+//     database is an outage. A cancelled or timed-out context
+//     (context.Canceled, DeadlineExceeded) stays the handler's error even
+//     though pgx closes the connection of an interrupted statement.
 //     Serialization failures (40001) and deadlocks (40P01) stay the handler's
 //     errors: they are contention, retried with the policy's backoff.
 //   - A handler that returns nil although a statement in its transaction
@@ -86,8 +106,13 @@
 //     constraint, a serialization failure) is returned as a plain error in
 //     single-message mode: nothing committed. In batch mode the batch's
 //     messages then run one by one, so it is returned for the offending
-//     message only; any other COMMIT failure fails every message of the
-//     batch with consumer.Unavailable.
+//     message only. A batch whose transaction is lost (connection closed,
+//     COMMIT of unknown outcome) runs its other messages again one by one
+//     while the database answers a ping, and otherwise fails every message
+//     with consumer.UnavailableFrom.
+//   - HandlerFunc without a store transaction in its context returns ErrNoTx
+//     wrapped with consumer.Unavailable, with no dependency: a wiring
+//     mistake is an outage whatever a probe says.
 //
 // Messages with an empty ID or an ID over store.MaxMessageIDLength bytes, and
 // an empty consumer name, are rejected with a consumer.Permanent error before

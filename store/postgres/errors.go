@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -13,8 +14,10 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// ErrClosed is returned (wrapped with consumer.Unavailable) by Process after
-// Close: the delivery is held, not retried or dead-lettered.
+// ErrClosed is returned by Process after Close, wrapped with
+// consumer.UnavailableFrom and the Store as the dependency; Probe reports it
+// too, so the runtime holds the delivery instead of retrying or dead-lettering
+// it.
 var ErrClosed = errors.New("postgres store: closed")
 
 // ErrTxOwned is returned by Commit and Rollback of the transaction a handler
@@ -28,23 +31,48 @@ var ErrTxOwned = errors.New("postgres store: the transaction belongs to the stor
 // middleware for this store.
 var ErrNoTx = errors.New("postgres store: no transaction in context; is the idempotency middleware with the postgres store in the chain?")
 
-// unavailable wraps a failure of the store's own statement op.
-func unavailable(op string, err error) error {
-	return consumer.Unavailable(fmt.Errorf("postgres store: %s: %w", op, err))
+// storeError classifies a failure of the store's own statement op (BEGIN,
+// the claim, COMMIT of a duplicate) for one message. A data error (SQLSTATE
+// class 22, such as a message ID that is not valid UTF-8 or holds a NUL byte)
+// is the database refusing this message's values: a plain, retryable error.
+// Anything else is wrapped with consumer.UnavailableFrom(…, s): the runtime
+// probes the database and calls it an outage only when the probe fails.
+func (s *Store) storeError(op string, err error) error {
+	if isDataError(err) {
+		return fmt.Errorf("postgres store: %s: the database rejects this message: %w", op, err)
+	}
+	return s.unavailable(op, err)
+}
+
+// unavailable wraps a failure of the store's own statement op with
+// consumer.UnavailableFrom, naming s as the dependency to probe.
+func (s *Store) unavailable(op string, err error) error {
+	return consumer.UnavailableFrom(fmt.Errorf("postgres store: %s: %w", op, err), s)
 }
 
 // handlerError applies the package's rule to an error returned by a handler:
 // unchanged, unless it is a connection-class error without an oncely marker
-// (or connLost reports the transaction's connection gone), which becomes
-// consumer.Unavailable.
-func handlerError(err error, connLost bool) error {
+// (or connLost reports the transaction's connection gone), which is wrapped
+// with consumer.UnavailableFrom(…, s). So a connection the server killed while
+// the database answers others (pg_terminate_backend,
+// idle_in_transaction_session_timeout) is this message's failure, and only a
+// database that does not answer the probe is an outage.
+func (s *Store) handlerError(err error, connLost bool) error {
 	if hasMarker(err) || isContextError(err) {
 		return err
 	}
 	if connLost || IsConnectionError(err) {
-		return consumer.Unavailable(err)
+		return consumer.UnavailableFrom(err, s)
 	}
 	return err
+}
+
+// isDataError reports a server error of SQLSTATE class 22 (data exception):
+// a value the database cannot accept, such as a string that is not valid
+// UTF-8 or holds a NUL byte (22021).
+func isDataError(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22")
 }
 
 // hasMarker reports whether err already says how it should be settled.
@@ -71,7 +99,8 @@ func isContextError(err error) bool {
 // io.EOF, connection reset, refused or broken pipe), and server errors of
 // SQLSTATE class 08 or codes 57P01, 57P02, 57P03 and 53300. Context
 // cancellation and deadlines are not connection errors. Handlers' errors of
-// this kind are reported as consumer.Unavailable.
+// this kind are reported wrapped with consumer.UnavailableFrom, naming the
+// Store as the dependency to probe.
 func IsConnectionError(err error) bool {
 	if err == nil || isContextError(err) {
 		return false

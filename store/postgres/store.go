@@ -25,6 +25,7 @@ type Store struct {
 	claimSQL     string
 	bulkClaimSQL string
 	deleteSQL    string
+	probeSQL     string
 	table        string
 
 	batch *batcher // nil in single-message mode
@@ -56,6 +57,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		bulkClaimSQL: "INSERT INTO " + table + " (consumer, message_id) SELECT * FROM unnest($1::text[], $2::text[])" +
 			" ON CONFLICT DO NOTHING RETURNING consumer, message_id",
 		deleteSQL: "DELETE FROM " + table + " WHERE consumer = $1 AND message_id = $2",
+		probeSQL:  "SELECT pg_catalog.current_setting('transaction_read_only'), EXISTS (SELECT FROM " + table + " WHERE false)",
 	}
 	if cfg.BatchSize > 1 {
 		s.batch = newBatcher(s)
@@ -80,15 +82,16 @@ func (s *Store) ValidateRetention(longest time.Duration) error {
 // Process implements store.Store: it claims (consumerName, messageID) and runs
 // fn in the claim's transaction, reachable from fn's context with Tx. See the
 // package documentation for the protocol and for which errors are wrapped with
-// consumer.Unavailable. An empty consumer name or message ID, or an ID over
-// store.MaxMessageIDLength bytes, is rejected with a consumer.Permanent error.
-// In batch mode the call returns after its batch's COMMIT.
+// consumer.UnavailableFrom (naming the Store as the dependency to probe) and
+// which are the message's own. An empty consumer name or message ID, or an ID
+// over store.MaxMessageIDLength bytes, is rejected with a consumer.Permanent
+// error. In batch mode the call returns after its batch's COMMIT.
 func (s *Store) Process(ctx context.Context, consumerName, messageID string, fn func(ctx context.Context) error) (bool, error) {
 	if err := checkKey(consumerName, messageID); err != nil {
 		return false, consumer.Permanent(err)
 	}
 	if s.closed.Load() {
-		return false, consumer.Unavailable(ErrClosed)
+		return false, consumer.UnavailableFrom(ErrClosed, s)
 	}
 	if s.batch != nil {
 		return s.batch.process(ctx, consumerName, messageID, fn)
@@ -111,7 +114,7 @@ func checkKey(consumerName, messageID string) error {
 func (s *Store) processOne(ctx context.Context, consumerName, messageID string, fn func(ctx context.Context) error) (duplicate bool, err error) {
 	tx, tag, err := s.beginExec(ctx, s.claimSQL, consumerName, messageID)
 	if err != nil {
-		return false, unavailable("begin and claim", err)
+		return false, s.storeError("begin and claim", err)
 	}
 	done := false
 	defer func() {
@@ -122,7 +125,7 @@ func (s *Store) processOne(ctx context.Context, consumerName, messageID string, 
 	if tag.RowsAffected() == 0 {
 		done = true
 		if err := tx.Commit(ctx); err != nil {
-			return false, unavailable("commit duplicate", err)
+			return false, s.unavailable("commit duplicate", err)
 		}
 		return true, nil
 	}
@@ -134,10 +137,10 @@ func (s *Store) processOne(ctx context.Context, consumerName, messageID string, 
 	if ferr != nil {
 		lost := tx.Conn().IsClosed() // before Rollback hands the connection back to the pool
 		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return false, handlerError(ferr, lost)
+		return false, s.handlerError(ferr, lost)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return false, commitError(err)
+		return false, s.commitError(err)
 	}
 	return false, nil
 }
@@ -167,7 +170,7 @@ func (s *Store) beginExec(ctx context.Context, sql string, args ...any) (pgx.Tx,
 }
 
 // Close stops batch mode: Process calls after Close fail with ErrClosed
-// (wrapped with consumer.Unavailable), and deliveries already queued are run
+// (wrapped with consumer.UnavailableFrom; Probe then fails too), and deliveries already queued are run
 // and committed before Close returns, or until ctx is done. In single-message
 // mode Close only refuses new calls. It does not close the pool. Close is
 // idempotent.
@@ -185,12 +188,13 @@ func (s *Store) Close(ctx context.Context) error {
 // server definitely rejected it because of the handler's work (a deferred
 // constraint, a serialization failure), nothing committed and the error is
 // returned as the handler's (retryable). Otherwise the outcome is unknown or
-// the database is unreachable: consumer.Unavailable, and the claim decides the
-// rerun.
-func commitError(err error) error {
+// the database is unreachable: wrapped with consumer.UnavailableFrom (the
+// runtime probes the database), and the claim decides the rerun. Either way a
+// failed COMMIT is never reported as success.
+func (s *Store) commitError(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && !IsConnectionError(err) {
 		return fmt.Errorf("postgres store: commit rejected: %w", err)
 	}
-	return unavailable("commit", err)
+	return s.unavailable("commit", err)
 }

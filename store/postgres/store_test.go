@@ -157,6 +157,7 @@ func TestProcessStoreFailuresAreUnavailable(t *testing.T) {
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr, "the cause stays inspectable")
 	require.Equal(t, "42P01", pgErr.Code)
+	require.Error(t, requireProbedDependency(t, s, err), "without its claims table the store is down: an outage, not the message's failure")
 
 	// An unreachable database.
 	p, pool := proxied(t, db, 2)
@@ -167,6 +168,7 @@ func TestProcessStoreFailuresAreUnavailable(t *testing.T) {
 	require.Equal(t, consumer.Outage, consumer.Classify(err), "got %v", err)
 	require.False(t, called)
 	require.True(t, pgstore.IsConnectionError(err))
+	require.Error(t, requireProbedDependency(t, s2, err), "an unreachable database probes down")
 }
 
 func TestProcessCommitFailureIsNeverSuccess(t *testing.T) {
@@ -186,6 +188,7 @@ func TestProcessCommitFailureIsNeverSuccess(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, consumer.Outage, consumer.Classify(err), "got %v", err)
 	require.Contains(t, err.Error(), "commit")
+	require.NoError(t, requireProbedDependency(t, s, err), "the connection died but the database answers a probe")
 	require.Equal(t, 0, countEffects(t, db, "m1"))
 	require.False(t, claimed(t, db, "ledger", "m1"))
 }

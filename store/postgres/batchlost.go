@@ -1,0 +1,58 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// lose handles a batch whose transaction is gone before it committed: its
+// connection failed, a savepoint or a rollback to one could not run, or
+// COMMIT failed without the server rejecting it (its outcome is unknown). The
+// transaction is rolled back if it is still open. Then the database is
+// pinged: when it answers, only this batch's connection failed (a backend the
+// server terminated, an idle-in-transaction timeout, one handler's error), so
+// every request without an error yet runs again on its own, as in
+// single-message mode (rerunAlone) — batch-mates are not charged an attempt
+// for another message's failure, and the claims decide what a COMMIT of
+// unknown outcome did (a committed message comes back as a duplicate). When
+// the database does not answer, they all fail with op's error wrapped with
+// consumer.UnavailableFrom: an outage. The caller answers the requests.
+func (j *commitJob) lose(op string, err error) {
+	if j.tx != nil {
+		ctx, cancel := j.b.opContext()
+		_ = j.tx.Rollback(ctx)
+		cancel()
+		j.tx = nil
+	}
+	ctx, cancel := j.b.opContext()
+	ctx, cancelProbe := context.WithTimeout(ctx, consumer.ProbeTimeoutDefault)
+	perr := j.b.s.ping(ctx)
+	cancelProbe()
+	cancel()
+	if perr != nil {
+		j.fail(op, err)
+		return
+	}
+	j.b.s.cfg.Logger.Warn("postgres store: batch lost its transaction while the database answers; running its messages one by one",
+		"op", op, "error", err, "size", len(j.batch))
+	j.rerunAlone()
+}
+
+// rerunAlone runs each request of the batch that has no error yet again in
+// its own transaction, as in single-message mode, after the batch's
+// transaction ended without committing. A request whose context is done gets
+// its context's error.
+func (j *commitJob) rerunAlone() {
+	for i, r := range j.batch {
+		if j.results[i].err != nil {
+			continue
+		}
+		if err := r.ctx.Err(); err != nil {
+			j.results[i] = result{err: err}
+			continue
+		}
+		dup, err := j.b.s.processOne(r.ctx, r.consumerName, r.messageID, r.fn)
+		j.results[i] = result{duplicate: dup, err: err}
+	}
+}
