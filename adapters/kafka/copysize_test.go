@@ -275,3 +275,17 @@ func TestCopySizeConservative(t *testing.T) {
 		require.LessOrEqual(t, est-got, 64+8*len(tc.headers), "case %d overcounted", i)
 	}
 }
+
+// A copy topic's batch limit is the smaller of the producer's and the
+// topic's, never below franz-go's minimum; an undescribed topic gets the
+// producer's.
+func TestBatchLimit(t *testing.T) {
+	t.Parallel()
+	s := &Source{
+		producerMax: func(string) int32 { return 100000 },
+		topicMax:    map[string]int32{"small": 50000, "large": 200000, "tiny": 100},
+	}
+	for topic, want := range map[string]int32{"small": 50000, "large": 100000, "tiny": minBatchBytes, "unknown": 100000} {
+		require.Equal(t, want, s.batchLimit(topic), topic)
+	}
+}
