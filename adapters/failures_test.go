@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/tcpproxy"
 	"github.com/oncely/oncely/internal/testenv"
@@ -276,18 +276,12 @@ type matrixObserver struct {
 }
 
 func (o *matrixObserver) Settled(_ context.Context, ev consumer.Event) { o.settled(ev) }
-func (o *matrixObserver) BreakerChanged(open bool)                    { o.breaker(open) }
+func (o *matrixObserver) BreakerChanged(open bool)                     { o.breaker(open) }
 
-// matrixKafka is KAFKA_BROKERS when set (a real broker), else an in-process
-// kfake cluster for this test.
+// matrixKafka is the suite's Kafka (a real broker under KAFKA_BROKERS, see
+// internal/kafkatest).
 func matrixKafka(t *testing.T) string {
-	if addrs := os.Getenv("KAFKA_BROKERS"); addrs != "" {
-		return "kafka://" + addrs
-	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return "kafka://" + strings.Join(c.ListenAddrs(), ",")
+	return "kafka://" + strings.Join(kafkatest.Brokers(t, kfake.DefaultNumPartitions(3)), ",")
 }
 
 func pgHostPort(t *testing.T, url string) string {

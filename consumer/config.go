@@ -189,6 +189,8 @@ func (c Config) validate(caps Capabilities) error {
 	var errs []error
 	if c.Name == "" {
 		errs = append(errs, errors.New("config.Name is required (it keys idempotency claims and retry/DLQ destinations)"))
+	} else if _, err := checkID(c.Name, MaxIDLengthDefault); err != nil {
+		errs = append(errs, fmt.Errorf("config.Name keys idempotency claims, so it follows the message ID rules: %w", err))
 	}
 	positive := func(name string, v int) {
 		if v < 1 {

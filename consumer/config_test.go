@@ -29,6 +29,8 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"defaults", src, consumer.Config{Name: "ok"}, nil},
 		{"missing name", src, consumer.Config{}, []string{"Name is required"}},
+		{"name with a NUL byte", src, consumer.Config{Name: "led\x00ger"}, []string{"config.Name keys idempotency claims", "control character"}},
+		{"prefetch above in-flight", prefetching{src}, consumer.Config{Name: "x", MaxInFlight: 16}, []string{"MaxInFlight (16) is below memory's prefetch (100)"}},
 		{"negative concurrency", src, consumer.Config{Name: "x", Concurrency: -1}, []string{"Concurrency must be >= 1, got -1"}},
 		{"in-flight below concurrency", src, consumer.Config{Name: "x", Concurrency: 8, MaxInFlight: 4}, []string{"MaxInFlight (4) must be >= Concurrency (8)"}},
 		{"batch above in-flight", src, consumer.Config{Name: "x", MaxInFlight: 16, ReceiveBatch: 32}, []string{"ReceiveBatch (32) must be <= MaxInFlight (16)"}},
@@ -69,4 +71,13 @@ func TestConfigValidation(t *testing.T) {
 	if _, err := consumer.New(src, nil, consumer.Config{Name: "x"}); err == nil || !strings.Contains(err.Error(), "nil Handler") {
 		t.Errorf("nil handler: %v", err)
 	}
+}
+
+// prefetching is a source whose broker pushes 100 deliveries ahead.
+type prefetching struct{ consumer.Source }
+
+func (p prefetching) Capabilities() consumer.Capabilities {
+	caps := p.Source.Capabilities()
+	caps.Prefetch = 100
+	return caps
 }

@@ -15,9 +15,9 @@ import (
 // handler's error. That error is retryable, except that a real outage stays an
 // outage: when the handler's error classifies as consumer.Outage and does not
 // itself stem from the deadline (a store whose connection was refused or reset
-// just before the deadline passed), the Unavailable marker is kept so the
-// runtime holds the delivery and the breaker counts it, instead of retrying a
-// healthy message on the broker. An Unavailable error caused by the deadline
+// just before the deadline passed), the Unavailable marker is kept, with its
+// Dependency, so the runtime probes that dependency and holds the delivery
+// while it is down, instead of retrying a healthy message on the broker. An Unavailable error caused by the deadline
 // (a store blaming the database for our own timeout) is retryable. A handler that finishes
 // successfully after the deadline still succeeds.
 //
@@ -36,8 +36,10 @@ func Timeout(d time.Duration) consumer.Middleware {
 			err := next.Handle(tctx, msg)
 			if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
 				timedOut := fmt.Errorf("oncely: handler timed out after %s (handler error: %v): %w", d, err, context.DeadlineExceeded)
-				if consumer.Classify(err) == consumer.Outage && !errors.Is(err, context.DeadlineExceeded) {
-					return consumer.Unavailable(timedOut)
+				var ue *consumer.UnavailableError
+				if consumer.Classify(err) == consumer.Outage && !errors.Is(err, context.DeadlineExceeded) && errors.As(err, &ue) {
+					// Keep the dependency, so the runtime still probes it.
+					return consumer.UnavailableFrom(timedOut, ue.Dependency)
 				}
 				return timedOut
 			}

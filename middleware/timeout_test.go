@@ -99,3 +99,21 @@ func TestTimeoutKeepsOutage(t *testing.T) {
 		t.Fatalf("err %v does not wrap DeadlineExceeded", err)
 	}
 }
+
+// An outage past the deadline keeps the dependency it names, so the runtime
+// still probes it instead of taking the failure's word for an outage.
+func TestTimeoutKeepsOutageDependency(t *testing.T) {
+	db := consumer.ProberFunc(func(context.Context) error { return nil })
+	h := middleware.Timeout(10 * time.Millisecond)(consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
+		<-ctx.Done()
+		return consumer.UnavailableFrom(errors.New("commit: connection reset"), db)
+	}))
+	err := h.Handle(context.Background(), &consumer.Message{ID: "m1"})
+	var ue *consumer.UnavailableError
+	if !errors.As(err, &ue) || ue.Dependency == nil {
+		t.Fatalf("err %v lost the dependency", err)
+	}
+	if ue.Dependency.Probe(context.Background()) != nil {
+		t.Fatal("the kept dependency is not the handler's")
+	}
+}

@@ -2,7 +2,10 @@
 # The whole oncely test suite, as CI runs it. It starts every service the tests
 # need, installing it from Debian's packages or npm when missing:
 #   PostgreSQL (127.0.0.1:5432), RabbitMQ (127.0.0.1:5672), the local-aws-sqs
-#   emulator (127.0.0.1:9324). Kafka tests run kfake in-process.
+#   emulator (127.0.0.1:9324), and Apache Kafka (scripts/kafka.sh: fetched from
+#   Maven Central, one KRaft node on 127.0.0.1, stopped when this script exits;
+#   its address is exported as KAFKA_BROKERS, and a KAFKA_BROKERS already set
+#   is used instead). Unit tests that need kfake's hooks run it in-process.
 # Then: gofmt, go vet, staticcheck, `go test -race ./...`, and last, serially,
 # the fault tests that stop and restart shared services (build tag `faults`).
 #
@@ -78,6 +81,17 @@ ensure_sqs() {
   "$root/scripts/sqs-emulator.sh"
 }
 
+ensure_kafka() {
+  local vars
+  KAFKA_DIR=
+  vars=$("$root/scripts/kafka.sh" start)
+  eval "$vars"
+  export KAFKA_BROKERS
+  if [ -n "$KAFKA_DIR" ]; then
+    trap '"$root/scripts/kafka.sh" stop "$KAFKA_DIR"' EXIT
+  fi
+}
+
 ensure_tools() {
   # kcat produces records for the Kafka interoperability test.
   command -v kcat >/dev/null || apt_install kcat
@@ -91,6 +105,7 @@ ensure_tools
 ensure_postgres
 ensure_rabbitmq
 ensure_sqs
+ensure_kafka
 
 log "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tmp/*'))

@@ -22,27 +22,38 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/kafkatest"
 )
 
 // Benchmarks. Run with:
 //
 //	go test -run '^$' -bench . -benchtime 1x ./adapters/kafka/
 //
-// BenchmarkThroughput starts kfake in a child process (internal/kfakecmd),
-// fills a topic with 200,000 records (6 partitions, 1,000 keys), then
-// consumes it in fresh child processes, alternating (a) a hand-written
-// franz-go group consumer committing after each poll and (b) consumer.Consumer
-// over this Source, both with a no-op handler. Each child reports records/s,
-// CPU seconds and peak RSS of its own process. A third mode drives the
-// Source without the runtime (Receive, then Ack in place) to separate the
-// adapter's cost from the runtime's. Records/s is measured from
+// BenchmarkThroughput runs on the Kafka in KAFKA_BROKERS when set, else it
+// starts kfake in a child process (internal/kfakecmd). It fills a topic with
+// benchRecords records (200,000 unless ONCELY_KAFKA_BENCH_RECORDS says; 6
+// partitions, 1,000 keys), then consumes it in fresh child processes,
+// alternating (a) a hand-written franz-go group consumer committing after each
+// poll and (b) consumer.Consumer over this Source (Concurrency 16, MaxInFlight
+// 4096, ReceiveBatch 1000; the library's defaults with
+// ONCELY_KAFKA_BENCH_DEFAULTS=1), both with a no-op handler. Each child
+// reports records/s, CPU seconds and peak RSS of its own process. A third mode
+// drives the Source without the runtime (Receive, then Ack in place) to
+// separate the adapter's cost from the runtime's. Records/s is measured from
 // creating the client (the Source, for oncely) to the last record handled,
 // group join included for both.
 
-const (
-	benchChildEnv = "ONCELY_KAFKA_BENCH_CHILD"
-	benchRecords  = 200000
-)
+const benchChildEnv = "ONCELY_KAFKA_BENCH_CHILD"
+
+// benchRecords is the number of records BenchmarkThroughput consumes:
+// ONCELY_KAFKA_BENCH_RECORDS rounded up to whole produce chunks of 10,000
+// (inherited by the child processes), default 200,000.
+var benchRecords = func() int {
+	if n, err := strconv.Atoi(os.Getenv("ONCELY_KAFKA_BENCH_RECORDS")); err == nil && n > 0 {
+		return (n + 9999) / 10000 * 10000
+	}
+	return 200000
+}()
 
 type benchResult struct {
 	Mode    string  `json:"mode"`
@@ -58,7 +69,12 @@ type benchResult struct {
 func (r benchResult) rate() float64 { return float64(r.Records) / r.Seconds }
 
 func BenchmarkThroughput(b *testing.B) {
-	addrs := startKfakeProcess(b)
+	var addrs []string
+	if kafkatest.Real() {
+		addrs = brokers(b)
+	} else {
+		addrs = startKfakeProcess(b)
+	}
 	topic := uniqueTopic("bench")
 	cl := client(b, addrs, kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
 	ctx := context.Background()
@@ -321,12 +337,16 @@ func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResul
 	}
 	var n atomic.Int64
 	done := make(chan struct{})
+	cfg := consumer.Config{Name: group, Concurrency: 16, MaxInFlight: 4096, ReceiveBatch: MaxPollRecordsDefault, Logger: testLogger()}
+	if os.Getenv("ONCELY_KAFKA_BENCH_DEFAULTS") != "" {
+		cfg = consumer.Config{Name: group, Logger: testLogger()} // the library's defaults
+	}
 	c, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		if noop(m) && n.Add(1) == benchRecords {
+		if noop(m) && n.Add(1) == int64(benchRecords) {
 			close(done)
 		}
 		return nil
-	}), consumer.Config{Name: group, Concurrency: 16, MaxInFlight: 4096, ReceiveBatch: MaxPollRecordsDefault, Logger: testLogger()})
+	}), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,10 +366,10 @@ func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResul
 
 // BenchmarkKeyConcurrency compares, on one partition with 100 keys and a
 // handler sleeping 5ms, key-ordered concurrency 32 against strict partition
-// order (consumer.OrderByPartition). Rates are measured from the first
-// handled record to the last.
+// order (consumer.OrderByPartition), on brokers(b). Rates are measured from
+// the first handled record to the last.
 func BenchmarkKeyConcurrency(b *testing.B) {
-	addrs := newCluster(b, 1)
+	addrs := brokers(b)
 	topic := uniqueTopic("keys")
 	const keyed, ordered = 3200, 300
 	ctx := context.Background()

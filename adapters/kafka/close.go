@@ -42,7 +42,7 @@ func (s *Source) close(ctx context.Context, commit bool) error {
 	if s.tiersTimer != nil {
 		s.tiersTimer.Stop()
 	}
-	s.cl.CloseAllowingRebalance()
+	s.closeClient()
 	s.hops.Wait()
 	s.wake()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/kafkatest"
 )
 
 func TestMain(m *testing.M) {
@@ -29,7 +30,25 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// newCluster starts an in-process kfake cluster closed at the end of t.
+// brokers returns the Kafka of the integration tests: the Apache Kafka in
+// KAFKA_BROKERS (scripts/test.sh starts one; required under CI=true) or, outside
+// CI when it is unset, a one-broker kfake cluster. Neither creates topics on
+// first use and both default to one partition, so a test creates the topics it
+// produces to before its Source does (createTopic), and names its topic and
+// group uniquely: the real broker keeps both across tests and runs.
+func brokers(t testing.TB) []string {
+	t.Helper()
+	return kafkatest.Brokers(t, kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
+}
+
+// createTopic creates topic with partitions partitions unless it exists.
+func createTopic(t testing.TB, addrs []string, topic string, partitions int32) {
+	t.Helper()
+	kafkatest.CreateTopic(t, addrs, topic, partitions)
+}
+
+// newCluster starts an in-process kfake cluster closed at the end of t, for
+// the tests that need kfake itself: its control hooks or several brokers.
 func newCluster(t testing.TB, brokers int, opts ...kfake.Opt) []string {
 	t.Helper()
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(brokers), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(3)}, opts...)...)
@@ -51,22 +70,31 @@ func client(t testing.TB, addrs []string, opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// harness runs the adaptertest conformance suite on kfake.
+// harness runs the adaptertest conformance suite on brokers(t).
 type harness struct {
 	addrs []string
 	tune  func(*Config)
 
-	once sync.Once
-	prod *kgo.Client
+	once    sync.Once
+	prod    *kgo.Client
+	created sync.Map // source topics created by Publish
 }
+
+// harnessPartitions is the partition count of the suite's source topics.
+const harnessPartitions = 3
+
+// group is the consumer group of consumer name on source: unique per source,
+// as groups outlive the test on a real broker.
+func (h *harness) group(source, name string) string { return name + "-" + source }
 
 func (h *harness) config(source, name string) Config {
 	cfg := Config{
-		Brokers:        h.addrs,
-		Topic:          source,
-		Group:          name,
-		CommitInterval: 100 * time.Millisecond,
-		Logger:         testLogger(),
+		Brokers:         h.addrs,
+		Topic:           source,
+		Group:           h.group(source, name),
+		TopicPartitions: harnessPartitions,
+		CommitInterval:  100 * time.Millisecond,
+		Logger:          testLogger(),
 	}
 	if h.tune != nil {
 		h.tune(&cfg)
@@ -88,7 +116,7 @@ func (h *harness) NewSource(t testing.TB, source, name string) consumer.Source {
 
 func (h *harness) producer(t testing.TB) *kgo.Client {
 	h.once.Do(func() {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(h.addrs...), kgo.AllowAutoTopicCreation())
+		cl, err := kgo.NewClient(kgo.SeedBrokers(h.addrs...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,6 +133,9 @@ func (h *harness) close() {
 
 func (h *harness) Publish(t testing.TB, source string, msgs ...*consumer.Message) {
 	t.Helper()
+	if _, done := h.created.LoadOrStore(source, true); !done {
+		createTopic(t, h.addrs, source, harnessPartitions)
+	}
 	publish(t, h.producer(t), source, msgs...)
 }
 
@@ -131,7 +162,7 @@ func publish(t testing.TB, cl *kgo.Client, topic string, msgs ...*consumer.Messa
 
 func (h *harness) DeadLetters(t testing.TB, source, name string, n int, timeout time.Duration) []*consumer.Message {
 	t.Helper()
-	return readAll(t, h.addrs, DeadLetterTopic(source, name), n, timeout)
+	return readAll(t, h.addrs, DeadLetterTopic(source, h.group(source, name)), n, timeout)
 }
 
 // readAll waits up to timeout until topic holds at least n records, then
@@ -196,14 +227,14 @@ func readAll(t testing.TB, addrs []string, topic string, n int, timeout time.Dur
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	h := &harness{addrs: newCluster(t, 1)}
+	h := &harness{addrs: brokers(t)}
 	defer h.close()
 	adaptertest.Run(t, h)
 }
 
 func TestConformanceInPlace(t *testing.T) {
 	t.Parallel()
-	h := &harness{addrs: newCluster(t, 1), tune: func(c *Config) { c.RetryMode = RetryInPlace }}
+	h := &harness{addrs: brokers(t), tune: func(c *Config) { c.RetryMode = RetryInPlace }}
 	defer h.close()
 	adaptertest.Run(t, h)
 }

@@ -86,9 +86,11 @@ func (r *recorder) all() []*consumer.Message {
 // intact, whichever ID header they use.
 func TestPlainProducerHeaders(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("plain")
-	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
+	group := topic
+	createTopic(t, addrs, topic, 1)
+	prod := client(t, addrs)
 	ctx := context.Background()
 	recs := []*kgo.Record{
 		{Topic: topic, Key: []byte("k1"), Value: []byte("v1"), Headers: []kgo.RecordHeader{{Key: "message-id", Value: []byte("id-1")}, {Key: "x-trace", Value: []byte("abc")}, {Key: "content-type", Value: []byte("application/json")}}},
@@ -97,7 +99,7 @@ func TestPlainProducerHeaders(t *testing.T) {
 	}
 	require.NoError(t, prod.ProduceSync(ctx, recs...).FirstErr())
 
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "plain", DeriveID: true})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, DeriveID: true})
 	var rec recorder
 	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		rec.add(m)
@@ -131,13 +133,15 @@ func TestPlainProducerHeaders(t *testing.T) {
 // retry tier topic no sooner than its delay, with the failure headers.
 func TestRetryTiers(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("tiers")
+	group := topic
 	tiers := retry.Tiers{200 * time.Millisecond, time.Second}
-	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
+	createTopic(t, addrs, topic, 1)
+	prod := client(t, addrs)
 	publish(t, prod, topic, &consumer.Message{ID: "r1", Key: "key-1", Body: []byte("payload"), Headers: map[string]string{"x-app": "kept"}})
 
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "tiers", Tiers: tiers})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, Tiers: tiers})
 	var rec recorder
 	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		rec.add(m)
@@ -151,7 +155,7 @@ func TestRetryTiers(t *testing.T) {
 
 	got := rec.all()
 	require.Len(t, got, 3)
-	wantSource := []string{topic, RetryTopic(topic, "tiers", 200*time.Millisecond), RetryTopic(topic, "tiers", time.Second)}
+	wantSource := []string{topic, RetryTopic(topic, group, 200*time.Millisecond), RetryTopic(topic, group, time.Second)}
 	wantDelay := []time.Duration{0, 150 * time.Millisecond, 450 * time.Millisecond}
 	for i, m := range got {
 		require.Equal(t, i+1, m.Attempt, "attempt")
@@ -174,7 +178,7 @@ func TestRetryTiers(t *testing.T) {
 		require.False(t, nb.IsZero())
 		require.False(t, rec.at[i].Before(nb), "handled before %s", consumer.HeaderRetryNotBefore)
 	}
-	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, "tiers"), 0, 0))
+	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, group), 0, 0))
 }
 
 // TestTiersAtStart: the retry tiers' topics are not fetched before the first
@@ -184,12 +188,13 @@ func TestRetryTiers(t *testing.T) {
 // at start is delivered either way.
 func TestTiersAtStart(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("tierstart")
+	group := topic
 	tier := 200 * time.Millisecond
-	tierTopic := RetryTopic(topic, "ts", tier)
+	tierTopic := RetryTopic(topic, group, tier)
 	created := time.Now()
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "ts", Tiers: retry.Tiers{tier}})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, Tiers: retry.Tiers{tier}})
 	t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })
 	require.Equal(t, []string{tierTopic}, src.cl.PauseFetchTopics(), "paused topics at start")
 	publish(t, client(t, addrs), tierTopic, &consumer.Message{ID: "w1", Key: "k", Body: []byte("waiting"), Headers: map[string]string{
@@ -214,18 +219,20 @@ func TestTiersAtStart(t *testing.T) {
 // An always-failing record lands in the DLQ with the failure context.
 func TestDeadLetterTopic(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("dlq")
-	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
+	group := topic
+	createTopic(t, addrs, topic, 1)
+	prod := client(t, addrs)
 	publish(t, prod, topic, &consumer.Message{ID: "d1", Key: "kd", Body: []byte("bad")})
 
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "dl", Tiers: retry.Tiers{100 * time.Millisecond}})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, Tiers: retry.Tiers{100 * time.Millisecond}})
 	var rec recorder
 	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		rec.add(m)
 		return errors.New("always broken")
 	}), consumer.Config{Name: "dl", Retry: retry.Policy{MaxAttempts: 2, InitialInterval: 100 * time.Millisecond, Jitter: retry.NoJitter}})
-	dl := readAll(t, addrs, DeadLetterTopic(topic, "dl"), 1, 20*time.Second)
+	dl := readAll(t, addrs, DeadLetterTopic(topic, group), 1, 20*time.Second)
 	stop()
 
 	require.Len(t, dl, 1)
@@ -249,14 +256,16 @@ func TestDeadLetterTopic(t *testing.T) {
 // idempotency store absorbs it: every effect happens once.
 func TestCrashRedeliveryDeduped(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("crash")
+	group := topic
 	const n = 200
 	msgs := make([]*consumer.Message, n)
 	for i := range msgs {
 		msgs[i] = &consumer.Message{ID: fmt.Sprintf("c-%03d", i), Key: fmt.Sprintf("k%d", i%7), Body: []byte("x")}
 	}
-	publish(t, client(t, addrs, kgo.AllowAutoTopicCreation()), topic, msgs...)
+	createTopic(t, addrs, topic, 3)
+	publish(t, client(t, addrs), topic, msgs...)
 	st, err := memory.New(memory.Config{})
 	require.NoError(t, err)
 
@@ -271,7 +280,7 @@ func TestCrashRedeliveryDeduped(t *testing.T) {
 		return nil
 	})
 	// First consumer: commits never happen (huge interval), then it crashes.
-	first := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "crash", CommitInterval: time.Hour})
+	first := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, CommitInterval: time.Hour})
 	dups := &countObserver{}
 	c1, err := consumer.New(first, h, consumer.Config{Name: "crash", Logger: testLogger()}, middleware.Idempotency(st))
 	require.NoError(t, err)
@@ -288,7 +297,7 @@ func TestCrashRedeliveryDeduped(t *testing.T) {
 	_ = c1.Stop(ctx)
 	<-done
 
-	second := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "crash"})
+	second := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group})
 	stop := runConsumer(t, second, h, consumer.Config{Name: "crash", Observer: dups}, middleware.Idempotency(st))
 	adaptertest.WaitUntil(t, 20*time.Second, "the redelivered records to be absorbed", func() bool { return dups.count(consumer.OutcomeDuplicate) >= n })
 	stop()
@@ -325,14 +334,15 @@ func (o *countObserver) count(out consumer.Outcome) int {
 // parallel.
 func TestKeyOrderSinglePartition(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("order")
+	group := topic
 	const n, keys = 2000, 50
 	msgs := make([]*consumer.Message, n)
 	for i := range msgs {
 		msgs[i] = &consumer.Message{ID: fmt.Sprintf("o-%04d", i), Key: fmt.Sprintf("key-%02d", i%keys), Body: []byte(strconv.Itoa(i / keys))}
 	}
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "order", TopicPartitions: 1})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1})
 	publish(t, client(t, addrs), topic, msgs...)
 
 	var mu sync.Mutex
@@ -373,14 +383,15 @@ func TestKeyOrderSinglePartition(t *testing.T) {
 // overtakes it, and no copy is produced.
 func TestRetryInPlaceOrder(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("inplace")
+	group := topic
 	const n = 30
 	msgs := make([]*consumer.Message, n)
 	for i := range msgs {
 		msgs[i] = &consumer.Message{ID: fmt.Sprintf("p-%02d", i), Key: fmt.Sprintf("k%d", i%3), Body: []byte(strconv.Itoa(i))}
 	}
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "inplace", TopicPartitions: 1, RetryMode: RetryInPlace})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1, RetryMode: RetryInPlace})
 	publish(t, client(t, addrs), topic, msgs...)
 	var mu sync.Mutex
 	order := map[string][]int{}
@@ -420,7 +431,7 @@ func TestRetryInPlaceOrder(t *testing.T) {
 		require.True(t, slices.IsSorted(o), "key %s: %v", k, o)
 		require.Len(t, o, n/3)
 	}
-	for _, tier := range defaultTierTopics(topic, "inplace") {
+	for _, tier := range defaultTierTopics(topic, group) {
 		require.Empty(t, readAll(t, addrs, tier, 0, 0))
 	}
 }
@@ -438,9 +449,10 @@ func defaultTierTopics(topic, group string) []string {
 // and assigned back: pause state must not survive the rebalance.
 func TestPauseClearedOnRevoke(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("pause")
-	a := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "pause", TopicPartitions: 2, RetryMode: RetryInPlace})
+	group := topic
+	a := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 2, RetryMode: RetryInPlace})
 	defer a.Close(context.Background())
 	prod := client(t, addrs)
 	// Pause both partitions as backpressure would.
@@ -462,7 +474,7 @@ func TestPauseClearedOnRevoke(t *testing.T) {
 	require.Len(t, a.cl.PauseFetchPartitions(nil)[topic], 2)
 
 	// A second member takes one partition, then leaves.
-	b := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "pause", TopicPartitions: 2, RetryMode: RetryInPlace})
+	b := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 2, RetryMode: RetryInPlace})
 	// a must poll so the rebalance can proceed (blocked rebalances).
 	pollCtx, pollCancel := context.WithCancel(ctx)
 	polled := make(chan struct{})
@@ -521,9 +533,10 @@ func TestPauseClearedOnRevoke(t *testing.T) {
 // Backlog reports lag per partition and the DLQ depth.
 func TestBacklog(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("lag")
-	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "lag", TopicPartitions: 1, Tiers: retry.Tiers{time.Second}})
+	group := topic
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1, Tiers: retry.Tiers{time.Second}})
 	defer s.Close(context.Background())
 	prod := client(t, addrs)
 	msgs := make([]*consumer.Message, 10)
@@ -531,14 +544,14 @@ func TestBacklog(t *testing.T) {
 		msgs[i] = &consumer.Message{ID: strconv.Itoa(i), Body: []byte("b")}
 	}
 	publish(t, prod, topic, msgs...)
-	publish(t, prod, DeadLetterTopic(topic, "lag"), msgs[:3]...)
+	publish(t, prod, DeadLetterTopic(topic, group), msgs[:3]...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	bl, err := s.Backlog(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []consumer.Backlog{
 		{Source: topic, Partition: 0, Lag: 10, DeadLetters: -1},
-		{Source: RetryTopic(topic, "lag", time.Second), Partition: 0, Lag: 0, DeadLetters: -1},
+		{Source: RetryTopic(topic, group, time.Second), Partition: 0, Lag: 0, DeadLetters: -1},
 		{Source: topic, Partition: -1, Lag: 0, DeadLetters: 3},
 	}, bl)
 	got := ReceiveAck(t, s, 4)
@@ -599,7 +612,7 @@ func TestConfigValidation(t *testing.T) {
 
 func TestRefusedOpts(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := newCluster(t, 1) // option checks only: no broker behaviour involved
 	_, err := New(context.Background(), Config{Brokers: addrs, Topic: uniqueTopic("opts"), Group: "g", Logger: testLogger(),
 		Opts: []kgo.Opt{kgo.AutoCommitMarks(), kgo.ConsumeRegex()}})
 	require.ErrorContains(t, err, "AutoCommitMarks")
@@ -608,7 +621,7 @@ func TestRefusedOpts(t *testing.T) {
 
 func TestTopicCreationRefused(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("skip")
 	_, err := New(context.Background(), Config{Brokers: addrs, Topic: topic, Group: "g", SkipTopicCreation: true, Logger: testLogger()})
 	require.ErrorIs(t, err, ErrTopicCreation)
@@ -624,10 +637,11 @@ func TestTopicCreationRefused(t *testing.T) {
 // arrives exactly once, in order.
 func TestPartitionInFlightBound(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("bound")
+	group := topic
 	const n = 100
-	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "bound", TopicPartitions: 1, MaxPollRecords: 10, MaxPartitionInFlight: 20})
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1, MaxPollRecords: 10, MaxPartitionInFlight: 20})
 	defer s.Close(context.Background())
 	msgs := make([]*consumer.Message, n)
 	for i := range msgs {
@@ -710,9 +724,10 @@ func TestKcatProducedRecords(t *testing.T) {
 		testenv.Missing(t, "kcat", err)
 		return
 	}
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("kcat")
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "kcat"})
+	group := topic
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group})
 	for i := range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, kcat, "-P", "-b", strings.Join(addrs, ","), "-t", topic,
@@ -744,23 +759,24 @@ func TestKcatProducedRecords(t *testing.T) {
 // the group, and lists dead letters without consuming them.
 func TestClient(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("client")
+	group := topic
 	c, err := NewClient(addrs)
 	require.NoError(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "cl", TopicPartitions: 2, Tiers: retry.Tiers{100 * time.Millisecond}})
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 2, Tiers: retry.Tiers{100 * time.Millisecond}})
 	require.NoError(t, c.Publish(ctx, topic,
 		&consumer.Message{ID: "a", Key: "k1", Body: []byte("1"), Headers: map[string]string{"x": "y"}},
 		&consumer.Message{ID: "b", Key: "k2", Body: []byte("2")},
 		&consumer.Message{ID: "c", Key: "k3", Body: []byte("3")}))
 
-	bl, err := c.Backlog(ctx, topic, "cl")
+	bl, err := c.Backlog(ctx, topic, group)
 	require.NoError(t, err)
 	require.Equal(t, int64(3), topicLag(bl, topic))
-	require.True(t, slices.ContainsFunc(bl, func(b consumer.Backlog) bool { return b.Source == RetryTopic(topic, "cl", 100*time.Millisecond) }), "retry topic listed: %v", bl)
+	require.True(t, slices.ContainsFunc(bl, func(b consumer.Backlog) bool { return b.Source == RetryTopic(topic, group, 100*time.Millisecond) }), "retry topic listed: %v", bl)
 
 	// A group that never joined nor committed has every record as lag.
 	never, err := c.Backlog(ctx, topic, "never-joined")
@@ -783,7 +799,7 @@ func TestClient(t *testing.T) {
 	require.NoError(t, ds["c"].Ack(ctx))
 	require.NoError(t, s.Close(ctx))
 
-	dl, err := c.DeadLetters(ctx, topic, "cl", 0)
+	dl, err := c.DeadLetters(ctx, topic, group, 0)
 	require.NoError(t, err)
 	require.Len(t, dl, 2)
 	ids := []string{dl[0].ID, dl[1].ID}
@@ -791,16 +807,16 @@ func TestClient(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, ids)
 	for _, m := range dl {
 		require.Equal(t, consumer.ReasonPermanent, m.Header(consumer.HeaderDeadLetterReason))
-		require.Equal(t, DeadLetterTopic(topic, "cl"), m.Source)
+		require.Equal(t, DeadLetterTopic(topic, group), m.Source)
 	}
-	one, err := c.DeadLetters(ctx, topic, "cl", 1)
+	one, err := c.DeadLetters(ctx, topic, group, 1)
 	require.NoError(t, err)
 	require.Len(t, one, 1)
-	again, err := c.DeadLetters(ctx, topic, "cl", 0)
+	again, err := c.DeadLetters(ctx, topic, group, 0)
 	require.NoError(t, err)
 	require.Len(t, again, 2, "reading does not consume")
 
-	bl, err = c.Backlog(ctx, topic, "cl")
+	bl, err = c.Backlog(ctx, topic, group)
 	require.NoError(t, err)
 	require.Equal(t, int64(0), topicLag(bl, topic))
 	require.Equal(t, consumer.Backlog{Source: topic, Partition: -1, DeadLetters: 2}, bl[len(bl)-1])
@@ -822,9 +838,10 @@ func topicLag(bl []consumer.Backlog, topic string) int64 {
 // cleared.
 func TestLostPartition(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("lost")
-	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "lost", TopicPartitions: 1, CommitInterval: time.Hour})
+	group := topic
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1, CommitInterval: time.Hour})
 	defer s.Close(context.Background())
 	publish(t, client(t, addrs), topic, &consumer.Message{ID: "1", Body: []byte("a")}, &consumer.Message{ID: "2", Body: []byte("b")})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -852,7 +869,7 @@ func TestLostPartition(t *testing.T) {
 	}
 	require.Empty(t, s.cl.PauseFetchPartitions(nil)[topic])
 	require.NoError(t, s.commitOwned(ctx, false))
-	offsets, err := kadmClient(t, addrs).FetchOffsets(ctx, "lost")
+	offsets, err := kadmClient(t, addrs).FetchOffsets(ctx, group)
 	require.NoError(t, err)
 	_, committed := offsets.Lookup(topic, 0)
 	require.False(t, committed, "nothing committed for a lost partition")

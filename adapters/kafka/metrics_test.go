@@ -41,9 +41,9 @@ func (g *gatedReporter) Backlog(ctx context.Context) ([]consumer.Backlog, error)
 // independently with kadm, at a checkpoint after some records were consumed
 // and committed; the dead-letter gauge equals the DLQ topic's length.
 func TestMetricsLagMatchesCommittedOffsets(t *testing.T) {
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("metrics")
-	const group = "ledger"
+	group := topic
 	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 2, Tiers: retry.Tiers{time.Second}})
 	defer s.Close(context.Background())
 

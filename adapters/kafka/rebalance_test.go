@@ -41,10 +41,11 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 	store, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
 	require.NoError(t, err)
 
-	const n, partitions, group = 20000, 6, "rebalance"
-	addrs := newCluster(t, 3)
+	const n, partitions = 20000, 6
+	addrs := brokers(t)
 	topic := uniqueTopic("rebalance")
-	prod := client(t, addrs, kgo.AllowAutoTopicCreation())
+	group := topic
+	prod := client(t, addrs)
 
 	type member struct {
 		src  *Source

@@ -64,6 +64,10 @@ type Source struct {
 	closeErr  error
 	stop      chan struct{}
 	stopped   chan struct{}
+
+	// cancelCl cancels cl's context: it fails a JoinGroup in flight when
+	// leaving the group takes too long (see closeClient).
+	cancelCl context.CancelFunc
 }
 
 type tp struct {
@@ -143,10 +147,13 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
 	}
-	s.cl, err = kgo.NewClient(opts...)
+	clCtx, cancelCl := context.WithCancel(context.Background())
+	s.cl, err = kgo.NewClient(append(opts, kgo.WithContext(clCtx))...)
 	if err != nil {
+		cancelCl()
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
+	s.cancelCl = cancelCl
 	s.adm = kadm.NewClient(s.cl)
 	s.topics = consumed
 	if tiers := consumed[1:]; len(tiers) > 0 {

@@ -23,12 +23,12 @@ const (
 	spreadPerPart = 20
 )
 
-// publishSpread produces spreadPerPart records to each of the spreadParts
-// partitions of topic (created by the cluster's auto-creation with its
-// default of 3 partitions).
+// publishSpread creates topic with spreadParts partitions and produces
+// spreadPerPart records to each.
 func publishSpread(t testing.TB, addrs []string, topic string) {
 	t.Helper()
-	cl := client(t, addrs, kgo.AllowAutoTopicCreation(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	createTopic(t, addrs, topic, spreadParts)
+	cl := client(t, addrs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	var recs []*kgo.Record
 	for p := range int32(spreadParts) {
 		for i := range spreadPerPart {
@@ -106,7 +106,7 @@ func receiveUntil(t testing.TB, src *Source, topic string, got seen, deadline ti
 // the session timeout, instead of waiting the dead member's session out.
 func TestStaticMembershipTakeover(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("static")
 	group := "static-" + topic
 	publishSpread(t, addrs, topic)

@@ -14,7 +14,7 @@ import (
 )
 
 func runCrashTest(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs] [--kills 100] [--dedupe both] [--batch 200]", `
+	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs] [--kills 100] [--dedupe both] [--batch 200] [--kafka-brokers host:port] [--kafka-membership static]", `
 Crash-tests the ledger example: per broker and per -dedupe setting, rounds of
 "publish a batch of payments, start the ledger, SIGKILL it 0.3-3 s after its
 start, restart it, wait until the batch is applied, stop it with SIGTERM",
@@ -25,7 +25,9 @@ duplicates, worst kill.
 Run it inside the oncely source tree: it builds examples/ledger and
 cmd/oncely with go build. Services: Postgres ($DATABASE_URL), RabbitMQ
 ($RABBITMQ_URL) and the SQS emulator ($SQS_ENDPOINT), defaults on 127.0.0.1;
-Kafka is a dev cluster (oncely dev kafka) started as a separate process.`)
+Kafka is the one at --kafka-brokers ($KAFKA_BROKERS), else a dev cluster
+(oncely dev kafka) started as a separate process. The table's resume columns
+are the times from a kill to the next payment applied.`)
 	brokers := fs.String("brokers", "rabbitmq,kafka,sqs", "brokers to test, comma-separated: rabbitmq, kafka, sqs")
 	kills := fs.Int("kills", 100, "kills (rounds) per broker and dedupe setting")
 	dedupe := fs.String("dedupe", "both", "ledger -dedupe setting: true, false or both")
@@ -33,6 +35,8 @@ Kafka is a dev cluster (oncely dev kafka) started as a separate process.`)
 	concurrency := fs.Int("concurrency", crashtest.ConcurrencyDefault, "the ledger's -concurrency")
 	delay := fs.Duration("handler-delay", crashtest.HandlerDelayDefault, "the ledger's -handler-delay (time per payment)")
 	logDir := fs.String("log-dir", "", "keep the ledger's logs here (default: a temporary directory, removed)")
+	kafkaBrokers := fs.String("kafka-brokers", a.getenv("KAFKA_BROKERS"), "Kafka to test, host:port[,host:port] (default $KAFKA_BROKERS; empty: start oncely dev kafka)")
+	membership := fs.String("kafka-membership", "static", "Kafka group membership: static (instance_id=ledger-crashtest), dynamic (the URL without it) or both")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -46,6 +50,18 @@ Kafka is a dev cluster (oncely dev kafka) started as a separate process.`)
 		modes = []bool{false}
 	default:
 		return usagef("crashtest: --dedupe %q: want true, false or both", *dedupe)
+	}
+	kafkaURLs := map[string]string{"static": "?instance_id=ledger-crashtest", "dynamic": ""}
+	var memberships []string
+	switch *membership {
+	case "both":
+		// Dynamic first: a stopped static member stays in the group until
+		// its session times out and would hold up the dynamic run's join.
+		memberships = []string{"dynamic", "static"}
+	case "static", "dynamic":
+		memberships = []string{*membership}
+	default:
+		return usagef("crashtest: --kafka-membership %q: want static, dynamic or both", *membership)
 	}
 	names := strings.Split(*brokers, ",")
 	for _, n := range names {
@@ -83,36 +99,33 @@ Kafka is a dev cluster (oncely dev kafka) started as a separate process.`)
 	var results []crashtest.Result
 	var errs []error
 	for _, name := range names {
-		url := ""
+		// The runs on this broker, in order: label and URL.
+		var labels, urls []string
 		var stop func()
 		switch name {
 		case "rabbitmq":
-			url = env("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
+			labels, urls = []string{name}, []string{env("RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")}
 		case "sqs":
-			url = "sqs://us-east-1?endpoint=" + env("SQS_ENDPOINT", "http://127.0.0.1:9324") + "&visibility_timeout=5s&wait=1"
+			labels, urls = []string{name}, []string{"sqs://us-east-1?endpoint=" + env("SQS_ENDPOINT", "http://127.0.0.1:9324") + "&visibility_timeout=5s&wait=1"}
 		case "kafka":
-			k, err := crashtest.StartKafka(ctx, bins.Oncely, filepath.Join(tmp, "kafka.log"))
-			if err != nil {
-				errs = append(errs, fmt.Errorf("kafka: %w", err))
-				continue
-			}
-			url, stop = k.URL+"?instance_id=ledger-crashtest", k.Stop
-		}
-		for _, d := range modes {
-			dir := ""
-			if *logDir != "" {
-				dir = filepath.Join(*logDir, fmt.Sprintf("%s-dedupe-%t", name, d))
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
+			base := "kafka://" + *kafkaBrokers
+			if *kafkaBrokers == "" {
+				k, err := crashtest.StartKafka(ctx, bins.Oncely, filepath.Join(tmp, "kafka.log"))
+				if err != nil {
+					errs = append(errs, fmt.Errorf("kafka: %w", err))
+					continue
 				}
+				base, stop = k.URL, k.Stop
 			}
-			res, err := crashtest.Run(ctx, crashtest.Config{Name: name, BrokerURL: url, DatabaseURL: dbURL, Ledger: bins.Ledger,
-				Dedupe: d, Kills: *kills, Batch: *batch, Concurrency: *concurrency, HandlerDelay: *delay, LogDir: dir, Progress: progress})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s dedupe=%t: run abandoned after %d kills: %w", name, d, len(res.Kills), err))
-			} else {
-				results = append(results, res)
+			for _, m := range memberships {
+				labels, urls = append(labels, "kafka-"+m), append(urls, base+kafkaURLs[m])
 			}
+		}
+		for i, label := range labels {
+			res, err := crashRuns(ctx, label, urls[i], modes, *logDir, crashtest.Config{DatabaseURL: dbURL, Ledger: bins.Ledger,
+				Kills: *kills, Batch: *batch, Concurrency: *concurrency, HandlerDelay: *delay, Progress: progress})
+			results = append(results, res...)
+			errs = append(errs, err)
 			if ctx.Err() != nil {
 				break
 			}
@@ -127,4 +140,30 @@ Kafka is a dev cluster (oncely dev kafka) started as a separate process.`)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// crashRuns runs cfg against url labelled name once per dedupe mode.
+func crashRuns(ctx context.Context, name, url string, modes []bool, logDir string, cfg crashtest.Config) ([]crashtest.Result, error) {
+	var results []crashtest.Result
+	var errs []error
+	for _, d := range modes {
+		c := cfg
+		c.Name, c.BrokerURL, c.Dedupe = name, url, d
+		if logDir != "" {
+			c.LogDir = filepath.Join(logDir, fmt.Sprintf("%s-dedupe-%t", name, d))
+			if err := os.MkdirAll(c.LogDir, 0o755); err != nil {
+				return results, err
+			}
+		}
+		res, err := crashtest.Run(ctx, c)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s dedupe=%t: run abandoned after %d kills: %w", name, d, len(res.Kills), err))
+		} else {
+			results = append(results, res)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return results, errors.Join(errs...)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/retry"
 )
@@ -88,9 +89,9 @@ func TestUsageErrorsSayWhatToDo(t *testing.T) {
 	require.Contains(t, errs, "check --broker / BROKER_URL")
 }
 
-// seed publishes five payments to source and runs the consumer until all
+// seed publishes five payments to source and runs consumer name until all
 // settled: p2 fails permanently, p4 until its attempts are exhausted.
-func seed(t *testing.T, url string, opts []adapters.Option, source string) {
+func seed(t *testing.T, url string, opts []adapters.Option, source, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -102,7 +103,7 @@ func seed(t *testing.T, url string, opts []adapters.Option, source string) {
 		msgs = append(msgs, &consumer.Message{ID: fmt.Sprintf("p%d", i), Key: fmt.Sprintf("k%d", i), Body: fmt.Appendf(nil, `{"n":%d}`, i)})
 	}
 	require.NoError(t, b.Publish(ctx, source, msgs...))
-	src, err := b.Source(ctx, source, "ledger")
+	src, err := b.Source(ctx, source, name)
 	require.NoError(t, err)
 	var mu sync.Mutex
 	final := 0
@@ -125,7 +126,7 @@ func seed(t *testing.T, url string, opts []adapters.Option, source string) {
 			}
 		}
 	})
-	c, err := consumer.New(src, h, consumer.Config{Name: "ledger", Observer: obs,
+	c, err := consumer.New(src, h, consumer.Config{Name: name, Observer: obs,
 		Retry: retry.Policy{MaxAttempts: 2, InitialInterval: 100 * time.Millisecond, MaxInterval: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	go func() { _ = c.Run(ctx) }()
@@ -147,11 +148,11 @@ func TestDLQAndLagMemory(t *testing.T) {
 	testDLQ(t, "mem://", []adapters.Option{adapters.WithMemoryBroker(b)})
 }
 
+// TestDLQAndLagKafka runs on the Kafka in KAFKA_BROKERS (required under
+// CI=true), or on kfake outside CI when it is unset.
 func TestDLQAndLagKafka(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(2))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	testDLQ(t, "kafka://"+strings.Join(c.ListenAddrs(), ",")+"?tiers=100ms", nil)
+	addrs := kafkatest.Brokers(t, kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
+	testDLQ(t, "kafka://"+strings.Join(addrs, ",")+"?tiers=100ms&partitions=2", nil)
 }
 
 func TestDLQAndLagSQS(t *testing.T) {
@@ -165,10 +166,12 @@ func TestDLQAndLagRabbitMQ(t *testing.T) {
 // testDLQ drives dlq list, show, redrive (dry run, filters, rate) and lag
 // against url through the command line.
 func testDLQ(t *testing.T, url string, opts []adapters.Option) {
-	source := fmt.Sprintf("payments-%d", rand.Uint32())
-	seed(t, url, opts, source)
+	// Unique names: a real broker keeps topics and consumer groups.
+	suffix := rand.Uint32()
+	source, name := fmt.Sprintf("payments-%d", suffix), fmt.Sprintf("ledger-%d", suffix)
+	seed(t, url, opts, source, name)
 	env := map[string]string{"BROKER_URL": url}
-	sel := []string{"--source", source, "--consumer", "ledger"}
+	sel := []string{"--source", source, "--consumer", name}
 	run := func(args ...string) string {
 		t.Helper()
 		code, out, errs := cli(t, env, opts, append(args, sel...)...)
@@ -177,14 +180,14 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 	}
 
 	out := run("dlq", "list")
-	require.Contains(t, out, fmt.Sprintf("dead letters of source %s, consumer ledger", source))
+	require.Contains(t, out, fmt.Sprintf("dead letters of source %s, consumer %s", source, name))
 	require.Contains(t, out, ": 2\n")
 	require.Regexp(t, regexp.MustCompile(`(?m)^ID\s+REASON\s+ATTEMPTS\s+AGE\s+COPIES\s+ERROR$`), out)
 	require.Regexp(t, regexp.MustCompile(`(?m)^p2\s+permanent\s+1\s+\d+s\s+1\s+permanent: cannot decode p2$`), out)
 	require.Regexp(t, regexp.MustCompile(`(?m)^p4\s+exhausted\s+2\s+\d+s\s+1\s+downstream said no to p4$`), out)
 
 	out = run("dlq", "show", "--id", "p4")
-	for _, want := range []string{"message p4", "source:    " + source, "consumer:  ledger", "reason:    exhausted", "attempts:  2",
+	for _, want := range []string{"message p4", "source:    " + source, "consumer:  " + name, "reason:    exhausted", "attempts:  2",
 		"error:     downstream said no to p4", "key:       k4", "oncely-dead-letter-reason: exhausted", `body (7 bytes):` + "\n" + `    {"n":4}`} {
 		require.Contains(t, out, want)
 	}
@@ -200,7 +203,7 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 	require.Contains(t, out, ": 2\n", "a dry run changes nothing")
 
 	out = run("dlq", "redrive", "--reason", "exhausted", "--rate", "50")
-	require.Contains(t, out, fmt.Sprintf("redriven 1 of 2 dead letters of source %s, consumer ledger back to %s; 1 left in place by the filters", source, source))
+	require.Contains(t, out, fmt.Sprintf("redriven 1 of 2 dead letters of source %s, consumer %s back to %s; 1 left in place by the filters", source, name, source))
 	out = run("dlq", "list")
 	require.Contains(t, out, ": 1\n")
 	require.Contains(t, out, "p2")

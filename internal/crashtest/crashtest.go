@@ -190,6 +190,10 @@ type Kill struct {
 	// Lost and Duplicated count the round's message IDs with no effect and
 	// with more than one.
 	Lost, Duplicated int
+	// Resumed is the time from the SIGKILL to the round's first new effect,
+	// made by the restarted process (to within the 50ms the harness polls
+	// at); zero when the batch was done before the kill.
+	Resumed time.Duration
 }
 
 // Result is the outcome of one Run.
@@ -272,15 +276,18 @@ func (r Result) sum(f func(Kill) int) int {
 }
 
 // WriteTable prints results as a table: broker, dedupe, kills, kills with
-// loss, kills with duplicates, worst kill, and the totals.
+// loss, kills with duplicates, worst kill, the totals, and the median and
+// longest time from a kill to the next effect (see Result.Resume).
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "broker\tdedupe\tkills\tmid-stream\tkills with loss\tkills with duplicates\tworst kill\tlost\tduplicated\tmessages\tpoison in DLQ\tunclean exits\ttime")
+	fmt.Fprintln(tw, "broker\tdedupe\tkills\tmid-stream\tkills with loss\tkills with duplicates\tworst kill\tlost\tduplicated\tmessages\tpoison in DLQ\tunclean exits\tresume median\tresume max\ttime")
 	for _, r := range results {
 		n := len(r.Kills)
-		fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d of %d\t%d of %d\t%s\t%d\t%d\t%d\t%d of %d\t%d\t%s\n",
+		median, longest := r.Resume()
+		fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d of %d\t%d of %d\t%s\t%d\t%d\t%d\t%d of %d\t%d\t%s\t%s\t%s\n",
 			r.Broker, r.Dedupe, n, r.MidStream(), r.KillsWithLoss(), n, r.KillsWithDuplicates(), n, r.Worst(),
-			r.Lost(), r.Duplicated(), r.Messages, r.PoisonDeadLettered, r.Poison, r.BadExits, r.Elapsed.Round(time.Second))
+			r.Lost(), r.Duplicated(), r.Messages, r.PoisonDeadLettered, r.Poison, r.BadExits,
+			formatResume(median), formatResume(longest), r.Elapsed.Round(time.Second))
 	}
 	return tw.Flush()
 }
@@ -357,6 +364,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			p.kill()
 			return res, err
 		}
+		killed := time.Now()
 		p.kill()
 		done, err := w.done(ctx, prefix)
 		if err != nil {
@@ -368,12 +376,16 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if err != nil {
 			return res, err
 		}
-		werr := w.waitDone(ctx, prefix, cfg.Batch, cfg.RoundTimeout, p)
+		resumed, werr := w.waitDone(ctx, prefix, cfg.Batch, done, cfg.RoundTimeout, p)
 		res.stopped(p)
 		if werr != nil {
 			return res, fmt.Errorf("crashtest: round %d: %w (ledger logs in %s)", round, werr, cfg.LogDir)
 		}
-		cfg.Progress("%s dedupe=%t: kill %d/%d at %s, %d of %d done before it", cfg.Name, cfg.Dedupe, round, cfg.Kills, after.Round(time.Millisecond), done, cfg.Batch)
+		if !resumed.IsZero() {
+			res.Kills[len(res.Kills)-1].Resumed = resumed.Sub(killed)
+		}
+		cfg.Progress("%s dedupe=%t: kill %d/%d at %s, %d of %d done before it, next effect %s after it", cfg.Name, cfg.Dedupe, round, cfg.Kills,
+			after.Round(time.Millisecond), done, cfg.Batch, formatResume(res.Kills[len(res.Kills)-1].Resumed))
 	}
 
 	// Drain: run until the broker holds nothing for the ledger and every
@@ -566,25 +578,29 @@ func (w *watcher) done(ctx context.Context, prefix string) (int, error) {
 	return n, err
 }
 
-// waitDone polls until the batch's good payments all have an effect.
-func (w *watcher) waitDone(ctx context.Context, prefix string, batch int, timeout time.Duration, p *process) error {
+// waitDone polls until the batch's good payments all have an effect, and
+// returns when it first saw more than since of them (zero if never).
+func (w *watcher) waitDone(ctx context.Context, prefix string, batch, since int, timeout time.Duration, p *process) (first time.Time, err error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		n, err := w.done(ctx, prefix)
 		if err != nil {
-			return err
+			return first, err
+		}
+		if n > since && first.IsZero() {
+			first = time.Now()
 		}
 		if n >= batch-1 {
-			return nil
+			return first, nil
 		}
 		if err := p.exitedEarly(); err != nil {
-			return err
+			return first, err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d payments had an effect after %s", n, batch-1, timeout)
+			return first, fmt.Errorf("only %d of %d payments had an effect after %s", n, batch-1, timeout)
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
+			return first, err
 		}
 	}
 }
