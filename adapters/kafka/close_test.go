@@ -18,7 +18,7 @@ import (
 // none of the settled ones.
 func TestCloseWithReceiveOutstanding(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	for _, late := range []bool{false, true} {
 		t.Run(fmt.Sprint("late=", late), func(t *testing.T) { testCloseWithReceiveOutstanding(t, addrs, late) })
 	}
@@ -28,7 +28,7 @@ func TestCloseWithReceiveOutstanding(t *testing.T) {
 // Receive is outstanding.
 func testCloseWithReceiveOutstanding(t *testing.T, addrs []string, late bool) {
 	topic := uniqueTopic("close")
-	cfg := Config{Brokers: addrs, Topic: topic, Group: "cl", TopicPartitions: 3}
+	cfg := Config{Brokers: addrs, Topic: topic, Group: topic, TopicPartitions: 3}
 	a := newSource(t, cfg)
 	const n = 12
 	msgs := make([]*consumer.Message, n)

@@ -62,11 +62,12 @@ func byID(t testing.TB, ds []consumer.Delivery) map[string]consumer.Delivery {
 // stays pending, neither delivered nor dead-lettered.
 func TestFarRetryDoesNotBlockTier(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("hop")
+	group := topic // unique: a real broker keeps groups across runs
 	const tier = time.Second
-	tierTopic := RetryTopic(topic, "hop", tier)
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "hop", TopicPartitions: 1, Tiers: retry.Tiers{tier}})
+	tierTopic := RetryTopic(topic, group, tier)
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1, Tiers: retry.Tiers{tier}})
 	closed := false
 	defer func() {
 		if !closed {
@@ -116,12 +117,12 @@ func TestFarRetryDoesNotBlockTier(t *testing.T) {
 		require.Equal(t, "2", c.Header(consumer.HeaderAttempt))
 		require.Equal(t, far[0].Header(consumer.HeaderRetryNotBefore), c.Header(consumer.HeaderRetryNotBefore), "a hop keeps the due time")
 	}
-	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, "hop"), 0, 0), "nothing dead-lettered")
+	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, group), 0, 0), "nothing dead-lettered")
 
 	// Still pending: the last far copy lies at or after the group's
 	// committed offset of the tier partition, so the group reads it again.
 	adm := kadmClient(t, addrs)
-	offs, err := adm.FetchOffsets(ctx, "hop")
+	offs, err := adm.FetchOffsets(ctx, group)
 	require.NoError(t, err)
 	c, ok := offs.Lookup(tierTopic, 0)
 	require.True(t, ok, "tier partition committed")
@@ -206,11 +207,12 @@ func TestFailedHopKeepsRecord(t *testing.T) {
 // same tier: it is handled about 1 s later, not after the far one.
 func TestRuntimeFarRetryDoesNotBlockTier(t *testing.T) {
 	t.Parallel()
-	addrs := newCluster(t, 1)
+	addrs := brokers(t)
 	topic := uniqueTopic("hoprt")
+	name := topic // the group: unique, as a real broker keeps groups across runs
 	const tier = time.Second
-	tierTopic := RetryTopic(topic, "hoprt", tier)
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "hoprt", TopicPartitions: 1, Tiers: retry.Tiers{tier}})
+	tierTopic := RetryTopic(topic, name, tier)
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: name, TopicPartitions: 1, Tiers: retry.Tiers{tier}})
 	adm := kadmClient(t, addrs)
 	tierEnd := func() int64 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -240,7 +242,7 @@ func TestRuntimeFarRetryDoesNotBlockTier(t *testing.T) {
 			return errors.New("try again in a second")
 		}
 		return nil
-	}), consumer.Config{Name: "hoprt", Retry: retry.Policy{MaxAttempts: 3, InitialInterval: tier, Jitter: retry.NoJitter}})
+	}), consumer.Config{Name: name, Retry: retry.Policy{MaxAttempts: 3, InitialInterval: tier, Jitter: retry.NoJitter}})
 	publish(t, client(t, addrs), topic,
 		&consumer.Message{ID: "far", Key: "a", Body: []byte("far")},
 		&consumer.Message{ID: "near", Key: "b", Body: []byte("near")})
@@ -268,5 +270,5 @@ func TestRuntimeFarRetryDoesNotBlockTier(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, far, "the far retry was handled before it was due")
-	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, "hoprt"), 0, 0))
+	require.Empty(t, readAll(t, addrs, DeadLetterTopic(topic, name), 0, 0))
 }
