@@ -136,6 +136,7 @@ func runFailureClass(t *testing.T, url string, fc failureClass) {
 	})
 	st, err := pgstore.New(pool, pgstore.Config{Schema: pg.Schema})
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close(context.Background()) })
 	db := &matrixDB{store: st, admin: pg.Pool, proxy: proxy}
 
 	b, err := adapters.Open(ctx, url)

@@ -43,6 +43,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func commands() []command {
 	return []command{
 		{name: "migrate", summary: "create or upgrade the oncely tables in Postgres", run: runMigrate},
+		{name: "prune", summary: "delete idempotency claims older than the retention window", run: runPrune},
 		{name: "dlq", summary: "list, show and redrive dead letters", sub: []command{
 			{name: "list", summary: "list the dead letters of a source and consumer, one line each", run: runDLQList},
 			{name: "show", summary: "show dead letters in full: headers, error, body", run: runDLQShow},

@@ -47,7 +47,7 @@ func cli(t *testing.T, env map[string]string, opts []adapters.Option, args ...st
 
 func TestHelpOnEveryCommand(t *testing.T) {
 	for _, args := range [][]string{
-		{"--help"}, {"migrate", "--help"}, {"dlq", "--help"}, {"dlq", "list", "--help"}, {"dlq", "show", "-h"},
+		{"--help"}, {"migrate", "--help"}, {"prune", "--help"}, {"dlq", "--help"}, {"dlq", "list", "--help"}, {"dlq", "show", "-h"},
 		{"dlq", "redrive", "--help"}, {"lag", "--help"}, {"dev", "--help"}, {"dev", "kafka", "--help"}, {"crashtest", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -262,6 +262,41 @@ func TestMigrate(t *testing.T) {
 	code, out, errs = cli(t, nil, nil, "migrate", "--database-url", dbURL, "--schema", schema)
 	require.Equal(t, 0, code, errs)
 	require.Regexp(t, `^schema `+schema+` is up to date \(version [1-9]\d*\)\n$`, out)
+}
+
+// TestPrune: `oncely prune` deletes the claims older than --retention and
+// keeps the others.
+func TestPrune(t *testing.T) {
+	dbURL := testenv.Postgres(t)
+	schema := fmt.Sprintf("cli_prune_%d", rand.Uint32())
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		pool.Close()
+	})
+	code, _, errs := cli(t, nil, nil, "migrate", "--database-url", dbURL, "--schema", schema)
+	require.Equal(t, 0, code, errs)
+	claims := pgx.Identifier{schema, "processed_messages"}.Sanitize()
+	_, err = pool.Exec(context.Background(), "INSERT INTO "+claims+" (consumer, message_id, processed_at) VALUES "+
+		"('ledger', 'old-1', now() - interval '3 hours'), ('ledger', 'old-2', now() - interval '2 hours'), ('ledger', 'new', now())")
+	require.NoError(t, err)
+	code, out, errs := cli(t, map[string]string{"DATABASE_URL": dbURL}, nil, "prune", "--schema", schema, "--retention", "1h")
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "deleted 2 claims older than 1h0m0s from schema "+schema+"\n", out)
+	var left []string
+	rows, err := pool.Query(context.Background(), "SELECT message_id FROM "+claims)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		left = append(left, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"new"}, left)
+	code, _, errs = cli(t, nil, nil, "prune", "--database-url", dbURL, "--retention", "-1s")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--retention must be positive")
 }
 
 func TestDevKafka(t *testing.T) {

@@ -109,7 +109,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	defer pool.Close()
-	if _, err := pool.Exec(ctx, tablesSQL); err != nil {
+	if err := createTables(ctx, pool); err != nil {
 		return fmt.Errorf("creating the ledger tables: %w", err)
 	}
 
@@ -122,6 +122,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		defer st.Close(context.WithoutCancel(ctx)) // stops its background pruner
 		mws = append(mws, middleware.Idempotency(st))
 	}
 
@@ -172,4 +173,17 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	log.Info("ledger stopped cleanly")
 	return nil
+}
+
+// createTables runs tablesSQL under a transaction-level advisory lock:
+// CREATE TABLE IF NOT EXISTS races with itself (a duplicate key in pg_type)
+// when replicas start at the same moment, so they take turns.
+func createTables(ctx context.Context, pool *pgxpool.Pool) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('oncely.examples.ledger', 0))"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, tablesSQL)
+		return err
+	})
 }

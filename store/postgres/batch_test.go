@@ -136,6 +136,7 @@ func TestBatchCommitFailure(t *testing.T) {
 			createEffects(t, db)
 			p, pool := proxied(t, db, 2)
 			s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema, BatchSize: 4, BatchLinger: 10 * time.Second, Logger: quiet})
+			closeAtEnd(t, s)
 			require.NoError(t, err)
 			defer s.Close(context.Background())
 			var runs atomic.Int32
@@ -239,6 +240,7 @@ func TestBatchCloseDrains(t *testing.T) {
 	db := pgtest.New(t)
 	createEffects(t, db)
 	s, err := pgstore.New(db.Pool, pgstore.Config{Schema: db.Schema, BatchSize: 5, BatchLinger: time.Hour})
+	closeAtEnd(t, s)
 	require.NoError(t, err)
 
 	// Three calls wait in a batch that lingers for an hour; Close runs them.

@@ -71,6 +71,7 @@ func TestBatchUndoFailureOnLiveConnectionFailsOnlyTheOffender(t *testing.T) {
 	ids := []string{"a", "b", "bad", "d"}
 	pool := db.NewPool(t, func(c *pgxpool.Config) { c.MaxConns = 1 })
 	s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema, BatchSize: len(ids), BatchLinger: 10 * time.Second, Logger: quiet})
+	closeAtEnd(t, s)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close(context.Background())) })
 	out := runBatch(t, db, s, ids, func(id string) func(context.Context) error {

@@ -92,6 +92,7 @@ func (e *benchEnv) rawDriver(pool *pgxpool.Pool) driver {
 // runtime would call the chain.
 func storeDriver(b *testing.B, pool *pgxpool.Pool, cfg pgstore.Config) driver {
 	s, err := pgstore.New(pool, cfg)
+	closeAtEnd(b, s)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -51,9 +51,14 @@ type Config struct {
 	// statement holds locks for long. Defaults to PruneBatchSizeDefault (1000).
 	PruneBatchSize int
 
-	// PruneInterval is RunPruner's period when it is given zero. Defaults to
-	// PruneIntervalDefault (10m).
+	// PruneInterval is the background pruner's period, and RunPruner's when
+	// it is given zero. Defaults to PruneIntervalDefault (10m).
 	PruneInterval time.Duration
+
+	// NoPruning turns the background pruner off: claims are then deleted
+	// only by Prune, RunPruner or `oncely prune`, run by you. The zero value
+	// prunes: the claims table stays bounded by default.
+	NoPruning bool
 
 	// BatchSize > 1 turns on batch mode: up to BatchSize concurrent Process
 	// calls share one transaction, each in its own SAVEPOINT, and return after

@@ -28,6 +28,7 @@ func unusedPool(t *testing.T) *pgxpool.Pool {
 
 func TestConfigDefaults(t *testing.T) {
 	s, err := pgstore.New(unusedPool(t), pgstore.Config{})
+	closeAtEnd(t, s)
 	require.NoError(t, err)
 	cfg := s.Config()
 	require.Equal(t, pgstore.SchemaDefault, cfg.Schema)
@@ -66,6 +67,7 @@ func TestConfigValidation(t *testing.T) {
 
 func TestValidateRetention(t *testing.T) {
 	s, err := pgstore.New(unusedPool(t), pgstore.Config{Retention: 24 * time.Hour})
+	closeAtEnd(t, s)
 	require.NoError(t, err)
 	require.NoError(t, s.ValidateRetention(23*time.Hour))
 	err = s.ValidateRetention(36 * time.Hour)
@@ -74,7 +76,8 @@ func TestValidateRetention(t *testing.T) {
 
 	_, err = pgstore.New(unusedPool(t), pgstore.Config{Retention: 24 * time.Hour, MinRetention: 25 * time.Hour})
 	require.ErrorContains(t, err, "must exceed")
-	_, err = pgstore.New(unusedPool(t), pgstore.Config{Retention: 24 * time.Hour, MinRetention: 23 * time.Hour})
+	s, err = pgstore.New(unusedPool(t), pgstore.Config{Retention: 24 * time.Hour, MinRetention: 23 * time.Hour})
+	closeAtEnd(t, s)
 	require.NoError(t, err)
 }
 
@@ -107,6 +110,7 @@ func ExampleStore_ValidateRetention() {
 	pool, _ := pgxpool.New(context.Background(), "postgres://127.0.0.1/app")
 	defer pool.Close()
 	s, _ := pgstore.New(pool, pgstore.Config{Retention: 24 * time.Hour})
+	defer s.Close(context.Background())
 	// The longest broker retry delay (say 6h) plus a DLQ replay within 2 days.
 	fmt.Println(s.ValidateRetention(6*time.Hour + 48*time.Hour))
 	// Output:

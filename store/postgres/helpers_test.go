@@ -121,3 +121,11 @@ func proxied(t testing.TB, db *pgtest.DB, maxConns int32) (*tcpproxy.Proxy, *pgx
 	})
 	return p, pool
 }
+
+// closeAtEnd closes s (which stops its background pruner) when the test
+// ends; a nil s (New failed) is ignored.
+func closeAtEnd(t testing.TB, s *pgstore.Store) {
+	if s != nil {
+		t.Cleanup(func() { _ = s.Close(context.Background()) })
+	}
+}

@@ -90,6 +90,7 @@ func startOutageRig(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool, n int, stor
 	storeCfg.Schema = db.Schema
 	storeCfg.Logger = quiet
 	s, err := pgstore.New(pool, storeCfg)
+	closeAtEnd(t, s)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
 

@@ -52,6 +52,7 @@ func TestProbe(t *testing.T) {
 		db := pgtest.New(t)
 		p, pool := proxied(t, db, 2)
 		s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
+		closeAtEnd(t, s)
 		require.NoError(t, err)
 		require.NoError(t, s.Probe(probeCtx(t)), "up through the proxy")
 		require.NoError(t, p.Close()) // nothing listens any more; open connections are reset
@@ -67,6 +68,7 @@ func TestProbe(t *testing.T) {
 			c.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
 		})
 		s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
+		closeAtEnd(t, s)
 		require.NoError(t, err)
 		require.ErrorContains(t, s.Probe(probeCtx(t)), "read-only")
 	})

@@ -35,27 +35,45 @@ func (s *Store) Prune(ctx context.Context) (int64, error) {
 
 // RunPruner calls Prune at once and then every interval (Config.PruneInterval
 // when interval is zero) until ctx is done, logging failures and carrying on.
-// It returns ctx's error.
+// It returns ctx's error. The Store already does this in the background
+// unless Config.NoPruning is set: RunPruner is for a store that opted out.
 func (s *Store) RunPruner(ctx context.Context, interval time.Duration) error {
 	if interval <= 0 {
 		interval = s.cfg.PruneInterval
 	}
+	s.pruneLogged(ctx)
+	return s.pruneEvery(ctx, interval)
+}
+
+// prunePeriodically is the background pruner: Prune every PruneInterval,
+// the first one interval after New (the schema may not be migrated yet when
+// New runs).
+func (s *Store) prunePeriodically(ctx context.Context) {
+	_ = s.pruneEvery(ctx, s.cfg.PruneInterval)
+}
+
+// pruneEvery calls Prune every interval until ctx is done and returns its
+// error.
+func (s *Store) pruneEvery(ctx context.Context, interval time.Duration) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		n, err := s.Prune(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil:
-			s.cfg.Logger.Error("postgres store: pruning claims failed; trying again later", "error", err, "in", interval)
-		case n > 0:
-			s.cfg.Logger.Info("postgres store: pruned claims", "deleted", n, "retention", s.cfg.Retention)
-		}
 		select {
 		case <-t.C:
+			s.pruneLogged(ctx)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+func (s *Store) pruneLogged(ctx context.Context) {
+	n, err := s.Prune(ctx)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		s.cfg.Logger.Error("postgres store: pruning claims failed; trying again later", "error", err, "in", s.cfg.PruneInterval.String())
+	case n > 0:
+		s.cfg.Logger.Info("postgres store: pruned claims", "deleted", n, "retention", s.cfg.Retention.String())
 	}
 }

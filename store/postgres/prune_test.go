@@ -110,3 +110,51 @@ func TestRunPruner(t *testing.T) {
 	require.True(t, errors.Is(<-done, context.Canceled))
 	require.Contains(t, logs.String(), "pruned claims")
 }
+
+// TestBackgroundPrunerKeepsTableBounded: under steady load, with nothing but
+// New's defaults besides a short retention and interval, the claims table
+// stays bounded: each round's claims are gone before a few more rounds have
+// passed. Catches: a store that never prunes unless someone calls Prune.
+func TestBackgroundPrunerKeepsTableBounded(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := newStore(t, db, pgstore.Config{Retention: 50 * time.Millisecond, PruneInterval: 20 * time.Millisecond})
+	ctx := ctxT(t)
+	const rounds, perRound = 20, 50
+	most := 0
+	for r := range rounds {
+		for i := range perRound {
+			id := fmt.Sprintf("r%d-m%d", r, i)
+			_, err := s.Process(ctx, "ledger", id, effect(id))
+			require.NoError(t, err)
+		}
+		most = max(most, countClaims(t, db))
+		// The load goes on once the pruner caught up with all but this
+		// round (bounded: 5 s).
+		deadline := time.Now().Add(5 * time.Second)
+		for countClaims(t, db) > perRound && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		require.LessOrEqual(t, countClaims(t, db), perRound, "round %d: the pruner did not catch up", r)
+	}
+	require.LessOrEqual(t, most, 2*perRound, "the table grew past two rounds of claims")
+	require.NoError(t, s.Close(ctx))
+	n := countClaims(t, db)
+	time.Sleep(100 * time.Millisecond) // Close stopped the pruner: nothing more is deleted
+	require.Equal(t, n, countClaims(t, db))
+}
+
+// TestNoPruningKeepsClaims: opting out is explicit and honoured.
+func TestNoPruningKeepsClaims(t *testing.T) {
+	db := pgtest.New(t)
+	createEffects(t, db)
+	s := newStore(t, db, pgstore.Config{Retention: time.Millisecond, PruneInterval: time.Millisecond, NoPruning: true})
+	ctx := ctxT(t)
+	for i := range 5 {
+		id := fmt.Sprint("m", i)
+		_, err := s.Process(ctx, "ledger", id, effect(id))
+		require.NoError(t, err)
+	}
+	time.Sleep(50 * time.Millisecond) // fifty intervals
+	require.Equal(t, 5, countClaims(t, db))
+}

@@ -18,7 +18,8 @@ import (
 
 // Store claims message IDs in <schema>.processed_messages inside the
 // handler's transaction. It implements store.Store and is safe for concurrent
-// use. Create it with New; call Close when done (it drains batch mode).
+// use. Create it with New; call Close when done (it stops the background
+// pruner and drains batch mode).
 type Store struct {
 	pool         *pgxpool.Pool
 	cfg          Config
@@ -27,6 +28,9 @@ type Store struct {
 	deleteSQL    string
 	probeSQL     string
 	table        string
+
+	stopPruner context.CancelFunc // nil with Config.NoPruning
+	prunerDone chan struct{}
 
 	batch *batcher // nil in single-message mode
 
@@ -40,6 +44,11 @@ var _ store.Store = (*Store)(nil)
 // New returns a Store that uses pool, after validating cfg (every problem is
 // reported at once). It does not touch the database: run Migrate first. The
 // Store does not own pool; close the pool after the Store.
+//
+// Unless Config.NoPruning is set, New starts the background pruner: every
+// Config.PruneInterval (10m) it deletes the claims older than
+// Config.Retention (7 days), as Prune does, logging failures and carrying on,
+// so the claims table stays bounded without an operator. Close stops it.
 func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("postgres store: nil pool")
@@ -61,6 +70,14 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	}
 	if cfg.BatchSize > 1 {
 		s.batch = newBatcher(s)
+	}
+	if !cfg.NoPruning {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopPruner, s.prunerDone = cancel, make(chan struct{})
+		go func() {
+			defer close(s.prunerDone)
+			s.prunePeriodically(ctx)
+		}()
 	}
 	return s, nil
 }
@@ -169,7 +186,7 @@ func (s *Store) beginExec(ctx context.Context, sql string, args ...any) (pgx.Tx,
 	return tx, tag, nil
 }
 
-// Close stops batch mode: Process calls after Close fail with ErrClosed
+// Close stops the background pruner and batch mode: Process calls after Close fail with ErrClosed
 // (wrapped with consumer.UnavailableFrom; Probe then fails too), and deliveries already queued are run
 // and committed before Close returns, or until ctx is done. In single-message
 // mode Close only refuses new calls. It does not close the pool. Close is
@@ -177,6 +194,10 @@ func (s *Store) beginExec(ctx context.Context, sql string, args ...any) (pgx.Tx,
 func (s *Store) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		if s.stopPruner != nil {
+			s.stopPruner()
+			<-s.prunerDone
+		}
 		if s.batch != nil {
 			s.closeErr = s.batch.close(ctx)
 		}

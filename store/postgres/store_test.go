@@ -163,6 +163,7 @@ func TestProcessStoreFailuresAreUnavailable(t *testing.T) {
 	p, pool := proxied(t, db, 2)
 	p.Refuse()
 	s2, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
+	closeAtEnd(t, s2)
 	require.NoError(t, err)
 	_, err = s2.Process(ctxT(t), "ledger", "m1", func(context.Context) error { called = true; return nil })
 	require.Equal(t, consumer.Outage, consumer.Classify(err), "got %v", err)
@@ -176,6 +177,7 @@ func TestProcessCommitFailureIsNeverSuccess(t *testing.T) {
 	createEffects(t, db)
 	p, pool := proxied(t, db, 2)
 	s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
+	closeAtEnd(t, s)
 	require.NoError(t, err)
 
 	_, err = s.Process(ctxT(t), "ledger", "m1", func(ctx context.Context) error {
@@ -291,6 +293,7 @@ func TestTxAccessorAndHandlerFunc(t *testing.T) {
 func TestCloseRefusesNewCalls(t *testing.T) {
 	db := pgtest.New(t)
 	s, err := pgstore.New(db.Pool, pgstore.Config{Schema: db.Schema})
+	closeAtEnd(t, s)
 	require.NoError(t, err)
 	require.NoError(t, s.Close(ctxT(t)))
 	require.NoError(t, s.Close(ctxT(t)))

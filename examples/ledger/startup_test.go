@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/store/postgres"
+)
+
+// TestReplicasStartTogether: five instances creating the ledger's tables
+// and migrating the store at the same moment, against a fresh schema, all
+// succeed (a Deployment with replicas starts them so). Catches: a bare
+// CREATE TABLE IF NOT EXISTS, which fails with a duplicate key in pg_type
+// when it races itself.
+func TestReplicasStartTogether(t *testing.T) {
+	for round := range 3 {
+		db := pgtest.New(t, pgtest.Options{NoMigrate: true, MaxConns: 10})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		start := make(chan struct{})
+		errs := make(chan error, 10)
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				<-start
+				errs <- createTables(ctx, db.Pool)
+				errs <- postgres.Migrate(ctx, db.Pool, db.Schema)
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err, "round %d", round)
+		}
+	}
+}
