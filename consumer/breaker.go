@@ -28,6 +28,8 @@ type breaker struct {
 	open        bool
 	changed     chan struct{}
 	dep         Prober // the dependency of the last failure, or nil
+	cause       error  // the failure that opened the breaker
+	openedAt    time.Time
 	obs         Observer
 	log         *slog.Logger
 
@@ -51,14 +53,15 @@ func (b *breaker) init(threshold int, backoff retry.Policy, probe func(context.C
 func (b *breaker) start(ctx context.Context) { b.ctx = ctx }
 func (b *breaker) stop()                     { b.loops.Wait() }
 
-// failure counts an outage failure of dep (nil: none to probe).
-func (b *breaker) failure(dep Prober) {
+// failure counts an outage failure err of dep (nil: none to probe).
+func (b *breaker) failure(dep Prober, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.consecutive++
 	b.dep = dep
 	b.dirty.Store(true)
 	if !b.open && b.consecutive >= b.threshold {
+		b.cause = err
 		b.set(true)
 		b.loops.Add(1)
 		go b.probeLoop(b.changed)
@@ -85,17 +88,15 @@ func (b *breaker) probeLoop(changed <-chan struct{}) {
 		b.mu.Unlock()
 		if dep == nil {
 			if b.held.Load() == 0 {
-				b.log.Info("breaker: no delivery is held; resuming intake")
-				b.reset()
+				b.reset() // no delivery is held: nothing left to wait for
 				return
 			}
 			continue
 		}
 		if err := b.probe(b.ctx, dep); err != nil {
-			b.log.Warn("breaker: dependency still down", "error", err)
+			b.log.Debug("breaker: dependency still down", "error", err)
 			continue
 		}
-		b.log.Info("breaker: dependency answers again; resuming intake")
 		b.reset()
 		return
 	}
@@ -124,9 +125,16 @@ func (b *breaker) reset() {
 	b.dirty.Store(false) // after closing: a clean breaker is never open
 }
 
-// set must be called with mu held.
+// set must be called with mu held. It logs one line per change: the cause
+// when the breaker opens, the outage's duration when it closes.
 func (b *breaker) set(open bool) {
 	b.open = open
+	if open {
+		b.openedAt = time.Now()
+		b.log.Warn("breaker open: intake paused until the dependency answers", "cause", b.cause, "consecutive_failures", b.consecutive)
+	} else {
+		b.log.Info("breaker closed: intake resumed", "outage", time.Since(b.openedAt).Round(time.Millisecond).String())
+	}
 	close(b.changed)
 	b.changed = make(chan struct{})
 	if b.obs != nil {

@@ -237,7 +237,8 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	return c, nil
 }
 
-// Run consumes until ctx is done or Stop is called, then stops gracefully:
+// Run consumes until ctx is done (cancelled or past its deadline alike) or
+// Stop is called, then stops gracefully:
 // intake stops, in-flight handlers get SoftStopTimeout to finish and settle,
 // then their contexts are cancelled (hard stop) and the source is closed,
 // which releases every unsettled delivery back to the broker. Run returns nil
@@ -306,7 +307,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	if cerr := c.src.Close(closeCtx); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("oncely: closing source: %w", cerr))
 	}
-	if srcErr != nil && !errors.Is(srcErr, context.Canceled) && !errors.Is(srcErr, ErrSourceClosed) {
+	// Intake ended by the stop, by ctx (cancelled or past its deadline) or by
+	// Close is a clean stop, not the source's failure.
+	if srcErr != nil && ctx.Err() == nil && !errors.Is(srcErr, context.Canceled) && !errors.Is(srcErr, ErrSourceClosed) {
 		err = errors.Join(srcErr, err)
 	}
 	c.runErr = err
@@ -357,7 +360,7 @@ func (c *Consumer) drain() error {
 		return nil
 	}
 	if c.hardCtx.Err() == nil {
-		c.log.Warn("soft stop timed out; cancelling handlers", "timeout", c.cfg.SoftStopTimeout)
+		c.log.Warn("soft stop timed out; cancelling handlers", "timeout", c.cfg.SoftStopTimeout.String())
 	}
 	c.hardStop()
 	hard, cancel := context.WithTimeout(c.baseCtx, c.cfg.HardStopTimeout)
@@ -365,7 +368,7 @@ func (c *Consumer) drain() error {
 	if c.window.waitIdle(hard) {
 		return nil
 	}
-	c.log.Error("handlers ignored cancellation; their deliveries stay unsettled", "timeout", c.cfg.HardStopTimeout)
+	c.log.Error("handlers ignored cancellation; their deliveries stay unsettled", "timeout", c.cfg.HardStopTimeout.String())
 	return ErrStuckHandlers
 }
 
@@ -410,7 +413,7 @@ func (c *Consumer) intake(ctx context.Context) ([]Delivery, error) {
 		}
 		c.failures++
 		d := c.cfg.OutageBackoff.Delay(c.failures, nil)
-		c.log.Error("receive failed; retrying", "error", err, "in", d)
+		c.log.Error("receive failed; retrying", "error", err, "in", d.String())
 		if !sleep(ctx, d) {
 			return ds, ctx.Err()
 		}
@@ -1128,9 +1131,9 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 	if class == Outage {
 		dep := dependency(err)
 		if dep == nil || c.probe(c.hardCtx, dep) != nil {
-			c.breaker.failure(dep)
+			c.breaker.failure(dep, err)
 			wait := c.cfg.OutageBackoff.Delay(outage, nil)
-			c.log.Warn("outage: holding delivery and trying again", "message_id", msg.ID, "error", err, "in", wait)
+			c.log.Warn("outage: holding delivery and trying again", "message_id", msg.ID, "error", err, "in", wait.String())
 			c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: err, Duration: dur})
 			if !c.holdFor(wait) {
 				c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
@@ -1169,12 +1172,12 @@ func (c *Consumer) retry(d Delivery, msg *Message, err error, dur time.Duration)
 		delay = ra.After
 	}
 	if c.caps.MaxDelay > 0 && delay > c.caps.MaxDelay {
-		c.log.Warn("retry delay capped to the broker's maximum", "message_id", msg.ID, "asked", delay, "max", c.caps.MaxDelay)
+		c.log.Warn("retry delay capped to the broker's maximum", "message_id", msg.ID, "asked", delay.String(), "max", c.caps.MaxDelay.String())
 		delay = c.caps.MaxDelay
 	}
 	now := time.Now()
 	h := FailureHeaders(msg, Failure{Consumer: c.cfg.Name, Err: err, NextAttempt: msg.Attempt + 1, NotBefore: now.Add(delay), At: now})
-	c.log.Info("retrying", "message_id", msg.ID, "attempt", msg.Attempt, "in", delay, "error", err)
+	c.log.Info("retrying", "message_id", msg.ID, "attempt", msg.Attempt, "in", delay.String(), "error", err)
 	switch ok, refused := c.settle(d, msg, settlement{what: "retry", after: delay, headers: h}); {
 	case ok:
 		c.observe(Event{Message: msg, Outcome: OutcomeRetried, Err: err, RetryAfter: delay, Duration: dur, Trimmed: trimmed(d)})
@@ -1414,12 +1417,12 @@ func (c *Consumer) failed(d Delivery, msg *Message, what string, try int, faults
 			return false, err
 		}
 		wait = c.cfg.Retry.Delay(msg.Attempt+*faults, nil)
-		c.log.Error("retry copy failed while the broker answers; counted as an attempt, trying again", "message_id", msg.ID, "error", err, "in", wait)
+		c.log.Error("retry copy failed while the broker answers; counted as an attempt, trying again", "message_id", msg.ID, "error", err, "in", wait.String())
 	} else if messageFault {
-		c.log.Error("settlement failed while the broker answers; trying again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait)
+		c.log.Error("settlement failed while the broker answers; trying again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait.String())
 	} else {
-		c.breaker.failure(src)
-		c.log.Error("settlement failed; delivery stays unsettled and is tried again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait)
+		c.breaker.failure(src, err)
+		c.log.Error("settlement failed; delivery stays unsettled and is tried again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait.String())
 	}
 	c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: fmt.Errorf("%s: %w", what, err)})
 	if !c.holdFor(wait) {

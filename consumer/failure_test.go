@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
 )
 
 // dependency is a Prober a test turns down and up.
@@ -397,5 +400,63 @@ func TestTrimmedCopyReported(t *testing.T) {
 		if ev.Outcome == consumer.OutcomeDeadLettered && !ev.Trimmed {
 			t.Error("dead-letter event does not report the trimmed copy")
 		}
+	}
+}
+
+// TestBreakerLogs: one line when the breaker opens, with the cause, and one
+// when it closes, with the outage's duration as text.
+func TestBreakerLogs(t *testing.T) {
+	var logs testenv.Buffer
+	db := &dependency{}
+	db.down.Store(true)
+	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+		if db.down.Load() {
+			return consumer.UnavailableFrom(errors.New("database down"), db)
+		}
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 1, BreakerThreshold: 1, OutageBackoff: fastOutage,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, msgN(0, "a"))
+	e.start()
+	waitFor(t, "the breaker to open", e.c.Paused)
+	db.down.Store(false)
+	waitFor(t, "the message to be processed", func() bool { return e.src.Stats().Acked == 1 })
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var opened, closed int
+	for line := range strings.Lines(logs.String()) {
+		switch {
+		case strings.Contains(line, `"msg":"breaker open`):
+			opened++
+			if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, `"cause":"unavailable: database down"`) {
+				t.Errorf("open line lacks its level or cause: %s", line)
+			}
+		case strings.Contains(line, `"msg":"breaker closed`):
+			closed++
+			if !regexp.MustCompile(`"outage":"[0-9.]+m?s"`).MatchString(line) {
+				t.Errorf("close line lacks the outage's duration as text: %s", line)
+			}
+		case regexp.MustCompile(`"in":[0-9]`).MatchString(line):
+			t.Errorf("a duration logged as a bare number: %s", line)
+		}
+	}
+	if opened != 1 || closed != 1 {
+		t.Errorf("%d open and %d close lines, want one each:\n%s", opened, closed, logs.String())
+	}
+}
+
+// TestRunReturnsNilAtDeadline: a Run whose context ends by deadline stops as
+// cleanly as one whose context is cancelled.
+func TestRunReturnsNilAtDeadline(t *testing.T) {
+	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
+	e := newEnv(t, h, consumer.Config{Concurrency: 1}, msgN(0, "a"))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := e.c.Run(ctx); err != nil {
+		t.Fatalf("Run = %v, want nil after its deadline", err)
+	}
+	if e.src.Stats().Acked != 1 {
+		t.Errorf("%d acked, want 1", e.src.Stats().Acked)
 	}
 }
