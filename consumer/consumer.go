@@ -1133,7 +1133,7 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 		if dep == nil || c.probe(c.hardCtx, dep) != nil {
 			c.breaker.failure(dep, err)
 			wait := c.cfg.OutageBackoff.Delay(outage, nil)
-			c.log.Warn("outage: holding delivery and trying again", "message_id", msg.ID, "error", err, "in", wait.String())
+			c.log.Info("outage: holding delivery and trying again", "message_id", msg.ID, "error", err, "in", wait.String())
 			c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: err, Duration: dur})
 			if !c.holdFor(wait) {
 				c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: err})
@@ -1142,7 +1142,7 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 			return true
 		}
 		// The dependency answers: the failure is this message's.
-		c.log.Warn("dependency answers; the failure counts as an attempt of this message", "message_id", msg.ID, "error", err)
+		c.log.Info("dependency answers; the failure counts as an attempt of this message", "message_id", msg.ID, "error", err)
 		class = Retryable
 	}
 	switch class {

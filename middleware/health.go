@@ -102,22 +102,35 @@ func OpsHandler(g prometheus.Gatherer, h *Health) http.Handler {
 	return mux
 }
 
-// ServeOps serves OpsHandler(g, h) on addr (such as ":9090") until ctx is
-// done, then shuts the server down, giving open requests up to 5 seconds. It
-// returns nil after a shutdown caused by ctx, or the error that stopped the
-// server (such as the address being in use).
-func ServeOps(ctx context.Context, addr string, g prometheus.Gatherer, h *Health) error {
+// OpsServer serves OpsHandler's endpoints on a bound address. Make it with
+// ListenOps, then call Serve.
+type OpsServer struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+// ListenOps binds addr (such as ":9090") for OpsHandler(g, h), and returns
+// the error at once when it cannot (the address in use, a bad address), so a
+// program fails at start-up instead of running on without its health
+// endpoints. Nothing is served until Serve.
+func ListenOps(addr string, g prometheus.Gatherer, h *Health) (*OpsServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("oncely: ops server: %w", err)
+		return nil, fmt.Errorf("oncely: ops server: %w", err)
 	}
-	srv := &http.Server{
-		Handler:           OpsHandler(g, h),
-		ReadHeaderTimeout: 5 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
+	return &OpsServer{ln: ln, srv: &http.Server{Handler: OpsHandler(g, h), ReadHeaderTimeout: 5 * time.Second}}, nil
+}
+
+// Addr is the bound address (with the port chosen when addr's was 0).
+func (o *OpsServer) Addr() string { return o.ln.Addr().String() }
+
+// Serve serves until ctx is done, then shuts the server down, giving open
+// requests up to 5 seconds. It returns nil after a shutdown caused by ctx, or
+// the error that stopped the server. Serve may be called once.
+func (o *OpsServer) Serve(ctx context.Context) error {
+	o.srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- o.srv.Serve(o.ln) }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("oncely: ops server: %w", err)
@@ -125,7 +138,7 @@ func ServeOps(ctx context.Context, addr string, g prometheus.Gatherer, h *Health
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err = srv.Shutdown(sctx)
+	err := o.srv.Shutdown(sctx)
 	<-done
 	if err != nil {
 		return fmt.Errorf("oncely: ops server shutdown: %w", err)

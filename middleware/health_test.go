@@ -130,47 +130,37 @@ func TestHealthWithoutChecks(t *testing.T) {
 // obsPlainSource is a Source that does not implement consumer.Connected.
 type obsPlainSource struct{ consumer.Source }
 
-func TestServeOps(t *testing.T) {
+func TestOpsServer(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	reg := prometheus.NewRegistry()
 	_, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: "ledger"})
 	require.NoError(t, err)
 
-	// Find a free port, then serve on it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ops, err := middleware.ListenOps("127.0.0.1:0", reg, &middleware.Health{})
 	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-
+	addr := ops.Addr()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- middleware.ServeOps(ctx, addr, reg, &middleware.Health{}) }()
+	go func() { done <- ops.Serve(ctx) }()
 
 	cl := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
-	var body string
-	obsEventually(t, "the ops server answers", func() bool {
-		resp, err := cl.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		body = string(b)
-		return resp.StatusCode == http.StatusOK
-	})
+	code, body := obsGet(t, cl, "http://"+addr+"/metrics") // bound before Serve: answers at once
+	require.Equal(t, http.StatusOK, code)
 	require.True(t, strings.Contains(body, "oncely_breaker_open"), body)
-	code, _ := obsGet(t, cl, "http://"+addr+"/readyz")
+	code, _ = obsGet(t, cl, "http://"+addr+"/readyz")
 	require.Equal(t, http.StatusOK, code)
 
 	cancel()
 	require.NoError(t, <-done)
 
-	// An address in use is an error, at once.
-	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	// An address in use is an error at once, from ListenOps: a program
+	// learns it at start-up.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
-	require.Error(t, middleware.ServeOps(context.Background(), ln.Addr().String(), reg, nil))
+	_, err = middleware.ListenOps(ln.Addr().String(), reg, nil)
+	require.ErrorContains(t, err, "address already in use")
 }
 
 func ExampleHealth() {

@@ -49,7 +49,7 @@ func Logging(logger *slog.Logger) consumer.Middleware {
 			if try := tryFromContext(ctx); try > 0 {
 				attrs = append(attrs, slog.Int("try", try))
 			}
-			attrs = append(attrs, slog.Duration("duration", dur), slog.String("outcome", outcome))
+			attrs = append(attrs, slog.String("duration", dur.String()), slog.String("outcome", outcome))
 			if err != nil {
 				attrs = append(attrs, slog.String("error", err.Error()))
 			}

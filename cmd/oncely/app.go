@@ -15,6 +15,7 @@ import (
 // app runs one command line. Tests build one with buffers and a shared
 // memory broker.
 type app struct {
+	stdin          io.Reader // the body of `oncely publish`; empty by default
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	// openOpts are passed to adapters.Open (tests share a mem:// broker).
@@ -22,7 +23,7 @@ type app struct {
 }
 
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
-	return &app{stdout: stdout, stderr: stderr, getenv: getenv}
+	return &app{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, getenv: getenv}
 }
 
 // command is one (sub)command.
@@ -44,6 +45,7 @@ func commands() []command {
 	return []command{
 		{name: "migrate", summary: "create or upgrade the oncely tables in Postgres", run: runMigrate},
 		{name: "prune", summary: "delete idempotency claims older than the retention window", run: runPrune},
+		{name: "publish", summary: "publish one message (body from a flag, a file or stdin) and wait for the broker's confirmation", run: runPublish},
 		{name: "dlq", summary: "list, show and redrive dead letters", sub: []command{
 			{name: "list", summary: "list the dead letters of a source and consumer, one line each", run: runDLQList},
 			{name: "show", summary: "show dead letters in full: headers, error, body", run: runDLQShow},
@@ -148,25 +150,38 @@ func (b *brokerFlags) register(fs *flag.FlagSet) {
 
 // open checks the flags and opens the broker.
 func (b *brokerFlags) open(ctx context.Context, a *app, cmd string) (adapters.Broker, error) {
-	if b.url == "" {
-		b.url = a.getenv("BROKER_URL")
-	}
 	var missing []string
-	if b.url == "" {
-		missing = append(missing, "--broker (or BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
-	}
 	if b.source == "" {
 		missing = append(missing, "--source")
 	}
 	if b.consumer == "" {
 		missing = append(missing, "--consumer")
 	}
+	return a.openBroker(ctx, cmd, b.url, missing)
+}
+
+// openBroker opens url (or $BROKER_URL), after reporting every missing flag
+// at once: url's, and those the command found missing.
+func (a *app) openBroker(ctx context.Context, cmd, url string, missing []string) (adapters.Broker, error) {
+	if url == "" {
+		url = a.getenv("BROKER_URL")
+	}
+	if url == "" {
+		missing = append([]string{"--broker (or BROKER_URL): " + strings.Join(adapters.Schemes(), " | ")}, missing...)
+	}
 	if len(missing) > 0 {
 		return nil, usagef("%s needs %s (run %s --help)", cmd, strings.Join(missing, " and "), cmd)
 	}
-	br, err := adapters.Open(ctx, b.url, a.openOpts...)
+	br, err := adapters.Open(ctx, url, a.openOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("%w\n(check --broker / BROKER_URL and that the broker is running)", err)
 	}
 	return br, nil
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

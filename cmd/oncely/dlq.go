@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/consumer"
 )
 
 func runDLQList(ctx context.Context, a *app, args []string) error {
@@ -57,6 +58,9 @@ removed.`)
 	limit := fs.Int("limit", 10, "show at most this many messages (0: all); ignored with --id")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *id == "" && flagSet(fs, "id") {
+		return usagef("dlq show: --id is empty; give a message ID, or leave --id out to show every dead letter")
 	}
 	br, err := bf.open(ctx, a, "dlq show")
 	if err != nil {
@@ -131,12 +135,12 @@ only then removed from the dead-letter destination. Redriving twice is safe:
 the consumer's idempotency claim absorbs the second copy.
 
 Filters select by dead-letter reason (exhausted, permanent, missing-id,
-invalid-id, panic) and by text in the recorded error. --dry-run counts what
+invalid-id, panic, retry-refused) and by text in the recorded error. --dry-run counts what
 would move and changes nothing. Long runs print progress on stderr.`)
 	var bf brokerFlags
 	bf.register(fs)
 	var opts adapters.RedriveOptions
-	fs.StringVar(&opts.Reason, "reason", "", "only dead letters with this reason (exhausted, permanent, missing-id, invalid-id, panic)")
+	fs.StringVar(&opts.Reason, "reason", "", "only dead letters with this reason (exhausted, permanent, missing-id, invalid-id, panic, retry-refused)")
 	fs.StringVar(&opts.ErrorContains, "error", "", "only dead letters whose error contains this text")
 	fs.Float64Var(&opts.Rate, "rate", 0, "at most this many messages per second (0: no limit)")
 	fs.IntVar(&opts.Limit, "limit", 0, "stop after this many messages (0: all)")
@@ -149,9 +153,9 @@ would move and changes nothing. Long runs print progress on stderr.`)
 		return usagef("dlq redrive: --rate and --limit must be >= 0")
 	}
 	switch opts.Reason {
-	case "", "exhausted", "permanent", "missing-id", "invalid-id", "panic":
+	case "", consumer.ReasonExhausted, consumer.ReasonPermanent, consumer.ReasonMissingID, consumer.ReasonInvalidID, consumer.ReasonPanic, consumer.ReasonRetryRefused:
 	default:
-		return usagef("dlq redrive: unknown --reason %q; use exhausted, permanent, missing-id, invalid-id or panic", opts.Reason)
+		return usagef("dlq redrive: unknown --reason %q; use exhausted, permanent, missing-id, invalid-id, panic or retry-refused", opts.Reason)
 	}
 	br, err := bf.open(ctx, a, "dlq redrive")
 	if err != nil {

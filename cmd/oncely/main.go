@@ -3,6 +3,8 @@
 // broker, runs a Kafka dev cluster, and runs the crash test.
 //
 //	oncely migrate       --database-url URL [--schema oncely]
+//	oncely prune         --database-url URL [--schema oncely] [--retention 168h]
+//	oncely publish       --broker URL --source S --id ID [--key K] [--header k=v] [--body TEXT | --file F | < body]
 //	oncely dlq list      --broker URL --source S --consumer C
 //	oncely dlq show      --broker URL --source S --consumer C [--id ID]
 //	oncely dlq redrive   --broker URL --source S --consumer C [--reason R] [--error TEXT] [--rate N] [--dry-run]
@@ -24,7 +26,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := newApp(os.Stdout, os.Stderr, os.Getenv).run(ctx, os.Args[1:])
+	a := newApp(os.Stdout, os.Stderr, os.Getenv)
+	a.stdin = os.Stdin
+	code := a.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

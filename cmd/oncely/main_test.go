@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -48,7 +50,7 @@ func cli(t *testing.T, env map[string]string, opts []adapters.Option, args ...st
 func TestHelpOnEveryCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"migrate", "--help"}, {"prune", "--help"}, {"dlq", "--help"}, {"dlq", "list", "--help"}, {"dlq", "show", "-h"},
-		{"dlq", "redrive", "--help"}, {"lag", "--help"}, {"dev", "--help"}, {"dev", "kafka", "--help"}, {"crashtest", "--help"},
+		{"dlq", "redrive", "--help"}, {"lag", "--help"}, {"publish", "--help"}, {"dev", "--help"}, {"dev", "kafka", "--help"}, {"crashtest", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, out, errs := cli(t, nil, nil, args...)
@@ -209,11 +211,15 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 	require.Contains(t, out, "p2")
 	require.NotContains(t, out, "p4")
 
-	out = run("lag")
+	out = run("lag", "--partitions")
 	require.Regexp(t, regexp.MustCompile(`(?m)^SOURCE\s+PARTITION\s+LAG\s+DEAD LETTERS$`), out)
 	lag, dead := sumLag(t, out, source)
 	require.Equal(t, 1, lag, "the redriven p4 waits in the source:\n%s", out)
 	require.Equal(t, 1, dead, "p2 is still dead-lettered:\n%s", out)
+	out = run("lag")
+	require.Regexp(t, regexp.MustCompile(`(?m)^SOURCE\s+LAG\s+DEAD LETTERS$`), out)
+	require.Regexp(t, regexp.MustCompile(`(?m)^`+source+`\s+1\s+1$`), out, "one row per source, summed")
+	require.Equal(t, 1, strings.Count(out, "\n"+source+" "), "the source once:\n%s", out)
 
 	out = run("dlq", "redrive", "--error", "cannot decode", "--quiet")
 	require.Contains(t, out, "redriven 1 of 1")
@@ -328,4 +334,69 @@ func TestDevKafka(t *testing.T) {
 
 	cancel()
 	require.Equal(t, 0, <-done, errb.String())
+}
+
+// TestPublish: `oncely publish` sends one message with its ID, key, headers
+// and body from --body, --file or standard input, and refuses what a
+// consumer could not handle (no ID) before connecting.
+func TestPublish(t *testing.T) {
+	mb := memory.NewBroker()
+	opts := []adapters.Option{adapters.WithMemoryBroker(mb)}
+	env := map[string]string{"BROKER_URL": "mem://"}
+	file := filepath.Join(t.TempDir(), "body.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"from":"file"}`), 0o600))
+
+	code, out, errs := cli(t, env, opts, "publish", "--source", "payments", "--id", "p1", "--key", "acct-1", "--header", "app=cli", "--header", "x=a=b", "--body", `{"n":1}`)
+	require.Equal(t, 0, code, errs)
+	require.Equal(t, "published p1 to payments (7 bytes)\n", out)
+	code, _, errs = cli(t, env, opts, "publish", "--source", "payments", "--id", "p2", "--file", file)
+	require.Equal(t, 0, code, errs)
+	var stdout, stderr bytes.Buffer
+	a := newApp(&stdout, &stderr, func(k string) string { return env[k] })
+	a.openOpts, a.stdin = opts, strings.NewReader("from stdin")
+	require.Equal(t, 0, a.run(context.Background(), []string{"publish", "--source", "payments", "--id", "p3"}), stderr.String())
+
+	ds := receiveAll(t, mb.NewSource("payments", "check"), 3)
+	require.Equal(t, "p1", ds[0].ID)
+	require.Equal(t, "acct-1", ds[0].Key)
+	require.Equal(t, `{"n":1}`, string(ds[0].Body))
+	require.Equal(t, "cli", ds[0].Header("app"))
+	require.Equal(t, "a=b", ds[0].Header("x"))
+	require.Equal(t, `{"from":"file"}`, string(ds[1].Body))
+	require.Equal(t, "from stdin", string(ds[2].Body))
+
+	code, _, errs = cli(t, env, opts, "publish", "--source", "payments", "--body", "x")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--id")
+	code, _, errs = cli(t, env, opts, "publish", "--source", "payments", "--id", "p4", "--body", "x", "--file", file)
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "not both")
+	code, _, errs = cli(t, env, opts, "publish", "--source", "payments", "--id", "p4", "--header", "novalue")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "want NAME=VALUE")
+	require.Equal(t, 3, mb.Depth("payments"), "the refused commands published nothing")
+}
+
+// TestDLQShowEmptyID: an explicit empty --id is a mistake, not "everything".
+func TestDLQShowEmptyID(t *testing.T) {
+	code, _, errs := cli(t, map[string]string{"BROKER_URL": "mem://"}, nil, "dlq", "show", "--source", "s", "--consumer", "c", "--id", "")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--id is empty")
+}
+
+// receiveAll receives n messages from src, in order, and closes it.
+func receiveAll(t *testing.T, src consumer.Source, n int) []*consumer.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var msgs []*consumer.Message
+	for len(msgs) < n {
+		ds, err := src.Receive(ctx, n-len(msgs))
+		require.NoError(t, err)
+		for _, d := range ds {
+			msgs = append(msgs, d.Message())
+		}
+	}
+	require.NoError(t, src.Close(ctx))
+	return msgs
 }

@@ -123,6 +123,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 		defer st.Close(context.WithoutCancel(ctx)) // stops its background pruner
+		if err := st.Check(ctx); err != nil {
+			return err
+		}
 		mws = append(mws, middleware.Idempotency(st))
 	}
 
@@ -163,7 +166,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	if obs != nil {
-		stopObs := obs.start(ctx, c, src)
+		stopObs, err := obs.start(ctx, c, src)
+		if err != nil {
+			_ = src.Close(ctx)
+			return err // the ops address is taken: fail at start, not without health endpoints
+		}
 		defer stopObs()
 	}
 	log.Info("ledger started", "broker", broker.Kind(), "source", cfg.source, "consumer", consumerName,

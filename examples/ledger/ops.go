@@ -39,20 +39,25 @@ func (o *observability) observer() consumer.Observer { return o.metrics.Observer
 
 func (o *observability) middleware() consumer.Middleware { return o.metrics.Middleware }
 
-// start serves the endpoints and polls the backlog until the returned stop
-// function is called.
-func (o *observability) start(ctx context.Context, c *consumer.Consumer, src consumer.Source) (stop func()) {
+// start binds the endpoints' address (failing at once when it cannot),
+// serves them and polls the backlog until the returned stop function is
+// called.
+func (o *observability) start(ctx context.Context, c *consumer.Consumer, src consumer.Source) (stop func(), err error) {
+	ops, err := middleware.ListenOps(o.addr, o.reg, &o.health)
+	if err != nil {
+		return nil, err
+	}
 	o.health.Add(o.name, c, src)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if err := middleware.ServeOps(ctx, o.addr, o.reg, &o.health); err != nil {
+		if err := ops.Serve(ctx); err != nil {
 			o.log.Error("metrics and health server stopped", "addr", o.addr, "error", err)
 		}
 	})
 	if r, ok := src.(consumer.BacklogReporter); ok {
 		wg.Go(func() { _ = o.metrics.PollBacklog(ctx, r, o.name, 15*time.Second) })
 	}
-	o.log.Info("serving /metrics, /livez and /readyz", "addr", o.addr)
-	return func() { cancel(); wg.Wait() }
+	o.log.Info("serving /metrics, /livez and /readyz", "addr", ops.Addr())
+	return func() { cancel(); wg.Wait() }, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -43,6 +45,11 @@ func (s *Store) ping(ctx context.Context) error {
 	var readOnly string
 	var none bool // EXISTS over no row: always false
 	if err := s.pool.QueryRow(ctx, s.probeSQL).Scan(&readOnly, &none); err != nil {
+		var pgErr *pgconn.PgError
+		// 42P01 undefined table, 3F000 invalid schema name.
+		if errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000") {
+			return fmt.Errorf("%w: run `oncely migrate --schema %s`: %w", ErrNotMigrated, s.cfg.Schema, err)
+		}
 		return fmt.Errorf("postgres store: probe: %w", err)
 	}
 	if readOnly != "off" {
