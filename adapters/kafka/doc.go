@@ -69,7 +69,6 @@
 // Source.Backlog reports lag per partition (end offset minus committed) and
 // the dead-letter topic's depth. Client does the work around a consumer
 // without joining its group: Publish (IDs in the message-id header),
-// Backlog, and DeadLetters (read, not consumed). DevCluster and RunDevCluster run an
-// in-memory kfake cluster on fixed local ports (default 9092) for examples
-// and crash tests.
+// Backlog, and DeadLetters (read, not consumed). The package links no fake
+// broker: `oncely dev kafka` runs one for local development.
 package kafka

@@ -693,27 +693,6 @@ func TestPartitionInFlightBound(t *testing.T) {
 	require.Equal(t, want, ids)
 }
 
-// The dev cluster serves on the given port until its context ends.
-func TestDevCluster(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan []string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- DevCluster{Ports: []int{0}, Logger: testLogger()}.Run(ctx, func(addrs []string) { ready <- addrs })
-	}()
-	addrs := <-ready
-	require.Len(t, addrs, 1)
-	cl := client(t, addrs, kgo.AllowAutoTopicCreation())
-	publish(t, cl, "dev-topic", &consumer.Message{ID: "1", Body: []byte("hello")})
-	got := readAll(t, addrs, "dev-topic", 1, 10*time.Second)
-	require.Len(t, got, 1)
-	require.Equal(t, "hello", string(got[0].Body))
-	cl.Close()
-	cancel()
-	require.NoError(t, <-done)
-}
-
 // Records produced by kcat (librdkafka) arrive with ID, key and headers
 // intact. The test script installs kcat from Debian's packages; without it
 // the test skips locally and fails under CI.

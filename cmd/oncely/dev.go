@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/oncely/oncely/adapters/kafka"
+	"github.com/oncely/oncely/internal/devkafka"
 )
 
 func runDevKafka(ctx context.Context, a *app, args []string) error {
@@ -16,7 +16,7 @@ Runs an in-memory Kafka cluster (franz-go's kfake) on 127.0.0.1 until
 interrupted, for examples, local development and crash tests. Topics are
 created on first use. Nothing is persisted; it is not a production broker.
 Point a consumer at it with BROKER_URL=kafka://127.0.0.1:9092.`)
-	ports := fs.String("ports", strconv.Itoa(kafka.DevPortDefault), "comma-separated ports, one broker each")
+	ports := fs.String("ports", strconv.Itoa(devkafka.PortDefault), "comma-separated ports, one broker each")
 	parts := fs.Int("partitions", 6, "partitions of topics created on first use")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -34,7 +34,7 @@ Point a consumer at it with BROKER_URL=kafka://127.0.0.1:9092.`)
 		return usagef("dev kafka: --partitions must be >= 1")
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, nil))
-	err := kafka.DevCluster{Ports: ps, Partitions: *parts, Logger: log}.Run(ctx, func(listen []string) {
+	err := devkafka.Cluster{Ports: ps, Partitions: *parts, Logger: log}.Run(ctx, func(listen []string) {
 		addrs = listen
 		fmt.Fprintf(a.stdout, "dev kafka listening: BROKER_URL=kafka://%s (Ctrl-C stops it)\n", strings.Join(addrs, ","))
 	})

@@ -185,7 +185,9 @@ func run(ctx context.Context, out io.Writer, verbose bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "dead-letter queue of payments/ledger holds %d messages; `oncely dlq redrive` moves them back\n", len(dl))
+	// A mem:// broker lives and dies with this process, so the hint names a
+	// broker the CLI can reach.
+	fmt.Fprintf(out, "dead-letter queue of payments/ledger holds %d messages; on a real broker (BROKER_URL=kafka://… amqp://… sqs://…) `oncely dlq redrive` moves them back\n", len(dl))
 	return nil
 }
 

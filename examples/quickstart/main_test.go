@@ -28,5 +28,5 @@ func Example() {
 	// balances (cents):
 	//   acc-17: 150
 	//   acc-42: 1000
-	// dead-letter queue of payments/ledger holds 2 messages; `oncely dlq redrive` moves them back
+	// dead-letter queue of payments/ledger holds 2 messages; on a real broker (BROKER_URL=kafka://… amqp://… sqs://…) `oncely dlq redrive` moves them back
 }

@@ -1,4 +1,4 @@
-// Command kfakecmd runs a kafka.DevCluster (kfake) in its own process for the
+// Command kfakecmd runs a devkafka.Cluster (kfake) in its own process for the
 // adapter's benchmarks: it prints "LISTEN <addr>[,<addr>]" on stdout once the
 // brokers accept connections and serves until SIGINT/SIGTERM or until stdin
 // closes (so it dies with the benchmark that started it).
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/oncely/oncely/adapters/kafka"
+	"github.com/oncely/oncely/internal/devkafka"
 )
 
 func main() {
@@ -27,7 +27,7 @@ func main() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		stop()
 	}()
-	dev := kafka.DevCluster{Ports: []int{*port}, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	dev := devkafka.Cluster{Ports: []int{*port}, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	err := dev.Run(ctx, func(addrs []string) {
 		fmt.Printf("LISTEN %s\n", strings.Join(addrs, ","))
 	})

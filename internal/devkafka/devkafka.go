@@ -1,4 +1,7 @@
-package kafka
+// Package devkafka runs an in-memory Kafka (franz-go's kfake) for `oncely dev
+// kafka`, examples and benchmarks. It lives apart from adapters/kafka so that
+// a program using the adapter does not link a fake broker.
+package devkafka
 
 import (
 	"context"
@@ -8,15 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// DevPortDefault is the port of a single-broker dev cluster.
-const DevPortDefault = 9092
+// PortDefault is the port of a single-broker dev cluster.
+const PortDefault = 9092
 
-// DevCluster is an in-memory Kafka (franz-go's kfake) for examples, local
+// Cluster is an in-memory Kafka (franz-go's kfake) for examples, local
 // development and crash tests: fixed local ports, topics created on first
 // use. It is not durable and not a production broker.
-type DevCluster struct {
+type Cluster struct {
 	// Ports are the brokers' ports on 127.0.0.1, one broker per port.
-	// Defaults to DevPortDefault (9092).
+	// Defaults to PortDefault (9092).
 	Ports []int
 
 	// Partitions is the partition count of auto-created topics. Defaults to
@@ -29,10 +32,10 @@ type DevCluster struct {
 
 // Run serves the cluster until ctx is done. ready, when not nil, is called
 // with the listen addresses once the brokers accept connections.
-func (d DevCluster) Run(ctx context.Context, ready func(addrs []string)) error {
+func (d Cluster) Run(ctx context.Context, ready func(addrs []string)) error {
 	ports := d.Ports
 	if len(ports) == 0 {
-		ports = []int{DevPortDefault}
+		ports = []int{PortDefault}
 	}
 	parts := d.Partitions
 	if parts == 0 {
@@ -44,7 +47,7 @@ func (d DevCluster) Run(ctx context.Context, ready func(addrs []string)) error {
 	}
 	c, err := kfake.NewCluster(kfake.Ports(ports...), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(parts))
 	if err != nil {
-		return fmt.Errorf("kafka: starting dev cluster on %v: %w", ports, err)
+		return fmt.Errorf("devkafka: starting on %v: %w", ports, err)
 	}
 	defer c.Close()
 	addrs := c.ListenAddrs()
@@ -55,10 +58,4 @@ func (d DevCluster) Run(ctx context.Context, ready func(addrs []string)) error {
 	<-ctx.Done()
 	log.Info("dev kafka cluster stopping")
 	return nil
-}
-
-// RunDevCluster runs a DevCluster on ports (default 9092) until ctx is done.
-// It backs `oncely dev kafka`.
-func RunDevCluster(ctx context.Context, ports ...int) error {
-	return DevCluster{Ports: ports}.Run(ctx, nil)
 }
