@@ -56,18 +56,14 @@ type Config struct {
 	// separate claims.
 	Name string
 
-	// Concurrency is the most handler goroutines. Defaults to
-	// ConcurrencyDefault (16). They start as work finds no idle one, so
-	// handlers that keep up on fewer goroutines never start the rest.
-	// Workers do not all wake for every batch: a
-	// worker runs the deliveries it received itself, taking up to 16 at a
-	// time while handlers are fast, and idle workers are woken for waiting
-	// deliveries once those have waited 100µs (up to a millisecond when the
-	// process is otherwise idle), and at once from then on while handlers
-	// stay slow. A handler that turns slow gives the deliveries its worker
-	// took but has not started back to idle workers within a few of those
-	// intervals, except the few (at most 7) its worker claimed along with
-	// it while deliveries were fast, which run after it.
+	// Concurrency is the most handlers running at once. Defaults to
+	// ConcurrencyDefault (16). Worker goroutines start only as work finds
+	// no idle one, so handlers that keep up on fewer never start the rest.
+	// While handlers are fast, a worker may run several received
+	// deliveries itself before others wake; a handler that turns slow
+	// hands the deliveries its worker has not started to idle workers, so
+	// a slow delivery delays only a few others queued with it, never its
+	// key's lane beyond its own turn.
 	Concurrency int
 
 	// MaxInFlight bounds the deliveries received but not yet settled,
@@ -184,9 +180,12 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate reports every invalid field, after defaults.
-func (c Config) validate(caps Capabilities) error {
+// validate reports every invalid field of c for src, after defaults.
+func (c Config) validate(src Source, caps Capabilities) error {
 	var errs []error
+	if n, ok := src.(ConsumerNamer); ok && c.Name != "" && n.ConsumerName() != c.Name {
+		errs = append(errs, fmt.Errorf("config.Name is %q but the Source was opened for consumer %q: claims and dead letters would live under different names; use one name for both", c.Name, n.ConsumerName()))
+	}
 	if c.Name == "" {
 		errs = append(errs, errors.New("config.Name is required (it keys idempotency claims and retry/DLQ destinations)"))
 	} else if _, err := checkID(c.Name, MaxIDLengthDefault); err != nil {

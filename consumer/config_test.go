@@ -19,7 +19,8 @@ func (limitedSource) Capabilities() consumer.Capabilities {
 }
 
 func TestConfigValidation(t *testing.T) {
-	src := memory.NewBroker().NewSource("src", "test")
+	// Only the interface: the cases name the consumer freely.
+	src := struct{ consumer.Source }{memory.NewBroker().NewSource("src", "test")}
 	noop := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
 	for _, tc := range []struct {
 		name string
@@ -29,6 +30,7 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"defaults", src, consumer.Config{Name: "ok"}, nil},
 		{"missing name", src, consumer.Config{}, []string{"Name is required"}},
+		{"name differs from the source's", named{src, "ledger"}, consumer.Config{Name: "billing"}, []string{`config.Name is "billing" but the Source was opened for consumer "ledger"`}},
 		{"name with a NUL byte", src, consumer.Config{Name: "led\x00ger"}, []string{"config.Name keys idempotency claims", "control character"}},
 		{"prefetch above in-flight", prefetching{src}, consumer.Config{Name: "x", MaxInFlight: 16}, []string{"MaxInFlight (16) is below memory's prefetch (100)"}},
 		{"negative concurrency", src, consumer.Config{Name: "x", Concurrency: -1}, []string{"Concurrency must be >= 1, got -1"}},
@@ -81,3 +83,11 @@ func (p prefetching) Capabilities() consumer.Capabilities {
 	caps.Prefetch = 100
 	return caps
 }
+
+// named is a source opened for a consumer name.
+type named struct {
+	consumer.Source
+	name string
+}
+
+func (n named) ConsumerName() string { return n.name }

@@ -202,7 +202,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	}
 	cfg = cfg.withDefaults()
 	caps := src.Capabilities()
-	if err := cfg.validate(caps); err != nil {
+	if err := cfg.validate(src, caps); err != nil {
 		return nil, err
 	}
 	c := &Consumer{

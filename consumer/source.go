@@ -115,6 +115,15 @@ type Capabilities struct {
 	Prefetch int
 }
 
+// ConsumerNamer is implemented by Sources opened for a consumer name (every
+// adapter's: the name keys their consumer group, retry and dead-letter
+// destinations). New refuses a Config.Name that differs from it, since
+// idempotency claims would then live under one name and dead letters under
+// another.
+type ConsumerNamer interface {
+	ConsumerName() string
+}
+
 // BacklogReporter is implemented by sources that can say how far behind the
 // consumer is: Kafka lag per partition, queue depth for RabbitMQ and SQS. The
 // metrics poller and the CLI's lag command use it.

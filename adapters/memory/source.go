@@ -170,6 +170,10 @@ func (s *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{Broker: "memory", NativeDelay: true, FanOut: false, Prefetch: 0, MaxDelay: 0}
 }
 
+// ConsumerName is the consumer name the Source was opened for (see
+// consumer.ConsumerNamer).
+func (s *Source) ConsumerName() string { return s.consumer }
+
 // Probe reports whether the broker is up: nil unless (*Broker).SetDown made
 // it down or InjectFaults(OpProbe, n) made this probe fail; ctx.Err() when
 // ctx is done. It implements consumer.Prober.
