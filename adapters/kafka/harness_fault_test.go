@@ -84,3 +84,16 @@ func (h *harness) closeSources(t testing.TB, source string) {
 		require.NoError(t, v.(*Source).Close(ctx))
 	}
 }
+
+// namedSource is a Source the harness opened for the suite's consumer name
+// under a consumer group of its own (h.group: groups outlive a test on a
+// real broker, and the conformance tests run in parallel), so it reports the
+// name the suite runs its Consumers under (consumer.ConsumerNamer). Its
+// retry and dead-letter topics are named by the group, as h.DeadLetters
+// reads them.
+type namedSource struct {
+	*Source
+	name string
+}
+
+func (n namedSource) ConsumerName() string { return n.name }

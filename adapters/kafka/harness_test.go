@@ -111,7 +111,7 @@ func (h *harness) NewSource(t testing.TB, source, name string) consumer.Source {
 		t.Fatal(err)
 	}
 	h.track(source, s)
-	return s
+	return namedSource{s, name}
 }
 
 func (h *harness) producer(t testing.TB) *kgo.Client {

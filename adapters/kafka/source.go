@@ -187,6 +187,13 @@ func (s *Source) Capabilities() consumer.Capabilities {
 	}
 }
 
+var _ consumer.ConsumerNamer = (*Source)(nil)
+
+// ConsumerName returns Config.Group: the consumer name this Source was
+// opened for, which names its consumer group, retry and dead-letter topics.
+// consumer.New refuses a Config.Name other than it.
+func (s *Source) ConsumerName() string { return s.cfg.Group }
+
 // Receive polls at most max records (and at most MaxPollRecords), after
 // first handing out records held back earlier that are now due. It blocks
 // until one is available, ctx is done (ctx.Err()) or the Source is closed
