@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/oncely/oncely/consumer"
@@ -21,36 +23,43 @@ var _ consumer.Prober = (*Source)(nil)
 // runtime treats a failed settlement as an outage (hold and retry) rather
 // than as the message's failure. Probe touches no record.
 func (s *Source) Probe(ctx context.Context) error {
+	if err := topicsReady(ctx, s.cl, append(slices.Clone(s.topics), s.dlq)); err != nil {
+		return fmt.Errorf("kafka: probe: %w", err)
+	}
+	return nil
+}
+
+// topicsReady sends one Metadata request for topics through cl (never
+// answered from the client's cache) and fails when no broker answers, or
+// when a topic or any of its partitions reports an error or has no leader.
+func topicsReady(ctx context.Context, cl *kgo.Client, topics []string) error {
 	req := kmsg.NewPtrMetadataRequest()
-	for _, t := range append(s.topics, s.dlq) {
+	for _, t := range topics {
 		rt := kmsg.NewMetadataRequestTopic()
 		rt.Topic = kmsg.StringPtr(t)
 		req.Topics = append(req.Topics, rt)
 	}
-	resp, err := req.RequestWith(ctx, s.cl)
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return fmt.Errorf("kafka: probe: %w", err)
+		return err
 	}
 	var errs []error
 	for _, t := range resp.Topics {
-		name := kmsg.StringPtr("")
+		name := ""
 		if t.Topic != nil {
-			name = t.Topic
+			name = *t.Topic
 		}
 		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-			errs = append(errs, fmt.Errorf("topic %s: %w", *name, err))
+			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
 			continue
 		}
 		for _, p := range t.Partitions {
 			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				errs = append(errs, fmt.Errorf("%s[%d]: %w", *name, p.Partition, err))
+				errs = append(errs, fmt.Errorf("%s[%d]: %w", name, p.Partition, err))
 			} else if p.Leader < 0 {
-				errs = append(errs, fmt.Errorf("%s[%d]: no leader", *name, p.Partition))
+				errs = append(errs, fmt.Errorf("%s[%d]: no leader", name, p.Partition))
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("kafka: probe: %w", errors.Join(errs...))
-	}
-	return nil
+	return errors.Join(errs...)
 }

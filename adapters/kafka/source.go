@@ -114,7 +114,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	err = checkOpts(admCl)
 	if err == nil {
-		err = ensureTopics(ctx, kadm.NewClient(admCl), append(consumed, s.dlq), cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
+		err = ensureTopics(ctx, admCl, append(consumed, s.dlq), cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
 	}
 	if err == nil {
 		s.producerMax, _ = admCl.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32)
