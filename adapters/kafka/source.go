@@ -18,7 +18,8 @@ import (
 
 // Source is a consumer.Source reading a Kafka topic (and its retry topics)
 // as a consumer group, with manual commits after processing. It implements
-// consumer.Source, consumer.BacklogReporter and consumer.Prober, and its
+// consumer.Source, consumer.BacklogReporter, consumer.Prober and
+// consumer.ConsumerNamer, and its
 // deliveries implement consumer.Leased and consumer.CopyTrimmer. Create one
 // with New.
 //
