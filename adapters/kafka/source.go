@@ -19,9 +19,8 @@ import (
 // Source is a consumer.Source reading a Kafka topic (and its retry topics)
 // as a consumer group, with manual commits after processing. It implements
 // consumer.Source, consumer.BacklogReporter, consumer.Prober and
-// consumer.ConsumerNamer, and its
-// deliveries implement consumer.Leased and consumer.CopyTrimmer. Create one
-// with New.
+// consumer.ConsumerNamer, and its deliveries implement consumer.Leased and
+// consumer.CopyTrimmer. Create one with New.
 //
 // Guarantees: an offset is committed only when it and every offset before it
 // in its partition were settled (acked, or copied to a retry or dead-letter
