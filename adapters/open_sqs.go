@@ -2,6 +2,9 @@ package adapters
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +40,10 @@ import (
 //	visibility_timeout=30s    visibility timeout of receives and renewals (default: the queue's)
 //	wait=20                   long-polling wait in seconds, 0-20 (default 20)
 //	receivers=N               concurrent receive calls (default 4)
+//
+// On FIFO queues Publish deduplicates by message ID, and Redrive by an ID
+// unique to each redrive (SQS keeps deduplication IDs for five minutes, also
+// after a deletion).
 //
 // Dead letters are browsed by receiving them with a one-minute visibility
 // timeout and making the ones not removed visible again at the end; SQS
@@ -182,7 +189,41 @@ func (s *sqsBroker) queueURL(ctx context.Context, queue string, create bool) (st
 	return u, nil
 }
 
+// Publish sends msgs; on a FIFO queue each message's ID is its
+// MessageDeduplicationId (see publishDedupID), so a message published twice
+// within SQS's five-minute deduplication window is kept once.
 func (s *sqsBroker) Publish(ctx context.Context, source string, msgs ...*consumer.Message) error {
+	return s.send(ctx, source, publishDedupID, msgs...)
+}
+
+// publishDedupID is m.ID when SQS takes it as a MessageDeduplicationId (1 to
+// 128 ASCII letters, digits and punctuation), else "sha256-" and the hex
+// SHA-256 of m.ID, so any valid message ID can be published.
+func publishDedupID(m *consumer.Message) string {
+	valid := len(m.ID) >= 1 && len(m.ID) <= 128
+	for i := 0; valid && i < len(m.ID); i++ {
+		valid = m.ID[i] > ' ' && m.ID[i] <= '~'
+	}
+	if valid {
+		return m.ID
+	}
+	sum := sha256.Sum256([]byte(m.ID))
+	return "sha256-" + hex.EncodeToString(sum[:])
+}
+
+// redriveDedupID is the MessageDeduplicationId of a redriven copy on a FIFO
+// queue: unique to that redrive. SQS remembers deduplication IDs for five
+// minutes, even after the message was deleted, so a copy deduplicated by its
+// message ID would be accepted and silently dropped when the message was
+// published, or redriven, less than five minutes earlier; the dead letter
+// would then be removed and the message lost. The message ID attribute, and
+// so the idempotency claim, stays the same.
+func redriveDedupID(*consumer.Message) string { return "redrive-" + rand.Text() }
+
+// send sends msgs in batches of ten; on a FIFO queue dedup gives each
+// message's MessageDeduplicationId, asked once per message so that a batch
+// entry sent again keeps its ID.
+func (s *sqsBroker) send(ctx context.Context, source string, dedup func(*consumer.Message) string, msgs ...*consumer.Message) error {
 	qurl, err := s.queueURL(ctx, source, true)
 	if err != nil {
 		return err
@@ -202,7 +243,7 @@ func (s *sqsBroker) Publish(ctx context.Context, source string, msgs ...*consume
 				if group == "" {
 					group = m.ID
 				}
-				e.MessageGroupId, e.MessageDeduplicationId = aws.String(group), aws.String(m.ID)
+				e.MessageGroupId, e.MessageDeduplicationId = aws.String(group), aws.String(dedup(m))
 			}
 			entries[i] = e
 		}
@@ -326,7 +367,7 @@ func (s *sqsBroker) Redrive(ctx context.Context, source, consumerName string, op
 	if err != nil {
 		return RedriveResult{}, err
 	}
-	return redrive(ctx, sess, func(ctx context.Context, m *consumer.Message) error { return s.Publish(ctx, source, m) }, opts)
+	return redrive(ctx, sess, func(ctx context.Context, m *consumer.Message) error { return s.send(ctx, source, redriveDedupID, m) }, opts)
 }
 
 // Close drops the idle HTTP connections. Sources opened from s keep working

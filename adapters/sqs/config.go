@@ -25,9 +25,20 @@ const (
 	KeyAttributeDefault     = "message-key"
 	RegionDefault           = "us-east-1"
 
+	// MaxMessageSizeDefault is SQS's limit on one message (body plus
+	// attributes) since August 2025, 1 MiB; queues may set a lower
+	// MaximumMessageSize.
+	MaxMessageSizeDefault = 1 << 20
+	// minMessageSize is the lowest MaximumMessageSize SQS accepts.
+	minMessageSize = 1024
+
 	// MaxVisibility is SQS's limit on a message's visibility timeout,
 	// counted from the receive: extensions and retry delays must fit in it.
 	MaxVisibility = 12 * time.Hour
+	// visibilityMargin is kept off SQS's 12-hour visibility limit for a
+	// retry delay: SQS counts from its receive, a little before the
+	// response reached the adapter.
+	visibilityMargin = 10 * time.Second
 	// maxBatch is SQS's limit on messages per receive and entries per batch.
 	maxBatch = 10
 	// maxAttributes is SQS's limit on message attributes per message.
@@ -87,6 +98,9 @@ type Config struct {
 
 	// WaitTimeSeconds is the long-polling wait of each receive call, 0–20.
 	// Defaults to WaitTimeSecondsDefault (20); use NoWait for short polling.
+	// Close waits up to this long for the receive calls in flight (see
+	// Source.Close), so the consumer's SettleTimeout, which bounds Close,
+	// should exceed it.
 	WaitTimeSeconds int
 
 	// MaxMessages is the most messages one receive call asks for, 1–10.
@@ -136,6 +150,15 @@ type Config struct {
 	// DeleteMessageBatch call; a batch of 10 is sent at once. Defaults to
 	// AckFlushIntervalDefault (5ms).
 	AckFlushInterval time.Duration
+
+	// MaxMessageSize is SQS's limit on one message in bytes, counted as SQS
+	// counts it: the body plus each attribute's name, data type and value.
+	// Before a dead-letter copy is sent it is made to fit (see
+	// consumer.FitCopy: stack dropped, error cut, then the body replaced by
+	// marker attributes); a copy SQS refuses as invalid is trimmed further
+	// the same way. Defaults to the source queue's MaximumMessageSize
+	// attribute, else MaxMessageSizeDefault (1 MiB); 1024 to 1 MiB.
+	MaxMessageSize int
 
 	// Logger receives the adapter's logs. Defaults to slog.Default().
 	Logger *slog.Logger
@@ -234,6 +257,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("MaxAttempts must be >= 1, got %d", c.MaxAttempts))
+	}
+	if c.MaxMessageSize != 0 && (c.MaxMessageSize < minMessageSize || c.MaxMessageSize > MaxMessageSizeDefault) {
+		errs = append(errs, fmt.Errorf("MaxMessageSize must be %d to %d bytes (SQS's range), got %d", minMessageSize, MaxMessageSizeDefault, c.MaxMessageSize))
 	}
 	if c.AckFlushInterval < 0 {
 		errs = append(errs, fmt.Errorf("AckFlushInterval must be > 0, got %s", c.AckFlushInterval))

@@ -92,7 +92,7 @@ func TestCheckRedrive(t *testing.T) {
 }
 
 func TestMaxDelayRefusedAtStartup(t *testing.T) {
-	src := &Source{cfg: Config{MaxExtension: time.Hour}}
+	src := &Source{cfg: Config{MaxExtension: time.Hour, Consumer: "c"}}
 	require.Equal(t, 11*time.Hour, src.Capabilities().MaxDelay)
 	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
 	_, err := consumer.New(src, h, consumer.Config{Name: "c", Retry: retry.Policy{InitialInterval: 12 * time.Hour, MaxInterval: 12 * time.Hour}})

@@ -40,6 +40,8 @@ type delivery struct {
 	mu       sync.Mutex
 	settled  bool
 	dlqSent  bool
+	trimmed  bool // the dead-letter copy was trimmed to fit
+	handled  bool // a settlement was tried: a handler ran
 	stopped  bool // renewals stopped
 	timer    *time.Timer
 	deadline time.Time // the earliest the current visibility window may end
@@ -51,7 +53,11 @@ func (s *Source) newDelivery(m types.Message, at time.Time) *delivery {
 	attrs := m.MessageAttributes
 	sqsID := aws.ToString(m.MessageId)
 	headers := Headers(attrs)
-	maps.Copy(headers, s.retryHeaders(sqsID))
+	// A copy Close put back carries the attempt number of its first
+	// receive; SQS's receive count starts again with the copy.
+	first := max(consumer.AttemptFromHeaders(headers), 1)
+	mem := s.retryHeaders(sqsID)
+	maps.Copy(headers, mem)
 	var id string
 	if v, ok := attrs[s.cfg.IDAttribute]; ok {
 		id = aws.ToString(v.StringValue)
@@ -67,8 +73,8 @@ func (s *Source) newDelivery(m types.Message, at time.Time) *delivery {
 	if key == "" {
 		key = sqsID
 	}
-	attempt, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
-	attempt = max(attempt, consumer.AttemptFromHeaders(headers), 1)
+	received, _ := strconv.Atoi(m.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+	attempt := max(first+max(received, 1)-1, consumer.AttemptFromHeaders(mem))
 	var ts time.Time
 	if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 		ts = time.UnixMilli(ms)
@@ -129,7 +135,11 @@ func (d *delivery) Ack(ctx context.Context) error {
 
 // Retry makes the message visible again after the delay, rounded up to whole
 // seconds (never early), with ChangeMessageVisibility; the next attempt's
-// number is SQS's receive count. SQS cannot change a message's attributes,
+// number is SQS's receive count. SQS refuses a visibility that ends more than
+// 12 hours after the receive, so a longer delay is capped to what is left of
+// those 12 hours (less visibilityMargin) and logged: Retry never sends a
+// visibility SQS refuses. Capabilities.MaxDelay (12h − MaxExtension) is
+// always left, so the runtime's own cap makes this rare. SQS cannot change a message's attributes,
 // so headers (the failure context) are kept in this Source's memory and given
 // to the message when this Source receives it again; another process
 // receiving it sees the original attributes only.
@@ -137,15 +147,17 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 	if err := d.begin(); err != nil {
 		return err
 	}
-	if limit := MaxVisibility - time.Since(d.received); after > limit {
-		return fmt.Errorf("oncely/sqs: retry delay %s exceeds the %s left of SQS's 12h visibility limit for this receive", after, limit.Truncate(time.Second))
+	vis := visibilitySeconds(after)
+	if left := int32((MaxVisibility - time.Since(d.received) - visibilityMargin) / time.Second); vis > left {
+		vis = max(left, 0)
+		d.s.log.Warn("retry delay capped to what is left of SQS's 12h visibility limit for this receive", "message_id", d.msg.ID, "delay", after, "capped_to", time.Duration(vis)*time.Second)
 	}
 	d.pauseRenewal()
 	d.call.Lock()
 	_, err := d.s.client.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{
 		QueueUrl:          aws.String(d.s.queueURL),
 		ReceiptHandle:     aws.String(d.receipt),
-		VisibilityTimeout: visibilitySeconds(after),
+		VisibilityTimeout: vis,
 	})
 	d.call.Unlock()
 	if err != nil {
@@ -158,9 +170,11 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 }
 
 // DeadLetter sends a copy to the dead-letter queue (body and attributes
-// unchanged, the failure context packed into FailureAttribute), waits for
-// SQS to confirm it, then deletes the original. When the send fails nothing
-// is deleted; when only the delete fails, a second call does not send again.
+// unchanged, the failure context packed into FailureAttribute, trimmed to fit
+// SQS's size limit, see sendDeadLetter), waits for SQS to confirm it, then
+// deletes the original. When the send fails nothing is deleted; when only the
+// delete fails, a second call does not send again. A copy SQS refuses for
+// good is an error wrapping consumer.ErrCopyRefused.
 func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) error {
 	if err := d.begin(); err != nil {
 		return err
@@ -169,26 +183,12 @@ func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) er
 	sent := d.dlqSent
 	d.mu.Unlock()
 	if !sent {
-		in := &awssqs.SendMessageInput{
-			QueueUrl:          aws.String(d.s.dlqURL),
-			MessageBody:       aws.String(d.body),
-			MessageAttributes: packAttributes(d.attrs, headers, d.s.cfg.IDAttribute),
-		}
-		if d.s.fifo {
-			// The group keeps the DLQ in the source's per-group order. The
-			// deduplication ID is the SQS message ID, the same on every
-			// receive of this message: a copy sent again within SQS's
-			// five-minute window (the delete below failed, or the consumer
-			// crashed before it) is dropped by SQS, while a redriven and
-			// failed-again copy (a new SQS message) is kept.
-			in.MessageGroupId = aws.String(firstNonEmpty(d.group, d.msg.ID, d.sqsID))
-			in.MessageDeduplicationId = aws.String(d.sqsID)
-		}
-		if _, err := d.s.client.SendMessage(ctx, in); err != nil {
-			return fmt.Errorf("oncely/sqs: sending message %s to dead-letter queue %s: %w", d.msg.ID, d.s.dlq, err)
+		trimmed, err := d.sendDeadLetter(ctx, headers)
+		if err != nil {
+			return err
 		}
 		d.mu.Lock()
-		d.dlqSent = true
+		d.dlqSent, d.trimmed = true, trimmed
 		d.mu.Unlock()
 	}
 	if _, err := d.s.client.DeleteMessage(ctx, &awssqs.DeleteMessageInput{QueueUrl: aws.String(d.s.queueURL), ReceiptHandle: aws.String(d.receipt)}); err != nil {
@@ -196,6 +196,14 @@ func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) er
 	}
 	d.finish(false)
 	return nil
+}
+
+// CopyTrimmed reports whether the dead-letter copy sent for d was trimmed to
+// fit SQS's size limit (see Config.MaxMessageSize). Retry sends no copy.
+func (d *delivery) CopyTrimmed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.trimmed
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -213,7 +221,20 @@ func (d *delivery) begin() error {
 	if d.settled {
 		return consumer.ErrAlreadySettled
 	}
+	d.handled = true
 	return nil
+}
+
+// nextAttempt is the attempt number of d's next delivery when it is
+// released unsettled: its own when no handler ran (no settlement was tried),
+// the next one otherwise.
+func (d *delivery) nextAttempt() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.handled {
+		return d.msg.Attempt + 1
+	}
+	return d.msg.Attempt
 }
 
 // finish marks d settled and stops its renewals.
@@ -311,13 +332,14 @@ func (d *delivery) renew() {
 }
 
 // renewed takes the result of an extension to ext sent at sent: on success
-// the next one is scheduled, on failure the lease is given up.
+// the next one is scheduled, on failure the lease is given up, and the
+// message released at once when its window is still open.
 func (d *delivery) renewed(sent time.Time, ext time.Duration, err error) {
 	d.call.Unlock()
 	s := d.s
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.stopped || s.ctx.Err() != nil {
+		d.mu.Unlock()
 		return
 	}
 	if err == nil && time.Now().After(d.deadline) {
@@ -325,12 +347,30 @@ func (d *delivery) renewed(sent time.Time, ext time.Duration, err error) {
 		// another consumer may have received the message meanwhile.
 		err = fmt.Errorf("extension confirmed %s after the visibility window ended", time.Since(d.deadline).Round(time.Millisecond))
 	}
-	if err != nil {
-		d.stopped = true
-		s.log.Warn("visibility extension failed; cancelling the handler and leaving the message to be redelivered", "message_id", d.msg.ID, "error", err)
-		d.markLost()
+	if err == nil {
+		d.deadline = sent.Add(ext)
+		d.schedule(renewAfter(ext))
+		d.mu.Unlock()
 		return
 	}
-	d.deadline = sent.Add(ext)
-	d.schedule(renewAfter(ext))
+	d.stopped = true
+	open := time.Until(d.deadline) > renewMargin
+	d.mu.Unlock()
+	s.log.Warn("visibility extension failed; cancelling the handler and releasing the message to be redelivered", "message_id", d.msg.ID, "error", err)
+	d.markLost()
+	if open {
+		d.releaseLost()
+	}
+}
+
+// releaseLost makes d visible at once after its lease was given up while its
+// visibility window was still open (with its receipt handle still the
+// latest), so the next consumer need not wait for the window to end. It is
+// best effort: the window ends anyway.
+func (d *delivery) releaseLost() {
+	ctx, cancel := context.WithTimeout(d.s.ctx, renewMargin)
+	defer cancel()
+	if err := d.s.makeVisible(ctx, []*delivery{d}); err != nil {
+		d.s.log.Warn("releasing a message whose lease was given up; it comes back when its visibility window ends", "message_id", d.msg.ID, "error", err)
+	}
 }

@@ -11,7 +11,9 @@
 // attribute (Config.IDAttribute); a message without it gets an empty ID and
 // is dead-lettered by the runtime with reason missing-id. Message.Attempt is
 // SQS's ApproximateReceiveCount, requested both as MessageSystemAttributeNames
-// (real SQS) and as the older AttributeNames (which local-aws-sqs reads). On
+// (real SQS) and as the older AttributeNames (which local-aws-sqs reads),
+// counted from the oncely-attempt attribute of a copy Close put back (see
+// Close below): receives that ended in a crash count, clean closes do not. On
 // FIFO queues Message.Key is the MessageGroupId, so the runtime keeps one lane
 // per group; elsewhere it is the message-key attribute, or else the message ID.
 //
@@ -47,7 +49,10 @@
 //     group received in the same batch are handled before it.
 //     SQS counts its 12-hour visibility limit from the receive, so the
 //     longest retry delay (Capabilities.MaxDelay) is 12h − MaxExtension and
-//     consumer.New refuses a retry policy that could exceed it.
+//     consumer.New refuses a retry policy that could exceed it; the runtime
+//     caps RetryAfter delays to it, and Retry itself caps a longer delay to
+//     what is left of the 12 hours, so it never sends a visibility SQS
+//     refuses.
 //   - DeadLetter sends a copy to the dead-letter queue (default
 //     "<queue>-<consumer>-dlq", ".fifo" for FIFO sources): body and
 //     attributes unchanged, every other header packed into the one JSON
@@ -56,10 +61,37 @@
 //     if the send fails nothing is deleted and the message comes back. On
 //     FIFO queues the copy keeps the MessageGroupId and is deduplicated by
 //     the original's SQS message ID. Headers unpacks FailureAttribute for
-//     readers of the dead-letter queue.
+//     readers of the dead-letter queue. The copy is made to fit SQS's size
+//     limit (Config.MaxMessageSize, by default the queue's
+//     MaximumMessageSize, counted as SQS counts it) before it is sent, with
+//     consumer.FitCopy: the stack goes first, then the error is cut, then
+//     the body is replaced by the oncely-body-removed-size and
+//     oncely-body-removed-sha256 attributes; a copy SQS refuses as invalid
+//     anyway is trimmed one step further and sent again. The delivery
+//     reports a trimmed copy (consumer.CopyTrimmer), and one that cannot fit
+//     is an error wrapping consumer.ErrCopyRefused.
 //
-// Close releases every unsettled delivery (visibility 0) so it is redelivered
-// at once.
+// # Closing
+//
+// Close stops intake and waits for the receive calls in flight (up to
+// WaitTimeSeconds) instead of cancelling them: SQS keeps serving a long poll
+// whose caller went away, and the messages it took would stay invisible for
+// a whole visibility timeout with their receive count raised. Then it sends
+// the pending deletes and gives back every unsettled delivery, including
+// what those calls received, so another consumer gets it at once. On a
+// standard queue each is put back as a copy carrying its failure context and
+// an oncely-attempt attribute with its Attempt (the next one when a handler
+// ran and its settlement failed), and the original is deleted once SQS
+// confirmed the copy: a clean close never raises Attempt. The copy goes to
+// the back of the queue and gets a new SQS message ID and sent timestamp. A
+// copy too large for the limit, one whose send fails, and every delivery of
+// a FIFO queue (where a copy would go to the back of its message group) are
+// released by visibility 0 instead, and their next receive counts once more.
+// A lease given up after a failed extension is released at once too, when
+// its window is still open.
+//
+// Source implements consumer.Prober: one GetQueueAttributes call on the
+// source queue.
 //
 // # Start-up checks
 //
@@ -83,6 +115,11 @@
 //   - The emulator does not hold a FIFO message group back while one of its
 //     messages is in flight, so concurrent receive calls could split a group
 //     in either order; the FIFO test uses one receiver.
+//   - The emulator answers a long poll only when its WaitTimeSeconds has
+//     passed, also when messages arrived earlier (SQS answers as soon as
+//     there are), so there Close always waits out the polls in flight.
+//   - The emulator deduplicates FIFO messages only against messages still
+//     in the queue, not for five minutes after a deletion as SQS does.
 //   - The emulator's ApproximateNumberOfMessages counts in-flight messages
 //     too; SQS's counts only visible ones (Backlog adds the in-flight count).
 package sqs

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithymw "github.com/aws/smithy-go/middleware"
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -50,6 +52,27 @@ func newTestClient(endpoint string, rt http.RoundTripper) *awssqs.Client {
 	return awssqs.New(o)
 }
 
+// hookedClient returns a client for endpoint whose every call first passes
+// its input (*awssqs.SendMessageInput, …) to hook, through the SDK's
+// middleware stack: an error from hook fails the call before it is sent,
+// and is not retried by the SDK.
+func hookedClient(endpoint string, hook func(input any) error) *awssqs.Client {
+	return awssqs.New(awssqs.Options{
+		Region:       RegionDefault,
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("oncely", "oncely", ""),
+		APIOptions: []func(*smithymw.Stack) error{func(st *smithymw.Stack) error {
+			return st.Initialize.Add(smithymw.InitializeMiddlewareFunc("oncely-test-hook",
+				func(ctx context.Context, in smithymw.InitializeInput, next smithymw.InitializeHandler) (smithymw.InitializeOutput, smithymw.Metadata, error) {
+					if err := hook(in.Parameters); err != nil {
+						return smithymw.InitializeOutput{}, smithymw.Metadata{}, err
+					}
+					return next.HandleInitialize(ctx, in)
+				}), smithymw.Before)
+		}},
+	})
+}
+
 // uniqueQueue returns a queue name no other test uses.
 func uniqueQueue(prefix string) string {
 	return fmt.Sprintf("oncely-%s-%08x", prefix, rand.Uint32())
@@ -66,6 +89,50 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 type harness struct {
 	endpoint string
 	client   *awssqs.Client
+
+	mu    sync.Mutex
+	fails map[string]adaptertest.CopyOp // source queue → the copy to fail next
+}
+
+var _ adaptertest.CopyFaulter = (*harness)(nil)
+
+// FailNextCopy makes the next copy of op for source fail in the SDK's
+// middleware stack of the Sources NewSource opens: a retry's
+// ChangeMessageVisibility (SQS retries by visibility, so that call is the
+// retry's "copy") or a dead-letter SendMessage. The call fails before it is
+// sent; the SDK does not retry it.
+func (h *harness) FailNextCopy(t testing.TB, source string, op adaptertest.CopyOp) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fails == nil {
+		h.fails = make(map[string]adaptertest.CopyOp)
+	}
+	h.fails[source] = op
+}
+
+// hook fails the call armed by FailNextCopy.
+func (h *harness) hook(in any) error {
+	var op adaptertest.CopyOp
+	var queue string
+	switch in := in.(type) {
+	case *awssqs.ChangeMessageVisibilityInput:
+		op, queue = adaptertest.CopyRetry, queueNameFromURL(aws.ToString(in.QueueUrl))
+	case *awssqs.SendMessageInput:
+		op, queue = adaptertest.CopyDeadLetter, queueNameFromURL(aws.ToString(in.QueueUrl))
+	default:
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for source, armed := range h.fails {
+		dlq, _ := DeadLetterQueueName(source, adaptertest.ConsumerName)
+		if armed == op && (queue == source || queue == dlq) {
+			delete(h.fails, source)
+			return fmt.Errorf("adaptertest: injected failure of the %s copy for %s", op, source)
+		}
+	}
+	return nil
 }
 
 func (h *harness) NewSource(t testing.TB, source, name string) consumer.Source {
@@ -80,6 +147,7 @@ func (h *harness) NewSource(t testing.TB, source, name string) consumer.Source {
 		WaitTimeSeconds: 1,
 		Receivers:       1,
 		Logger:          quietLogger(),
+		Client:          hookedClient(h.endpoint, h.hook),
 	})
 	if err != nil {
 		t.Fatal(err)

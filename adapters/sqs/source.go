@@ -20,9 +20,9 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// Source reads one SQS queue for one consumer. It implements consumer.Source
-// and consumer.BacklogReporter; its deliveries implement consumer.Delivery and
-// consumer.Leased. Create it with New.
+// Source reads one SQS queue for one consumer. It implements consumer.Source,
+// consumer.Prober, consumer.ConsumerNamer and consumer.BacklogReporter; its deliveries implement
+// consumer.Delivery, consumer.Leased and consumer.CopyTrimmer. Create it with New.
 type Source struct {
 	cfg        Config
 	client     *awssqs.Client
@@ -33,9 +33,12 @@ type Source struct {
 	dlq        string
 	fifo       bool
 	visibility time.Duration
+	maxSize    int // SQS's size limit on a copy (see Config.MaxMessageSize)
 
-	ctx      context.Context // the source's lifetime: receive calls and renewals
+	ctx      context.Context // the source's lifetime: renewals and release of lost leases
 	cancel   context.CancelFunc
+	recvCtx  context.Context // receive calls: outlives Close's start, see Close
+	stopRecv context.CancelFunc
 	calls    sync.WaitGroup // receive calls in flight
 	acks     *acker
 	renewals *renewer
@@ -52,16 +55,6 @@ type Source struct {
 	retried   map[string]retryContext // SQS message ID → failure context of its last retry
 	done      chan struct{}
 }
-
-// retryContext is the failure context of a retried message, kept in memory
-// until the message comes back (SQS cannot change a message's attributes).
-type retryContext struct {
-	headers map[string]string
-	expires time.Time
-}
-
-// maxRetryContexts bounds the retry contexts kept in memory.
-const maxRetryContexts = 100_000
 
 // New connects to SQS, resolves (or creates, with CreateQueues) the source and
 // dead-letter queues, reads the source queue's attributes and checks its
@@ -92,6 +85,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	s.log = cfg.Logger.With("queue", s.queue, "consumer", cfg.Consumer, "broker", "sqs")
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.recvCtx, s.stopRecv = context.WithCancel(context.Background())
 	s.acks = newAcker(s)
 	s.renewals = newRenewer(s)
 	return s, nil
@@ -147,6 +141,12 @@ func (s *Source) resolve(ctx context.Context) error {
 	s.fifo = attrs[string(types.QueueAttributeNameFifoQueue)] == "true"
 
 	var errs []error
+	if s.maxSize = cfg.MaxMessageSize; s.maxSize == 0 {
+		s.maxSize = MaxMessageSizeDefault
+		if n, err := strconv.Atoi(attrs[string(types.QueueAttributeNameMaximumMessageSize)]); err == nil && n >= minMessageSize {
+			s.maxSize = n
+		}
+	}
 	s.visibility = cfg.VisibilityTimeout
 	if s.visibility == 0 {
 		secs, err := strconv.Atoi(attrs[string(types.QueueAttributeNameVisibilityTimeout)])
@@ -232,8 +232,12 @@ func (s *Source) queueURLFor(ctx context.Context, name string, create bool) (str
 }
 
 // Capabilities reports SQS's capabilities: native delay (by visibility) up to
-// MaxVisibility − MaxExtension, a broker delivery count, lease renewal, no
-// partitions.
+// MaxVisibility − MaxExtension (SQS counts its 12-hour limit from the receive,
+// and a delivery is settled at most MaxExtension after it), a broker delivery
+// count, lease renewal, no partitions. Consumer names split the queue (no
+// fan-out: each name has its own dead-letter queue and claims, but not its own
+// copy of the messages), and nothing is fetched before Receive asks (no
+// prefetch).
 func (s *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{
 		Broker:        "sqs",
@@ -241,8 +245,29 @@ func (s *Source) Capabilities() consumer.Capabilities {
 		MaxDelay:      MaxVisibility - s.cfg.MaxExtension,
 		DeliveryCount: true,
 		LeaseRenewal:  true,
+		FanOut:        false,
+		Prefetch:      0,
 	}
 }
+
+// Probe reports whether SQS answers for the source queue, with one
+// GetQueueAttributes call for one attribute. The runtime calls it when a
+// settlement failed, to tell an SQS outage (hold and pause) from a failure of
+// one message (its attempt counts).
+func (s *Source) Probe(ctx context.Context) error {
+	_, err := s.client.GetQueueAttributes(ctx, &awssqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(s.queueURL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameVisibilityTimeout},
+	})
+	if err != nil {
+		return fmt.Errorf("oncely/sqs: probing queue %s: %w", s.queue, err)
+	}
+	return nil
+}
+
+// ConsumerName is the consumer name the Source was opened for, Config.Consumer
+// (see consumer.ConsumerNamer): it names the dead-letter queue.
+func (s *Source) ConsumerName() string { return s.cfg.Consumer }
 
 // QueueURL returns the source queue's URL.
 func (s *Source) QueueURL() string { return s.queueURL }
@@ -325,7 +350,7 @@ func (s *Source) receive(n int) {
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		AttributeNames:              []types.QueueAttributeName{types.QueueAttributeNameAll}, //lint:ignore SA1019 the emulator reads only this field
 	}
-	out, err := s.client.ReceiveMessage(s.ctx, in)
+	out, err := s.client.ReceiveMessage(s.recvCtx, in)
 	at := time.Now()
 	var ds []*delivery
 	if err == nil {
@@ -338,19 +363,18 @@ func (s *Source) receive(n int) {
 	s.asked -= n
 	s.inflight--
 	switch {
-	case s.closed && s.killed:
+	case s.killed:
 		s.mu.Unlock()
 		return
 	case s.closed:
-		s.mu.Unlock()
-		// Close is releasing what it knows of; release these too.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.release(ctx, ds); err != nil {
-			s.log.Warn("releasing messages received during close", "error", err)
+		// Close waits for this call and then releases every unsettled
+		// delivery, these included.
+		for _, d := range ds {
+			s.unsettled[d] = struct{}{}
 		}
+		s.mu.Unlock()
 		return
-	case err != nil && s.ctx.Err() == nil:
+	case err != nil && s.recvCtx.Err() == nil:
 		s.recvErr = fmt.Errorf("oncely/sqs: receiving from %s: %w", s.queue, err)
 	}
 	for _, d := range ds {
@@ -363,150 +387,6 @@ func (s *Source) receive(n int) {
 	case s.arrived <- struct{}{}:
 	default:
 	}
-}
-
-// Close stops intake, sends the pending batched deletes, and releases every
-// unsettled delivery (visibility set to 0) so SQS redelivers it at once. It
-// is idempotent.
-func (s *Source) Close(ctx context.Context) error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	close(s.done)
-	s.mu.Unlock()
-	s.cancel()
-	s.calls.Wait()
-	s.renewals.wait()
-	s.acks.close()
-
-	s.mu.Lock()
-	ds := make([]*delivery, 0, len(s.unsettled))
-	for d := range s.unsettled {
-		ds = append(ds, d)
-	}
-	s.buf = nil
-	s.mu.Unlock()
-	return s.release(ctx, ds)
-}
-
-// kill stops the source as a crash would: no deletes are flushed, nothing is
-// released, renewals stop. The messages reappear after their visibility
-// timeout. For tests.
-func (s *Source) kill() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	s.killed = true
-	close(s.done)
-	ds := make([]*delivery, 0, len(s.unsettled))
-	for d := range s.unsettled {
-		ds = append(ds, d)
-	}
-	s.mu.Unlock()
-	for _, d := range ds {
-		d.stopRenewal()
-	}
-	s.cancel()
-	s.calls.Wait()
-	s.renewals.wait()
-	s.acks.kill()
-}
-
-// release stops the renewal of ds and makes them visible again.
-func (s *Source) release(ctx context.Context, ds []*delivery) error {
-	var errs []error
-	for chunk := range chunks(ds, maxBatch) {
-		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, 0, len(chunk))
-		for i, d := range chunk {
-			d.stopRenewal()
-			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
-				Id:                aws.String(strconv.Itoa(i)),
-				ReceiptHandle:     aws.String(d.receipt),
-				VisibilityTimeout: 0,
-			})
-		}
-		out, err := s.client.ChangeMessageVisibilityBatch(ctx, &awssqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(s.queueURL), Entries: entries})
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, f := range out.Failed {
-			switch aws.ToString(f.Code) {
-			case "ReceiptHandleIsInvalid", "MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight":
-				// Deleted through another receipt, or already visible:
-				// nothing to release.
-				continue
-			}
-			errs = append(errs, fmt.Errorf("entry %s: %s: %s", aws.ToString(f.Id), aws.ToString(f.Code), aws.ToString(f.Message)))
-		}
-	}
-	if len(errs) > 0 {
-		// The messages still reappear once their visibility timeout passes.
-		return fmt.Errorf("oncely/sqs: releasing unsettled messages of %s: %w", s.queue, errors.Join(errs...))
-	}
-	return nil
-}
-
-func chunks[T any](s []T, n int) func(func([]T) bool) {
-	return func(yield func([]T) bool) {
-		for len(s) > 0 {
-			k := min(n, len(s))
-			if !yield(s[:k]) {
-				return
-			}
-			s = s[k:]
-		}
-	}
-}
-
-// settled forgets d once it is settled, and its retry context unless it was
-// retried.
-func (s *Source) settled(d *delivery, retried bool) {
-	s.mu.Lock()
-	delete(s.unsettled, d)
-	if !retried {
-		delete(s.retried, d.sqsID)
-	}
-	s.mu.Unlock()
-}
-
-// rememberRetry keeps the failure context of a retried message until it is
-// received again, so the next attempt's handler and a later dead-letter copy
-// see it. Entries expire after the delay plus two visibility timeouts.
-func (s *Source) rememberRetry(sqsID string, headers map[string]string, after time.Duration) {
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.retried) >= maxRetryContexts {
-		for id, rc := range s.retried {
-			if now.After(rc.expires) || len(s.retried) >= maxRetryContexts {
-				delete(s.retried, id)
-			}
-		}
-	}
-	s.retried[sqsID] = retryContext{headers: headers, expires: now.Add(after + 2*s.visibility + time.Minute)}
-}
-
-// retryHeaders returns the failure context remembered for sqsID, or nil.
-// The caller must not modify it.
-func (s *Source) retryHeaders(sqsID string) map[string]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rc, ok := s.retried[sqsID]
-	if !ok {
-		return nil
-	}
-	if time.Now().After(rc.expires) {
-		delete(s.retried, sqsID)
-		return nil
-	}
-	return rc.headers
 }
 
 // Backlog reports the source queue's messages (visible plus in flight) and

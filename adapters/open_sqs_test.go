@@ -1,0 +1,141 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	smithymw "github.com/aws/smithy-go/middleware"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/adapters/adaptertest"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
+)
+
+// dedupIDs records the MessageDeduplicationIds a client sends to a queue.
+type dedupIDs struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (d *dedupIDs) middleware(st *smithymw.Stack) error {
+	return st.Initialize.Add(smithymw.InitializeMiddlewareFunc("oncely-test-dedup",
+		func(ctx context.Context, in smithymw.InitializeInput, next smithymw.InitializeHandler) (smithymw.InitializeOutput, smithymw.Metadata, error) {
+			if b, ok := in.Parameters.(*awssqs.SendMessageBatchInput); ok {
+				d.mu.Lock()
+				for _, e := range b.Entries {
+					d.ids = append(d.ids, aws.ToString(e.MessageDeduplicationId))
+				}
+				d.mu.Unlock()
+			}
+			return next.HandleInitialize(ctx, in)
+		}), smithymw.Before)
+}
+
+func (d *dedupIDs) all() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.ids...)
+}
+
+// TestSQSFIFORedriveDedup: on a FIFO queue a message published, dead-lettered
+// and redriven twice within SQS's five-minute deduplication window comes back
+// every time: each redrive sends its own MessageDeduplicationId (neither the
+// message ID nor an earlier redrive's), while the message ID stays.
+//
+// local-aws-sqs 2.0.2 deduplicates only against messages still in the queue,
+// not for five minutes after a deletion as SQS does, so on the emulator the
+// message would come back even with the message ID as the deduplication ID:
+// the recorded IDs are what the test asserts for that.
+func TestSQSFIFORedriveDedup(t *testing.T) {
+	endpoint := testenv.SQS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&visibility_timeout=5s&wait=1")
+	require.NoError(t, err)
+	opened, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	b := opened.(*sqsBroker)
+	defer func() { _ = b.Close() }()
+	rec := &dedupIDs{}
+	b.client = awssqs.New(b.client.Options(), func(o *awssqs.Options) { o.APIOptions = append(o.APIOptions, rec.middleware) })
+	b.cfg.Client = b.client
+
+	source := fmt.Sprintf("oncely-redrive-%08x.fifo", rand.Uint32())
+	const name = "ledger"
+	require.NoError(t, b.Publish(ctx, source, &consumer.Message{ID: "m-1", Key: "g", Body: []byte("body")}))
+	// deadLetter receives the message once and dead-letters it.
+	deadLetter := func() {
+		t.Helper()
+		src, err := b.Source(ctx, source, name)
+		require.NoError(t, err)
+		d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+		m := d.Message()
+		require.Equal(t, "m-1", m.ID)
+		require.Equal(t, "body", string(m.Body))
+		h := consumer.FailureHeaders(m, consumer.Failure{Consumer: name, Err: errors.New("boom"), Reason: consumer.ReasonPermanent, NextAttempt: m.Attempt})
+		require.NoError(t, d.DeadLetter(ctx, h))
+		require.NoError(t, src.Close(ctx))
+	}
+	deadLetter()
+	res, err := b.Redrive(ctx, source, name, RedriveOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Redriven)
+	deadLetter() // the redriven copy came back and failed again
+	res, err = b.Redrive(ctx, source, name, RedriveOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Redriven)
+
+	src, err := b.Source(ctx, source, name)
+	require.NoError(t, err)
+	d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	require.Equal(t, "m-1", d.Message().ID, "the second redrive within five minutes came back too")
+	require.NoError(t, d.Ack(ctx))
+	adaptertest.AssertQuiet(t, src, time.Second)
+	require.NoError(t, src.Close(ctx))
+
+	ids := rec.all()
+	require.Len(t, ids, 3, "one publish and two redrives")
+	require.Equal(t, "m-1", ids[0], "Publish deduplicates by message ID")
+	require.NotEqual(t, "m-1", ids[1])
+	require.NotEqual(t, "m-1", ids[2])
+	require.NotEqual(t, ids[1], ids[2], "each redrive has its own deduplication ID")
+}
+
+// TestSQSFIFOPublishLongID: a FIFO publish of an ID SQS does not take as a
+// deduplication ID (over 128 characters, or not ASCII) is deduplicated by its
+// SHA-256 and arrives; twice published, it is kept once.
+func TestSQSFIFOPublishLongID(t *testing.T) {
+	endpoint := testenv.SQS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1")
+	require.NoError(t, err)
+	b, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer func() { _ = b.Close() }()
+	source := fmt.Sprintf("oncely-longid-%08x.fifo", rand.Uint32())
+	long := strings.Repeat("é", 100) // 200 bytes
+	m := &consumer.Message{ID: long, Key: "g", Body: []byte("body")}
+	require.NoError(t, b.Publish(ctx, source, m))
+	require.NoError(t, b.Publish(ctx, source, m))
+	src, err := b.Source(ctx, source, "ledger")
+	require.NoError(t, err)
+	d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	require.Equal(t, long, d.Message().ID)
+	require.NoError(t, d.Ack(ctx))
+	adaptertest.AssertQuiet(t, src, time.Second)
+	require.NoError(t, src.Close(ctx))
+	require.Equal(t, "abc", publishDedupID(&consumer.Message{ID: "abc"}))
+	require.Len(t, publishDedupID(m), len("sha256-")+64)
+}
