@@ -21,13 +21,20 @@ type delivery struct {
 	msg     *consumer.Message
 	gen     uint32
 	settled atomic.Bool
+	trimmed atomic.Bool // the copy last produced was trimmed (see copy.go)
 }
 
 var (
 	_ consumer.Delivery       = (*delivery)(nil)
 	_ consumer.Leased         = (*delivery)(nil)
 	_ consumer.LeaseContexter = (*delivery)(nil)
+	_ consumer.CopyTrimmer    = (*delivery)(nil)
 )
+
+// CopyTrimmed reports whether the retry or dead-letter copy produced by the
+// last successful Retry or DeadLetter was trimmed to fit the broker's size
+// limit (failure headers shortened, or a dead letter's body removed).
+func (d *delivery) CopyTrimmed() bool { return d.trimmed.Load() }
 
 // Message returns the record as a Message.
 func (d *delivery) Message() *consumer.Message { return d.msg }
@@ -82,7 +89,10 @@ func (d *delivery) Ack(context.Context) error {
 }
 
 // Retry produces a copy to the retry topic of tier Tiers.Tier(after), waits
-// for the broker's acknowledgement, then marks the original settled. With
+// for the broker's acknowledgement, then marks the original settled. A
+// delay beyond the longest tier is honoured by hopping (see hop.go). A copy
+// too large for the topic even after trimming is refused with an error
+// wrapping consumer.ErrCopyRefused (see copy.go). With
 // RetryInPlace it rewinds the partition instead (see RetryInPlace). A
 // delivery that lost its lease produces nothing: the record comes again
 // from the partition's new owner.
@@ -101,19 +111,23 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 	if _, ok := headers[consumer.HeaderRetryNotBefore]; !ok {
 		headers = withHeader(headers, consumer.HeaderRetryNotBefore, time.Now().Add(after).UTC().Format(time.RFC3339Nano))
 	}
-	return d.copyTo(ctx, s.byTier[s.cfg.Tiers.Tier(after)], headers)
+	return d.copyTo(ctx, s.byTier[s.cfg.Tiers.Tier(after)], headers, false)
 }
 
 // DeadLetter produces a copy to "<topic>.<group>.dlq", waits for the
-// broker's acknowledgement, then marks the original settled.
+// broker's acknowledgement, then marks the original settled. A copy too
+// large for the topic is trimmed, down to removing its body (see copy.go).
 func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) error {
 	if d.settled.Load() {
 		return consumer.ErrAlreadySettled
 	}
-	return d.copyTo(ctx, d.p.s.dlq, headers)
+	return d.copyTo(ctx, d.p.s.dlq, headers, true)
 }
 
-func (d *delivery) copyTo(ctx context.Context, topic string, headers map[string]string) error {
+// copyTo produces a copy of d's record to topic (dead: a dead letter) and,
+// once the broker acknowledged it, settles d. A failed produce leaves d
+// unsettled.
+func (d *delivery) copyTo(ctx context.Context, topic string, headers map[string]string, dead bool) error {
 	if !d.current() {
 		d.settled.Store(true)
 		return nil
@@ -121,10 +135,11 @@ func (d *delivery) copyTo(ctx context.Context, topic string, headers map[string]
 	if _, ok := headers[consumer.HeaderMessageID]; !ok && d.msg.ID != "" {
 		headers = withHeader(headers, consumer.HeaderMessageID, d.msg.ID)
 	}
-	r := &kgo.Record{Topic: topic, Key: d.e.rec.Key, Value: d.e.rec.Value, Headers: recordHeaders(headers)}
-	if err := d.p.s.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+	trimmed, err := d.produceCopy(ctx, topic, headers, dead)
+	if err != nil {
 		return fmt.Errorf("kafka: producing copy of %s[%d]@%d to %s: %w", d.msg.Source, d.msg.Partition, d.msg.Offset, topic, err)
 	}
+	d.trimmed.Store(trimmed)
 	if !d.settled.CompareAndSwap(false, true) {
 		return consumer.ErrAlreadySettled
 	}
@@ -136,11 +151,15 @@ func (d *delivery) copyTo(ctx context.Context, topic string, headers map[string]
 func (s *Source) settle(d *delivery) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !d.currentLocked() {
-		return
+	if d.currentLocked() {
+		s.settleLocked(d.p, d.e)
 	}
-	p := d.p
-	p.settle(d.e)
+}
+
+// settleLocked marks e, delivered or hopping, settled: its offset may be
+// committed once the ones before it are.
+func (s *Source) settleLocked(p *partition, e *entry) {
+	p.settle(e)
 	if p.drained != nil && p.inflight == 0 {
 		close(p.drained)
 		p.drained = nil

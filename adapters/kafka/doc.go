@@ -49,6 +49,17 @@
 // in oncely-original-source. Retry topics give up key order for the retried
 // record; RetryInPlace keeps it at the cost of stalling the partition.
 //
+// A tier's record still not due once its tier's delay passed since it was
+// produced hops: it is produced again to the end of its tier, and its offset
+// is committed once the broker acknowledged that copy, so one far-future
+// retry never holds back the records behind it and any delay is honoured
+// (Capabilities.MaxDelay is ClaimRetention). Retry and dead-letter copies
+// are fitted to the smaller of the producer's batch limit and the copy
+// topic's max.message.bytes (consumer.FitCopy; a dead letter may lose its
+// body, a retry copy that cannot fit is refused with consumer.ErrCopyRefused),
+// and deliveries report trimmed copies (consumer.CopyTrimmer). Source.Probe
+// (consumer.Prober) asks the brokers for the topics' metadata.
+//
 // New creates the source, retry and dead-letter topics when absent
 // (TopicPartitions, ReplicationFactor), and fails with ErrTopicCreation when
 // the broker refuses.

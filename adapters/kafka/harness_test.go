@@ -110,7 +110,8 @@ func (h *harness) NewSource(t testing.TB, source, name string) consumer.Source {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	h.track(source, s)
+	return namedSource{s, name}
 }
 
 func (h *harness) producer(t testing.TB) *kgo.Client {

@@ -104,7 +104,7 @@ func TestPlainProducerHeaders(t *testing.T) {
 	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		rec.add(m)
 		return nil
-	}), consumer.Config{Name: "plain"})
+	}), consumer.Config{Name: group})
 	adaptertest.WaitUntil(t, 20*time.Second, "three records", func() bool { return rec.len() >= 3 })
 	stop()
 
@@ -149,7 +149,7 @@ func TestRetryTiers(t *testing.T) {
 			return fmt.Errorf("attempt %d failed", m.Attempt)
 		}
 		return nil
-	}), consumer.Config{Name: "tiers", Retry: retry.Policy{MaxAttempts: 3, InitialInterval: 150 * time.Millisecond, Multiplier: 3, Jitter: retry.NoJitter}})
+	}), consumer.Config{Name: group, Retry: retry.Policy{MaxAttempts: 3, InitialInterval: 150 * time.Millisecond, Multiplier: 3, Jitter: retry.NoJitter}})
 	adaptertest.WaitUntil(t, 20*time.Second, "the third attempt", func() bool { return rec.len() >= 3 })
 	stop()
 
@@ -173,7 +173,7 @@ func TestRetryTiers(t *testing.T) {
 		require.Equal(t, topic, m.Header(consumer.HeaderOriginalSource))
 		require.Equal(t, strconv.Itoa(int(got[0].Partition)), m.Header(consumer.HeaderOriginalPartition))
 		require.Equal(t, strconv.FormatInt(got[0].Offset, 10), m.Header(consumer.HeaderOriginalOffset))
-		require.Equal(t, "tiers", m.Header(consumer.HeaderConsumer))
+		require.Equal(t, group, m.Header(consumer.HeaderConsumer))
 		nb := consumer.NotBeforeFromHeaders(m.Headers)
 		require.False(t, nb.IsZero())
 		require.False(t, rec.at[i].Before(nb), "handled before %s", consumer.HeaderRetryNotBefore)
@@ -231,7 +231,7 @@ func TestDeadLetterTopic(t *testing.T) {
 	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		rec.add(m)
 		return errors.New("always broken")
-	}), consumer.Config{Name: "dl", Retry: retry.Policy{MaxAttempts: 2, InitialInterval: 100 * time.Millisecond, Jitter: retry.NoJitter}})
+	}), consumer.Config{Name: group, Retry: retry.Policy{MaxAttempts: 2, InitialInterval: 100 * time.Millisecond, Jitter: retry.NoJitter}})
 	dl := readAll(t, addrs, DeadLetterTopic(topic, group), 1, 20*time.Second)
 	stop()
 
@@ -282,7 +282,7 @@ func TestCrashRedeliveryDeduped(t *testing.T) {
 	// First consumer: commits never happen (huge interval), then it crashes.
 	first := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, CommitInterval: time.Hour})
 	dups := &countObserver{}
-	c1, err := consumer.New(first, h, consumer.Config{Name: "crash", Logger: testLogger()}, middleware.Idempotency(st))
+	c1, err := consumer.New(first, h, consumer.Config{Name: group, Logger: testLogger()}, middleware.Idempotency(st))
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- c1.Run(context.Background()) }()
@@ -298,7 +298,7 @@ func TestCrashRedeliveryDeduped(t *testing.T) {
 	<-done
 
 	second := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group})
-	stop := runConsumer(t, second, h, consumer.Config{Name: "crash", Observer: dups}, middleware.Idempotency(st))
+	stop := runConsumer(t, second, h, consumer.Config{Name: group, Observer: dups}, middleware.Idempotency(st))
 	adaptertest.WaitUntil(t, 20*time.Second, "the redelivered records to be absorbed", func() bool { return dups.count(consumer.OutcomeDuplicate) >= n })
 	stop()
 	mu.Lock()
@@ -362,7 +362,7 @@ func TestKeyOrderSinglePartition(t *testing.T) {
 		handled++
 		require.Equal(t, int32(0), m.Partition)
 		return nil
-	}), consumer.Config{Name: "order", Concurrency: 16})
+	}), consumer.Config{Name: group, Concurrency: 16})
 	adaptertest.WaitUntil(t, 30*time.Second, "every record", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -412,7 +412,7 @@ func TestRetryInPlaceOrder(t *testing.T) {
 		i, _ := strconv.Atoi(string(m.Body))
 		order[m.Key] = append(order[m.Key], i)
 		return nil
-	}), consumer.Config{Name: "inplace", Concurrency: 8, Retry: retry.Policy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond, Multiplier: 1, Jitter: retry.NoJitter}})
+	}), consumer.Config{Name: group, Concurrency: 8, Retry: retry.Policy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond, Multiplier: 1, Jitter: retry.NoJitter}})
 	adaptertest.WaitUntil(t, 20*time.Second, "every record", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -720,7 +720,7 @@ func TestKcatProducedRecords(t *testing.T) {
 	stop := runConsumer(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		rec.add(m)
 		return nil
-	}), consumer.Config{Name: "kcat"})
+	}), consumer.Config{Name: group})
 	adaptertest.WaitUntil(t, 30*time.Second, "three records", func() bool { return rec.len() >= 3 })
 	stop()
 	got := rec.all()

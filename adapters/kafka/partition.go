@@ -18,6 +18,7 @@ import (
 const (
 	held      uint8 = iota // taken from the broker, not handed to the runtime
 	delivered              // handed out, not settled
+	hopping                // a retry tier's record being re-published (see hop)
 	done                   // settled
 )
 
@@ -43,6 +44,10 @@ type entryExtra struct {
 	// notBefore: the entry is not delivered before; zero: at once. Set for
 	// records of retry tiers and for in-place retries.
 	notBefore time.Time
+	// hopAt, set only before notBefore, is when a retry tier's record that
+	// is still not due hops (see Source.hop) instead of holding its
+	// partition any longer; zero: never.
+	hopAt time.Time
 	// retryHeaders replace the record's headers on an in-place redelivery.
 	retryHeaders map[string]string
 }
@@ -63,6 +68,18 @@ func (e *entry) notBefore() time.Time {
 	return e.x.notBefore
 }
 
+// dueAt returns when e stops holding its partition back: when it is due,
+// or earlier when it hops; zero: at once.
+func (e *entry) dueAt() time.Time {
+	if e.x == nil {
+		return time.Time{}
+	}
+	if !e.x.hopAt.IsZero() {
+		return e.x.hopAt
+	}
+	return e.x.notBefore
+}
+
 // partition tracks one owned topic partition. All fields but s, tp and
 // lease (set at creation) are guarded by Source.mu.
 type partition struct {
@@ -75,7 +92,7 @@ type partition struct {
 	entries  []*entry
 	buf      []*entry
 	cursor   int
-	inflight int // entries in state delivered
+	inflight int // entries in state delivered or hopping
 
 	owned       bool
 	lease       context.Context // done when the partition is revoked or lost
@@ -117,6 +134,8 @@ func (p *partition) add(es []entry) {
 func (p *partition) outstanding() int { return len(p.entries) }
 
 // take delivers due entries from the cursor on, up to max deliveries in out.
+// An entry not due whose hop time has come starts hopping (see Source.hop)
+// and no longer holds the entries behind it.
 func (p *partition) take(out []consumer.Delivery, max int, now time.Time) []consumer.Delivery {
 	for p.cursor < len(p.entries) && len(out) < max {
 		e := p.entries[p.cursor]
@@ -125,7 +144,14 @@ func (p *partition) take(out []consumer.Delivery, max int, now time.Time) []cons
 			continue
 		}
 		if nb := e.notBefore(); !nb.IsZero() && now.Before(nb) {
-			break
+			if h := e.x.hopAt; h.IsZero() || now.Before(h) {
+				break
+			}
+			e.state = hopping
+			p.inflight++
+			p.cursor++
+			p.s.startHop(p, e)
+			continue
 		}
 		e.state = delivered
 		e.gen++
@@ -141,13 +167,14 @@ func (p *partition) take(out []consumer.Delivery, max int, now time.Time) []cons
 	return out
 }
 
-// waitingAt reports whether the next entry to deliver is not due at now.
+// waitingAt reports whether the next entry to deliver is neither due nor
+// due to hop at now.
 func (p *partition) waitingAt(now time.Time) bool {
 	if p.cursor >= len(p.entries) {
 		return false
 	}
-	nb := p.entries[p.cursor].notBefore()
-	return !nb.IsZero() && now.Before(nb)
+	d := p.entries[p.cursor].dueAt()
+	return !d.IsZero() && now.Before(d)
 }
 
 // settle marks e done and drops settled entries from the front.
@@ -188,7 +215,10 @@ func (p *partition) commitPoint() (kgo.EpochOffset, bool) {
 // or header value keeps that string alive, as a retained Body keeps
 // franz-go's fetch buffer). A record without headers, or whose only header
 // is its ID header, gets no Headers map (see the package documentation).
-func (s *Source) newEntries(recs []*kgo.Record, tier bool) []entry {
+// tier is the delay of the retry tier the records come from, zero for the
+// source topic: a tier's record waits for its not-before header, and hops
+// once its tier's delay passed (see hopTime).
+func (s *Source) newEntries(recs []*kgo.Record, tier time.Duration) []entry {
 	n := 0
 	for _, r := range recs {
 		n += len(r.Key)
@@ -206,6 +236,7 @@ func (s *Source) newEntries(recs []*kgo.Record, tier bool) []entry {
 	}
 	rest := b.String()
 	es := make([]entry, len(recs))
+	var now time.Time // taken once, for the first record of a tier
 	for i, r := range recs {
 		e := &es[i]
 		e.rec = r
@@ -222,9 +253,16 @@ func (s *Source) newEntries(recs []*kgo.Record, tier bool) []entry {
 			id = s.idFrom(h)
 		}
 		s.fill(&e.m0, r, key, id, h)
-		if tier {
+		if tier > 0 {
 			if nb := consumer.NotBeforeFromHeaders(h); !nb.IsZero() {
-				e.extra().notBefore = nb
+				x := e.extra()
+				x.notBefore = nb
+				if now.IsZero() {
+					now = time.Now()
+				}
+				if hop := hopTime(r.Timestamp, now, tier); hop.Before(nb) {
+					x.hopAt = hop
+				}
 			}
 		}
 	}
@@ -236,7 +274,7 @@ func (s *Source) newEntries(recs []*kgo.Record, tier bool) []entry {
 // is nil.
 func (s *Source) message(r *kgo.Record, h map[string]string) *consumer.Message {
 	if h == nil {
-		return &s.newEntries([]*kgo.Record{r}, false)[0].m0
+		return &s.newEntries([]*kgo.Record{r}, 0)[0].m0
 	}
 	h = maps.Clone(h)
 	m := new(consumer.Message)

@@ -31,7 +31,7 @@ func TestNewEntriesMessages(t *testing.T) {
 		{Topic: "t", Key: []byte("k4"), Headers: h(consumer.HeaderMessageID, ""), Offset: 14},
 		{Topic: "t", Key: []byte("k5"), Headers: h("x-b", "2", HeaderCloudEventsID, "ce-5", consumer.HeaderMessageID, "id-5"), Offset: 15},
 	}
-	es := s.newEntries(recs, false)
+	es := s.newEntries(recs, 0)
 	require.Len(t, es, len(recs))
 	type want struct {
 		id, key string
@@ -74,7 +74,7 @@ func TestPartitionCommitPointAndBuffer(t *testing.T) {
 			recs[i] = &kgo.Record{Topic: "t", Offset: off, LeaderEpoch: 7}
 			off++
 		}
-		p.add(s.newEntries(recs, false))
+		p.add(s.newEntries(recs, 0))
 		peak = max(peak, p.outstanding())
 		for _, d := range p.take(nil, n, time.Now()) {
 			unsettled = append(unsettled, d.(*delivery).e)

@@ -40,6 +40,7 @@ func TestAtLeastOnceAcrossRebalances(t *testing.T) {
 	require.NoError(t, err)
 	store, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
 	require.NoError(t, err)
+	defer func() { require.NoError(t, store.Close(context.Background())) }() // stops its background pruner
 
 	const n, partitions = 20000, 6
 	addrs := brokers(t)

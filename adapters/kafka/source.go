@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,8 +18,9 @@ import (
 
 // Source is a consumer.Source reading a Kafka topic (and its retry topics)
 // as a consumer group, with manual commits after processing. It implements
-// consumer.Source, consumer.BacklogReporter, and its deliveries implement
-// consumer.Leased. Create one with New.
+// consumer.Source, consumer.BacklogReporter, consumer.Prober and
+// consumer.ConsumerNamer, and its deliveries implement consumer.Leased and
+// consumer.CopyTrimmer. Create one with New.
 //
 // Guarantees: an offset is committed only when it and every offset before it
 // in its partition were settled (acked, or copied to a retry or dead-letter
@@ -35,6 +37,13 @@ type Source struct {
 	dlq    string
 	topics []string // consumed: the source, then the retry tiers
 	byTier map[time.Duration]string
+	tierOf map[string]time.Duration // the inverse of byTier
+	hops   sync.WaitGroup           // running hops (see hop.go)
+
+	// Copy size limits (see copy.go): the producer's batch limit as
+	// configured, and the copy topics' max.message.bytes where known.
+	producerMax func(string) int32
+	topicMax    map[string]int32
 
 	// The retry tiers' topics are paused until the first poll returns or
 	// tierStartDelay has passed (see startTiers).
@@ -80,6 +89,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		log:     cfg.Logger.With("broker", "kafka", "topic", cfg.Topic, "group", cfg.Group),
 		dlq:     DeadLetterTopic(cfg.Topic, cfg.Group),
 		byTier:  make(map[time.Duration]string),
+		tierOf:  make(map[string]time.Duration),
 		parts:   make(map[tp]*partition),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -90,6 +100,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		for _, d := range cfg.Tiers {
 			t := RetryTopic(cfg.Topic, cfg.Group, d)
 			s.byTier[d] = t
+			s.tierOf[t] = d
 			consumed = append(consumed, t)
 		}
 	}
@@ -103,11 +114,22 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	err = checkOpts(admCl)
 	if err == nil {
-		err = ensureTopics(ctx, kadm.NewClient(admCl), append(consumed, s.dlq), cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
+		err = ensureTopics(ctx, admCl, append(consumed, s.dlq), cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
+	}
+	if err == nil {
+		s.producerMax, _ = admCl.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32)
+		var lerr error
+		s.topicMax, lerr = copyLimits(ctx, kadm.NewClient(admCl), append(slices.Clone(consumed[1:]), s.dlq))
+		if lerr != nil {
+			s.log.Warn("could not describe max.message.bytes of the retry and dead-letter topics; copies are fitted to the producer's limit only", "error", lerr)
+		}
 	}
 	admCl.Close()
 	if err != nil {
 		return nil, err
+	}
+	if s.producerMax == nil {
+		return nil, errors.New("kafka: the producer's batch limit (ProducerBatchMaxBytes) is unknown")
 	}
 
 	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault)}, cfg.Opts...),
@@ -120,6 +142,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		kgo.OnPartitionsAssigned(s.onAssigned),
 		kgo.OnPartitionsRevoked(s.onRevoked),
 		kgo.OnPartitionsLost(s.onLost),
+		kgo.ProducerBatchMaxBytesFn(s.batchLimit),
 	)
 	if cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
@@ -143,16 +166,33 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 
 // Capabilities reports Kafka's capability table: partitioned, retries honour
 // their delay (retry topics or in-place), no broker delivery counter (the
-// attempt travels in the oncely-attempt header), no lease to renew.
-// MaxDelay is ClaimRetention (zero: no limit).
+// attempt travels in the oncely-attempt header), no lease to renew, fan-out
+// (each consumer name is its own consumer group and gets every record), no
+// prefetch (records are fetched for Receive only).
+//
+// MaxDelay is ClaimRetention (zero: no limit). The tiers themselves honour
+// any delay: a copy not yet due when its tier's delay passed hops to the end
+// of its tier again (see hop.go), so neither the longest tier nor a tier
+// topic's retention bounds the delay. Only the idempotency claims do: a
+// retried copy arriving after the claim of a duplicate that succeeded was
+// pruned would run twice.
 func (s *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{
 		Broker:      "kafka",
 		Partitioned: true,
 		NativeDelay: true,
 		MaxDelay:    s.cfg.ClaimRetention,
+		FanOut:      true,
+		Prefetch:    0,
 	}
 }
+
+var _ consumer.ConsumerNamer = (*Source)(nil)
+
+// ConsumerName returns Config.Group: the consumer name this Source was
+// opened for, which names its consumer group, retry and dead-letter topics.
+// consumer.New refuses a Config.Name other than it.
+func (s *Source) ConsumerName() string { return s.cfg.Group }
 
 // Receive polls at most max records (and at most MaxPollRecords), after
 // first handing out records held back earlier that are now due. It blocks
@@ -253,11 +293,17 @@ func (s *Source) absorb(fs kgo.Fetches, max int) ([]consumer.Delivery, error) {
 	var batches []batch
 	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
 		if len(ftp.Records) > 0 {
-			batches = append(batches, batch{tp{ftp.Topic, ftp.Partition}, s.newEntries(ftp.Records, ftp.Topic != s.cfg.Topic)})
+			batches = append(batches, batch{tp{ftp.Topic, ftp.Partition}, s.newEntries(ftp.Records, s.tierOf[ftp.Topic])})
 		}
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed.Load() {
+		// Close ran or is running: hand out nothing it could no longer
+		// release. The records are not committed, so the group's next
+		// owner gets them.
+		return nil, consumer.ErrSourceClosed
+	}
 	touched := make([]*partition, 0, len(batches))
 	for _, b := range batches {
 		p := s.parts[b.k]
@@ -315,13 +361,13 @@ func (s *Source) takeLocked(out []consumer.Delivery, max int, now time.Time) []c
 	return out
 }
 
-// nextDueLocked returns the earliest due time of a waiting partition, or
-// zero.
+// nextDueLocked returns the earliest time a waiting partition's next record
+// is due or hops, or zero.
 func (s *Source) nextDueLocked() time.Time {
 	var due time.Time
 	for _, p := range s.held {
 		if p.cursor < len(p.entries) {
-			nb := p.entries[p.cursor].notBefore()
+			nb := p.entries[p.cursor].dueAt()
 			if !nb.IsZero() && (due.IsZero() || nb.Before(due)) {
 				due = nb
 			}
@@ -359,76 +405,4 @@ func (s *Source) newPartitionLocked(k tp) *partition {
 	p.lease, p.cancelLease = context.WithCancel(context.Background())
 	s.parts[k] = p
 	return p
-}
-
-// Close stops intake, commits every settled offset of the partitions still
-// owned, and leaves the group (CloseAllowingRebalance; with static
-// membership the member stays registered until its session times out).
-// Unsettled records are not committed, so the group redelivers them.
-// Close is idempotent.
-func (s *Source) Close(ctx context.Context) error {
-	s.closeOnce.Do(func() { s.closeErr = s.close(ctx, true) })
-	return s.closeErr
-}
-
-func (s *Source) close(ctx context.Context, commit bool) error {
-	s.closed.Store(true)
-	close(s.stop)
-	<-s.stopped
-	s.mu.Lock()
-	s.closing = true
-	s.wakeLocked()
-	s.mu.Unlock()
-	var err error
-	if commit {
-		cctx, cancel := context.WithTimeout(ctx, closeCommitTimeout)
-		err = s.commitOwned(cctx, true)
-		cancel()
-	}
-	s.commitMu.Lock()
-	s.mu.Lock()
-	for k, p := range s.parts {
-		s.disownLocked(k, p)
-	}
-	s.mu.Unlock()
-	s.commitMu.Unlock()
-	if s.tiersTimer != nil {
-		s.tiersTimer.Stop()
-	}
-	s.closeClient()
-	s.wake()
-	if err != nil {
-		return fmt.Errorf("kafka: final commit: %w", err)
-	}
-	return nil
-}
-
-// disownLocked forgets a partition: its deliveries lose their lease, its
-// held records are dropped and its pause state is cleared (pause state
-// survives rebalances in franz-go, so a partition paused here would stay
-// silent if it came back).
-func (s *Source) disownLocked(k tp, p *partition) {
-	if !p.owned {
-		return
-	}
-	p.owned = false
-	p.cancelLease() // and with it every delivery's own lease (RetryInPlace)
-	if p.drained != nil {
-		close(p.drained)
-		p.drained = nil
-	}
-	if p.pausedWait || p.pausedFull {
-		p.pausedWait, p.pausedFull = false, false
-	}
-	s.cl.ResumeFetchPartitions(map[string][]int32{k.topic: {k.partition}})
-	delete(s.parts, k)
-	if p.isHeld {
-		p.isHeld = false
-		for i, h := range s.held {
-			if h == p {
-				s.held = append(s.held[:i], s.held[i+1:]...)
-				break
-			}
-		}
-	}
 }

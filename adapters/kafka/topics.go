@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/retry"
 )
@@ -27,10 +28,18 @@ func DeadLetterTopic(topic, group string) string {
 // ErrTopicCreation wraps every failure to create or find a topic at start-up.
 var ErrTopicCreation = errors.New("kafka: topic not available")
 
+// topicReadyTimeout bounds how long ensureTopics waits for topics it created
+// to have a leader for every partition, when ctx has no earlier deadline.
+const topicReadyTimeout = 30 * time.Second
+
 // ensureTopics creates the absent topics among topics (or, with skip, checks
-// that they all exist). The first topic is the source: when partitions is 0,
-// created topics get its partition count.
-func ensureTopics(ctx context.Context, adm *kadm.Client, topics []string, partitions int32, rf int16, skip bool) error {
+// that they all exist), through cl. The first topic is the source: when
+// partitions is 0, created topics get its partition count. It returns once
+// the created topics have a leader for every partition, so a Source is ready
+// to produce copies (and Probe answers) as soon as New returns: on Apache
+// Kafka a topic is briefly unknown to the brokers after CreateTopics returns.
+func ensureTopics(ctx context.Context, cl *kgo.Client, topics []string, partitions int32, rf int16, skip bool) error {
+	adm := kadm.NewClient(cl)
 	md, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
 		return fmt.Errorf("%w: listing topics: %w", ErrTopicCreation, err)
@@ -83,5 +92,25 @@ func ensureTopics(ctx context.Context, adm *kadm.Client, topics []string, partit
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrTopicCreation, errors.Join(errs...))
 	}
-	return nil
+	return waitReady(ctx, cl, missing)
+}
+
+// waitReady polls until topics are ready (topicsReady), ctx is done or
+// topicReadyTimeout passed.
+func waitReady(ctx context.Context, cl *kgo.Client, topics []string) error {
+	ctx, cancel := context.WithTimeout(ctx, topicReadyTimeout)
+	defer cancel()
+	for {
+		err := topicsReady(ctx, cl, topics)
+		if err == nil {
+			return nil
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: created %q, but they are not ready: %w", ErrTopicCreation, topics, err)
+		case <-t.C:
+		}
+	}
 }
