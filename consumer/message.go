@@ -29,9 +29,11 @@ type Message struct {
 	// HeaderOriginalSource.
 	Source string
 
-	// Attempt is 1 on first delivery. Adapters derive it from the broker's
-	// delivery counter or from HeaderAttempt, whichever is larger, never from
-	// process memory alone.
+	// Attempt is 1 on first delivery and counts handler attempts: clean
+	// closes and deliveries that were never handled do not raise it.
+	// Adapters derive it from HeaderAttempt, which the runtime writes on
+	// every retry copy (SQS: from its receive count, which the adapter keeps
+	// from rising on a clean close), never from process memory alone.
 	Attempt int
 
 	// Partition is the Kafka partition, or -1 where the broker has none.
