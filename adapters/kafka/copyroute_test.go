@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
@@ -145,29 +143,7 @@ func TestRuntimeRetryCopyFailsBrokerDown(t *testing.T) {
 	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "cd", TopicPartitions: 1, Tiers: retry.Tiers{tier}})
 	var down atomic.Bool
 	down.Store(true)
-	c.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		req := kreq.(*kmsg.MetadataRequest)
-		named := false
-		for _, rt := range req.Topics {
-			named = named || (rt.Topic != nil && *rt.Topic == dlq)
-		}
-		if !down.Load() || !named {
-			return nil, nil, false
-		}
-		resp := req.ResponseKind().(*kmsg.MetadataResponse)
-		resp.Version = req.Version
-		for _, rt := range req.Topics {
-			st := kmsg.NewMetadataResponseTopic()
-			st.Topic = rt.Topic
-			sp := kmsg.NewMetadataResponseTopicPartition()
-			sp.ErrorCode = kerr.LeaderNotAvailable.Code
-			sp.Leader = -1
-			st.Partitions = append(st.Partitions, sp)
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil, true
-	})
+	leaderless(c, dlq, &down)
 	faults.fail(t, tierTopic)
 	publish(t, client(t, addrs), topic, &consumer.Message{ID: "m", Key: "k", Body: []byte("body")})
 	var rec recorder

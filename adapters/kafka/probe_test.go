@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/oncely/oncely/consumer"
@@ -35,29 +36,7 @@ func TestProbe(t *testing.T) {
 	dlq := DeadLetterTopic(topic, "pr")
 	var broken atomic.Bool
 	broken.Store(true)
-	c.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		c.KeepControl()
-		req := kreq.(*kmsg.MetadataRequest)
-		named := false
-		for _, rt := range req.Topics {
-			named = named || (rt.Topic != nil && *rt.Topic == dlq)
-		}
-		if !broken.Load() || !named {
-			return nil, nil, false
-		}
-		resp := req.ResponseKind().(*kmsg.MetadataResponse)
-		resp.Version = req.Version
-		for _, rt := range req.Topics {
-			st := kmsg.NewMetadataResponseTopic()
-			st.Topic = rt.Topic
-			sp := kmsg.NewMetadataResponseTopicPartition()
-			sp.ErrorCode = kerr.LeaderNotAvailable.Code
-			sp.Leader = -1
-			st.Partitions = append(st.Partitions, sp)
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil, true
-	})
+	leaderless(c, dlq, &broken)
 	err := p.Probe(ctx)
 	require.ErrorIs(t, err, kerr.LeaderNotAvailable)
 	broken.Store(false)
@@ -87,4 +66,33 @@ func TestCapabilities(t *testing.T) {
 			Prefetch:    0,
 		}, s.Capabilities())
 	}
+}
+
+// leaderless makes kfake answer Metadata requests that name topic with
+// partitions without a leader while broken is set (a broker that is down
+// for that topic, as a probe sees it).
+func leaderless(c *kfake.Cluster, topic string, broken *atomic.Bool) {
+	c.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.MetadataRequest)
+		named := false
+		for _, rt := range req.Topics {
+			named = named || (rt.Topic != nil && *rt.Topic == topic)
+		}
+		if !broken.Load() || !named {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		resp.Version = req.Version
+		for _, rt := range req.Topics {
+			st := kmsg.NewMetadataResponseTopic()
+			st.Topic = rt.Topic
+			sp := kmsg.NewMetadataResponseTopicPartition()
+			sp.ErrorCode = kerr.LeaderNotAvailable.Code
+			sp.Leader = -1
+			st.Partitions = append(st.Partitions, sp)
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
 }
