@@ -96,12 +96,14 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	s.wakeCtx, s.wake = context.WithCancel(context.Background())
 	consumed := []string{cfg.Topic}
+	configs := map[string]map[string]*string{}
 	if cfg.RetryMode == RetryTopics {
 		for _, d := range cfg.Tiers {
 			t := RetryTopic(cfg.Topic, cfg.Group, d)
 			s.byTier[d] = t
 			s.tierOf[t] = d
 			consumed = append(consumed, t)
+			configs[t] = tierTopicConfig(d)
 		}
 	}
 
@@ -114,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	err = checkOpts(admCl)
 	if err == nil {
-		err = ensureTopics(ctx, admCl, append(consumed, s.dlq), cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
+		err = ensureTopics(ctx, admCl, append(consumed, s.dlq), configs, cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
 	}
 	if err == nil {
 		s.producerMax, _ = admCl.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32)

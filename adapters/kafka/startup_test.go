@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -29,6 +30,35 @@ func TestCreatedTopicsTakeSourcePartitions(t *testing.T) {
 	for _, name := range created {
 		require.NoError(t, md[name].Err, name)
 		require.Len(t, md[name].Partitions, 4, name)
+	}
+}
+
+// Retry tier topics are created keeping their records a week beyond their
+// delay, whatever the cluster's default retention: a copy is never deleted
+// before it is due.
+func TestTierTopicsRetention(t *testing.T) {
+	t.Parallel()
+	addrs := brokers(t)
+	topic := uniqueTopic("retention")
+	group := topic
+	tiers := retry.Tiers{time.Second, 6 * time.Hour}
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, Tiers: tiers})
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, d := range tiers {
+		name := RetryTopic(topic, group, d)
+		rcs, err := kadmClient(t, addrs).DescribeTopicConfigs(ctx, name)
+		require.NoError(t, err)
+		rc, err := rcs.On(name, nil)
+		require.NoError(t, err)
+		var got string
+		for _, c := range rc.Configs {
+			if c.Key == "retention.ms" && c.Value != nil {
+				got = *c.Value
+			}
+		}
+		require.Equal(t, strconv.FormatInt((d+7*24*time.Hour).Milliseconds(), 10), got, name)
 	}
 }
 

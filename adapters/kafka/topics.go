@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -32,13 +33,27 @@ var ErrTopicCreation = errors.New("kafka: topic not available")
 // to have a leader for every partition, when ctx has no earlier deadline.
 const topicReadyTimeout = 30 * time.Second
 
+// tierRetentionMargin is what a retry tier topic keeps its records beyond
+// its delay, so a consumer that was down for up to a week still finds its
+// retries; a cluster whose default retention is shorter than a tier's delay
+// would otherwise delete copies before they are due.
+const tierRetentionMargin = 7 * 24 * time.Hour
+
+// tierTopicConfig is the configuration of a retry tier topic with delay d:
+// retention.ms of d plus tierRetentionMargin.
+func tierTopicConfig(d time.Duration) map[string]*string {
+	ms := strconv.FormatInt((d + tierRetentionMargin).Milliseconds(), 10)
+	return map[string]*string{"retention.ms": &ms}
+}
+
 // ensureTopics creates the absent topics among topics (or, with skip, checks
-// that they all exist), through cl. The first topic is the source: when
-// partitions is 0, created topics get its partition count. It returns once
+// that they all exist), through cl, each created with its configs entry (nil:
+// the broker's defaults). The first topic is the source: when partitions is
+// 0, created topics get its partition count. It returns once
 // the created topics have a leader for every partition, so a Source is ready
 // to produce copies (and Probe answers) as soon as New returns: on Apache
 // Kafka a topic is briefly unknown to the brokers after CreateTopics returns.
-func ensureTopics(ctx context.Context, cl *kgo.Client, topics []string, partitions int32, rf int16, skip bool) error {
+func ensureTopics(ctx context.Context, cl *kgo.Client, topics []string, configs map[string]map[string]*string, partitions int32, rf int16, skip bool) error {
 	adm := kadm.NewClient(cl)
 	md, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
@@ -70,12 +85,12 @@ func ensureTopics(ctx context.Context, cl *kgo.Client, topics []string, partitio
 	if rf == 0 {
 		rf = -1
 	}
-	resp, err := adm.CreateTopics(ctx, partitions, rf, nil, missing...)
-	if err != nil {
-		return fmt.Errorf("%w: creating %q: %w", ErrTopicCreation, missing, err)
-	}
 	var errs []error
 	for _, t := range missing {
+		resp, err := adm.CreateTopics(ctx, partitions, rf, configs[t], t)
+		if err != nil {
+			return fmt.Errorf("%w: creating %q: %w", ErrTopicCreation, t, err)
+		}
 		r, ok := resp[t]
 		switch {
 		case !ok:
