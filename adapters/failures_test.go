@@ -93,7 +93,7 @@ var failureClasses = []failureClass{
 func TestFailureMatrix(t *testing.T) {
 	brokers := []struct{ name, url string }{
 		{"memory", "mem://"},
-		{"kafka", matrixKafka(t) + "?tiers=100ms"},
+		{"kafka", suiteKafka(t) + "?tiers=100ms"},
 		{"rabbitmq", testenv.RabbitMQ(t) + "?tiers=100ms&prefetch=16"}, // the runtime below runs MaxInFlight 16
 		{"sqs", "sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&visibility_timeout=5s&wait=1"},
 	}
@@ -286,9 +286,9 @@ type matrixObserver struct {
 func (o *matrixObserver) Settled(_ context.Context, ev consumer.Event) { o.settled(ev) }
 func (o *matrixObserver) BreakerChanged(open bool)                     { o.breaker(open) }
 
-// matrixKafka is the suite's Kafka (a real broker under KAFKA_BROKERS, see
+// suiteKafka is the suite's Kafka URL (a real broker under KAFKA_BROKERS, see
 // internal/kafkatest).
-func matrixKafka(t *testing.T) string {
+func suiteKafka(t *testing.T) string {
 	return "kafka://" + strings.Join(kafkatest.Brokers(t, kfake.DefaultNumPartitions(3)), ",")
 }
 

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/adapters"
@@ -89,10 +87,7 @@ func TestBrokerMemory(t *testing.T) {
 }
 
 func TestBrokerKafka(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	testBroker(t, "kafka://"+strings.Join(c.ListenAddrs(), ",")+"?tiers=100ms,1s")
+	testBroker(t, suiteKafka(t)+"?tiers=100ms,1s")
 }
 
 func TestBrokerRabbitMQ(t *testing.T) {
