@@ -193,7 +193,7 @@ func runFailureClass(t *testing.T, url string, fc failureClass) {
 		concurrency = 1
 	}
 	c, err := consumer.New(src, h, consumer.Config{
-		Name: name, Concurrency: concurrency, BreakerThreshold: 1, Observer: obs, Logger: quietLog,
+		Name: name, Concurrency: concurrency, MaxInFlight: 16, BreakerThreshold: 1, Observer: obs, Logger: quietLog,
 		Retry:         retry.Policy{MaxAttempts: 3, InitialInterval: 100 * time.Millisecond, MaxInterval: 100 * time.Millisecond, Jitter: retry.NoJitter},
 		OutageBackoff: retry.Policy{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond},
 	}, middleware.Idempotency(st))

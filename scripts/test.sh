@@ -69,7 +69,8 @@ ensure_rabbitmq() {
   if ! port_open 5672; then
     command -v rabbitmq-server >/dev/null || apt_install rabbitmq-server
     log "starting RabbitMQ"
-    rabbitmq-server -detached >/dev/null 2>&1 || true
+    # Parallel test packages open many connections: give the broker room.
+    (ulimit -n 65536 2>/dev/null || true; rabbitmq-server -detached >/dev/null 2>&1) || true
     wait_port 5672 120 || { echo "RabbitMQ did not start on 127.0.0.1:5672" >&2; exit 1; }
   fi
   # The fault tests stop_app the broker; make sure a previous run left it up.
