@@ -9,17 +9,22 @@ import (
 
 // retry settles d after its failed attempt err (which ran dur) with a retry
 // copy due after the policy's delay — or RetryAfter's, capped to what the
-// broker can honour — and dead-letters it as retry-refused when the broker
-// refuses the copy while it answers.
+// broker can honour and rounded to the delay it waits (Capabilities.RetryDelay)
+// — and dead-letters it as retry-refused when the broker refuses the copy
+// while it answers.
 func (c *Consumer) retry(d Delivery, msg *Message, err error, dur time.Duration) {
 	delay := c.cfg.Retry.Delay(msg.Attempt, nil)
+	var atLeast time.Duration
 	var ra *RetryAfterError
 	if errors.As(err, &ra) && ra.After > delay {
-		delay = ra.After
+		delay, atLeast = ra.After, ra.After
 	}
 	if c.caps.MaxDelay > 0 && delay > c.caps.MaxDelay {
 		c.log.Warn("retry delay capped to the broker's maximum", "message_id", msg.ID, "asked", delay.String(), "max", c.caps.MaxDelay.String())
-		delay = c.caps.MaxDelay
+		delay, atLeast = c.caps.MaxDelay, min(atLeast, c.caps.MaxDelay)
+	}
+	if c.caps.RetryDelay != nil {
+		delay = c.caps.RetryDelay(delay, atLeast)
 	}
 	now := time.Now()
 	h := FailureHeaders(msg, Failure{Consumer: c.cfg.Name, Err: err, NextAttempt: msg.Attempt + 1, NotBefore: now.Add(delay), At: now})

@@ -92,6 +92,15 @@ type Capabilities struct {
 	// MaxDelay is the longest delay Retry supports; zero means no limit.
 	MaxDelay time.Duration
 
+	// RetryDelay, when set, is the delay Retry actually waits when asked
+	// for about d and no less than atLeast (a RetryAfter; zero: no floor):
+	// a broker whose retries wait a fixed tier (RabbitMQ's TTL queues) or
+	// whole seconds (SQS visibility) rounds. The runtime retries with the
+	// delay it returns, so the "retrying" log line, the not-before header
+	// and Event.RetryAfter state the delay the broker waits. Nil (the
+	// default): Retry waits exactly the delay it is given.
+	RetryDelay func(d, atLeast time.Duration) time.Duration
+
 	// DeliveryCount reports whether the broker counts deliveries itself
 	// (Message.Attempt then survives a lost header).
 	DeliveryCount bool

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 )
@@ -40,6 +41,38 @@ func (t Tiers) Tier(d time.Duration) time.Duration {
 		return t[len(t)-1]
 	}
 	return t[i]
+}
+
+// Nearest returns the tier nearest to d on a logarithmic scale: between
+// tiers a < b, d goes to b from sqrt(a×b) on, so the retry comes at most
+// sqrt(b/a) times early or late (about 3.2× with DefaultTiers). A d below
+// the smallest tier gets the smallest, above the largest the largest.
+// Brokers that wait exactly a tier use it for a policy's delay: the default
+// policy's first delay, 1s ± 20 %, then goes to the 1s tier every time
+// instead of to 1s or 10s by the draw of its jitter.
+func (t Tiers) Nearest(d time.Duration) time.Duration {
+	i, _ := slices.BinarySearch(t, d)
+	switch {
+	case i == 0:
+		return t[0]
+	case i == len(t):
+		return t[len(t)-1]
+	}
+	lo, hi := t[i-1], t[i]
+	if float64(d) >= math.Sqrt(float64(lo))*math.Sqrt(float64(hi)) {
+		return hi
+	}
+	return lo
+}
+
+// Choose is the tier a broker that waits exactly a tier retries after when
+// the runtime asks for about d and no less than atLeast (a handler's
+// RetryAfter): Nearest(d), or Tier(atLeast) when that is later.
+func (t Tiers) Choose(d, atLeast time.Duration) time.Duration {
+	if atLeast <= 0 {
+		return t.Nearest(d)
+	}
+	return max(t.Nearest(d), t.Tier(atLeast))
 }
 
 // Name formats a tier delay for a destination name: "500ms", "10s", "5m", "2h".

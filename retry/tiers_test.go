@@ -119,3 +119,35 @@ func ExamplePolicy_Delay() {
 	// deterministic: true within bounds: true
 	// dead-letter after attempt 4: true
 }
+
+// TestNearestTier: a policy's delay goes to the tier nearest on a log scale,
+// so the default policy's first retry (1s ± 20 %) always takes the 1s tier.
+// Catches: rounding up (1.1s to the 10s tier, issue 23) and a linear
+// midpoint (4s to the 1s tier).
+func TestNearestTier(t *testing.T) {
+	tiers := retry.DefaultTiers
+	cases := map[time.Duration]time.Duration{
+		0:                       time.Second,
+		800 * time.Millisecond:  time.Second,
+		1100 * time.Millisecond: time.Second,
+		1200 * time.Millisecond: time.Second,
+		3 * time.Second:         time.Second,
+		3200 * time.Millisecond: 10 * time.Second, // sqrt(1s×10s) ≈ 3.16s
+		8 * time.Second:         10 * time.Second,
+		30 * time.Second:        time.Minute, // sqrt(10s×60s) ≈ 24.5s
+		20 * time.Second:        10 * time.Second,
+		5 * time.Hour:           time.Hour,
+	}
+	for d, want := range cases {
+		require.Equal(t, want, tiers.Nearest(d), "Nearest(%s)", d)
+	}
+	p := retry.Policy{}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		require.Equal(t, time.Second, tiers.Nearest(p.Delay(1, r)), "the default policy's first delay takes the 1s tier")
+	}
+	// Choose keeps a RetryAfter floor: never a tier below it.
+	require.Equal(t, time.Second, tiers.Choose(1100*time.Millisecond, 0))
+	require.Equal(t, 10*time.Second, tiers.Choose(1100*time.Millisecond, 3*time.Second))
+	require.Equal(t, time.Minute, tiers.Choose(40*time.Second, 2*time.Second))
+}

@@ -40,6 +40,8 @@ const (
 //     a new Source (Attempt >= 1 and not lower than before), acked ones don't;
 //   - RetryDelay: a retried copy is never delivered before its delay, keeps
 //     ID, Key and Body and carries the attempt and error headers;
+//   - RetryTimeline: a retry comes when the runtime's log says it will
+//     (within TimelineSlack), for a delay between two tiers;
 //   - DeadLetter: the dead-letter copy keeps ID, Key, Body and headers and
 //     carries reason, error, error type, attempt, consumer and original source;
 //   - MissingID: a message without ID is dead-lettered with reason missing-id
@@ -66,6 +68,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("SettleOnce", func(t *testing.T) { testSettleOnce(t, h) })
 	t.Run("Redelivery", func(t *testing.T) { testRedelivery(t, h) })
 	t.Run("RetryDelay", func(t *testing.T) { testRetryDelay(t, h) })
+	t.Run("RetryTimeline", func(t *testing.T) { testRetryTimeline(t, h) })
 	t.Run("DeadLetter", func(t *testing.T) { testDeadLetter(t, h) })
 	t.Run("MissingID", func(t *testing.T) { testMissingID(t, h) })
 	t.Run("Backpressure", func(t *testing.T) { testBackpressure(t, h) })

@@ -135,10 +135,12 @@ type Config struct {
 	// which bounds AMQP's content-header frame.
 	MaxMessageSize int
 
-	// Tiers are the retry delays, one TTL queue each. A retry due after d
-	// goes to the smallest tier >= d; a delay beyond the largest tier goes
-	// there and, when it comes back early, is parked again for the rest of
-	// the delay, so a retry is never early. Tiers must be whole
+	// Tiers are the retry delays, one TTL queue each. The runtime retries
+	// after the tier nearest to its policy's delay on a log scale (never
+	// below a RetryAfter; see retry.Tiers.Choose) and logs that tier's
+	// delay: the default policy's first retry, 1s ± 20 %, waits 1s. A delay
+	// beyond the largest tier goes there and, when it comes back early, is
+	// parked again for the rest of the delay, so it is never early. Tiers must be whole
 	// milliseconds (x-message-ttl). Defaults to retry.DefaultTiers
 	// (1s, 10s, 1m, 10m, 1h).
 	Tiers retry.Tiers

@@ -47,6 +47,9 @@ func (d *delivery) Ack(ctx context.Context) error { return d.settle(ctx, "ack", 
 
 // Retry publishes a copy to the retry queue of the smallest tier >= after,
 // waits for the broker's confirmation, then acks the original as Ack does.
+// The copy comes back after exactly that tier's delay; the runtime asks for
+// a tier (Capabilities.RetryDelay is Tiers.Choose), so it logs the delay the
+// copy waits.
 // A copy over the broker's limits is trimmed first (see Config.MaxMessageSize);
 // one that cannot fit fails with an error wrapping consumer.ErrCopyRefused
 // and the original stays unsettled.

@@ -39,7 +39,9 @@
 //
 // Retry publishes a copy (same message_id, body and properties,
 // the runtime's headers, persistent) to the retry queue of the smallest
-// tier not shorter than the delay, waits for the publisher confirm (and
+// tier not shorter than the delay (the runtime asks for a tier's delay, the
+// one nearest its policy's, so its log states the wait; see
+// Capabilities), waits for the publisher confirm (and
 // checks the mandatory publish was not returned), then acks the original;
 // when the TTL expires the broker moves the copy back to the source queue.
 // A copy that comes back before its oncely-retry-not-before (a delay longer

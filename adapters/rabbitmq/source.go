@@ -101,8 +101,20 @@ func (src *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{
 		Broker:      "rabbitmq",
 		NativeDelay: true,
+		RetryDelay:  src.retryDelay,
 		Prefetch:    src.cfg.Prefetch,
 	}
+}
+
+// retryDelay is consumer.Capabilities.RetryDelay: the tier nearest to d
+// (retry.Tiers.Choose, never below atLeast), so the runtime logs the delay
+// the copy waits in its TTL queue. A delay beyond the largest tier is
+// honoured as asked: the copy is parked again until its not-before.
+func (src *Source) retryDelay(d, atLeast time.Duration) time.Duration {
+	if longest := src.cfg.Tiers[len(src.cfg.Tiers)-1]; max(d, atLeast) > longest {
+		return max(d, atLeast)
+	}
+	return src.cfg.Tiers.Choose(d, atLeast)
 }
 
 // ConsumerName is Config.Consumer: the name of the retry and dead-letter

@@ -243,6 +243,7 @@ func (s *Source) Capabilities() consumer.Capabilities {
 		Broker:        "sqs",
 		NativeDelay:   true,
 		MaxDelay:      MaxVisibility - s.cfg.MaxExtension,
+		RetryDelay:    retryDelay,
 		DeliveryCount: true,
 		LeaseRenewal:  true,
 		FanOut:        false,
@@ -426,6 +427,18 @@ func (s *Source) depth(ctx context.Context, url string) (int64, error) {
 
 // visibilitySeconds rounds d up to whole seconds, so a delay is never
 // shortened.
+// retryDelay is the delay Retry waits when asked for about d and no less
+// than atLeast (consumer.Capabilities.RetryDelay): whole seconds, the unit
+// of a visibility timeout; d rounded to the nearest second but at least 1s,
+// atLeast rounded up.
+func retryDelay(d, atLeast time.Duration) time.Duration {
+	s := max(d.Round(time.Second), time.Second)
+	if d <= 0 {
+		s = 0
+	}
+	return max(s, time.Duration(visibilitySeconds(atLeast))*time.Second)
+}
+
 func visibilitySeconds(d time.Duration) int32 {
 	if d <= 0 {
 		return 0
