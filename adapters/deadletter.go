@@ -62,6 +62,10 @@ type RedriveOptions struct {
 	// text. Empty selects any error.
 	ErrorContains string
 
+	// ID selects the dead letter with exactly this message ID. Empty
+	// selects any ID.
+	ID string
+
 	// Limit stops after this many redriven messages. Zero means no limit.
 	Limit int
 
@@ -77,10 +81,19 @@ type RedriveOptions struct {
 
 // Selects reports whether opts select d.
 func (o RedriveOptions) Selects(d DeadLetter) bool {
-	if o.Reason != "" && d.Reason() != o.Reason {
+	return selects(d, o.Reason, o.ErrorContains, o.ID)
+}
+
+// selects is the filter of RedriveOptions and PurgeOptions: every
+// non-empty criterion must hold.
+func selects(d DeadLetter, reason, errorContains, id string) bool {
+	if reason != "" && d.Reason() != reason {
 		return false
 	}
-	if o.ErrorContains != "" && !strings.Contains(d.Error(), o.ErrorContains) {
+	if errorContains != "" && !strings.Contains(d.Error(), errorContains) {
+		return false
+	}
+	if id != "" && d.Message.ID != id {
 		return false
 	}
 	return true

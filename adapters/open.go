@@ -63,7 +63,8 @@ type Broker interface {
 	// Publish sends msgs to source with each message's ID in the broker's
 	// default place (Kafka header message-id, AMQP message_id property, SQS
 	// attribute message-id) and returns once the broker confirmed them all.
-	// It creates source when absent.
+	// It creates source when absent. A message without an ID is refused
+	// before anything is sent (ErrEmptyID).
 	Publish(ctx context.Context, source string, msgs ...*consumer.Message) error
 
 	// DeadLetters returns up to limit messages (all when limit <= 0) from the
@@ -82,6 +83,13 @@ type Broker interface {
 	// claim absorbs the second run. See RedriveOptions for filters, rate and
 	// dry runs.
 	Redrive(ctx context.Context, source, consumerName string, opts RedriveOptions) (RedriveResult, error)
+
+	// Purge deletes dead letters of (source, consumerName) for good: every
+	// copy of each selected message ID is removed from the dead-letter
+	// destination, as Redrive removes what it moved. See
+	// PurgeOptions for filters and dry runs. What a failed Purge deleted
+	// stays deleted.
+	Purge(ctx context.Context, source, consumerName string, opts PurgeOptions) (PurgeResult, error)
 
 	// Backlog reports how far consumerName is behind on source without
 	// joining its consumer group: Kafka lag per partition (and the
@@ -172,7 +180,27 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapters: opening %s (form %s): %w", u.Redacted(), s.example, err)
 	}
-	return b, nil
+	return idChecked{b}, nil
+}
+
+// ErrEmptyID is returned (wrapped) by Broker.Publish for a message without
+// an ID: its consumer would dead-letter it as missing-id, and no
+// idempotency claim could tell a second publish of it from a new message.
+var ErrEmptyID = errors.New("message has no ID")
+
+// idChecked is the Broker Open returns: the adapter's, with Publish refusing
+// messages without an ID. Redrive publishes through the adapter itself, so a
+// missing-id dead letter can still be redriven (for a consumer whose ID
+// extraction was fixed).
+type idChecked struct{ Broker }
+
+func (b idChecked) Publish(ctx context.Context, source string, msgs ...*consumer.Message) error {
+	for i, m := range msgs {
+		if m == nil || m.ID == "" {
+			return fmt.Errorf("adapters: publishing to %s: message %d of %d: %w; set Message.ID, the idempotency key (nothing was sent)", source, i+1, len(msgs), ErrEmptyID)
+		}
+	}
+	return b.Broker.Publish(ctx, source, msgs...)
 }
 
 // redact hides a password in a URL that may not parse.

@@ -43,6 +43,9 @@ func (m *memBroker) Kind() string { return "memory" }
 // Memory returns the underlying memory broker of a mem:// Broker, or nil for
 // another kind.
 func Memory(b Broker) *memory.Broker {
+	if c, ok := b.(idChecked); ok {
+		b = c.Broker
+	}
 	if m, ok := b.(*memBroker); ok {
 		return m.b
 	}

@@ -16,6 +16,9 @@ import (
 // memory broker.
 type app struct {
 	stdin          io.Reader // the body of `oncely publish`; empty by default
+	// stdinTerminal: stdin is a terminal, where dlq purge may ask for
+	// confirmation. False by default.
+	stdinTerminal bool
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	// openOpts are passed to adapters.Open (tests share a mem:// broker).
@@ -46,10 +49,11 @@ func commands() []command {
 		{name: "migrate", summary: "create or upgrade the oncely tables in Postgres", run: runMigrate},
 		{name: "prune", summary: "delete idempotency claims older than the retention window", run: runPrune},
 		{name: "publish", summary: "publish one message (body from a flag, a file or stdin) and wait for the broker's confirmation", run: runPublish},
-		{name: "dlq", summary: "list, show and redrive dead letters", sub: []command{
+		{name: "dlq", summary: "list, show, redrive and purge dead letters", sub: []command{
 			{name: "list", summary: "list the dead letters of a source and consumer, one line each", run: runDLQList},
 			{name: "show", summary: "show dead letters in full: headers, error, body", run: runDLQShow},
 			{name: "redrive", summary: "move dead letters back to their source (same ID, attempts reset)", run: runDLQRedrive},
+			{name: "purge", summary: "delete dead letters for good (asks first; --yes to skip)", run: runDLQPurge},
 		}},
 		{name: "lag", summary: "show Kafka lag per partition, or queue and dead-letter depth", run: runLag},
 		{name: "dev", summary: "run a development broker", sub: []command{

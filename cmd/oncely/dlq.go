@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/oncely/oncely/adapters"
-	"github.com/oncely/oncely/consumer"
 )
 
 func runDLQList(ctx context.Context, a *app, args []string) error {
@@ -127,7 +126,7 @@ func showDeadLetter(w io.Writer, now time.Time, d adapters.DeadLetter) {
 }
 
 func runDLQRedrive(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("dlq redrive", "oncely dlq redrive --broker URL --source S --consumer C [--reason R] [--error TEXT] [--rate N] [--limit N] [--dry-run]", `
+	fs := a.flags("dlq redrive", "oncely dlq redrive --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--rate N] [--limit N] [--dry-run]", `
 Moves dead letters back to their source: each selected message is published
 to the source with the same message ID, key and body and without the failure
 headers (so its attempt count starts again at 1), confirmed by the broker, and
@@ -135,13 +134,15 @@ only then removed from the dead-letter destination. Redriving twice is safe:
 the consumer's idempotency claim absorbs the second copy.
 
 Filters select by dead-letter reason (exhausted, permanent, missing-id,
-invalid-id, panic, retry-refused) and by text in the recorded error. --dry-run counts what
+invalid-id, panic, retry-refused), by text in the recorded error and by
+message ID. --dry-run counts what
 would move and changes nothing. Long runs print progress on stderr.`)
 	var bf brokerFlags
 	bf.register(fs)
 	var opts adapters.RedriveOptions
 	fs.StringVar(&opts.Reason, "reason", "", "only dead letters with this reason (exhausted, permanent, missing-id, invalid-id, panic, retry-refused)")
 	fs.StringVar(&opts.ErrorContains, "error", "", "only dead letters whose error contains this text")
+	fs.StringVar(&opts.ID, "id", "", "only the dead letter with this message ID")
 	fs.Float64Var(&opts.Rate, "rate", 0, "at most this many messages per second (0: no limit)")
 	fs.IntVar(&opts.Limit, "limit", 0, "stop after this many messages (0: all)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "count what would be redriven; change nothing")
@@ -149,13 +150,11 @@ would move and changes nothing. Long runs print progress on stderr.`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if opts.Rate < 0 || opts.Limit < 0 {
-		return usagef("dlq redrive: --rate and --limit must be >= 0")
+	if opts.Rate < 0 {
+		return usagef("dlq redrive: --rate must be >= 0")
 	}
-	switch opts.Reason {
-	case "", consumer.ReasonExhausted, consumer.ReasonPermanent, consumer.ReasonMissingID, consumer.ReasonInvalidID, consumer.ReasonPanic, consumer.ReasonRetryRefused:
-	default:
-		return usagef("dlq redrive: unknown --reason %q; use exhausted, permanent, missing-id, invalid-id, panic or retry-refused", opts.Reason)
+	if err := checkFilters("dlq redrive", opts.Reason, opts.Limit, opts.ID, flagSet(fs, "id")); err != nil {
+		return err
 	}
 	br, err := bf.open(ctx, a, "dlq redrive")
 	if err != nil {

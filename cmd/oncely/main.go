@@ -1,13 +1,14 @@
 // Command oncely operates oncely consumers: it migrates the Postgres store,
-// lists, shows and redrives dead letters, reports lag and queue depth on any
-// broker, runs a Kafka dev cluster, and runs the crash test.
+// lists, shows, redrives and purges dead letters, reports lag and queue depth
+// on any broker, runs a Kafka dev cluster, and runs the crash test.
 //
 //	oncely migrate       --database-url URL [--schema oncely]
 //	oncely prune         --database-url URL [--schema oncely] [--retention 168h]
 //	oncely publish       --broker URL --source S --id ID [--key K] [--header k=v] [--body TEXT | --file F | < body]
 //	oncely dlq list      --broker URL --source S --consumer C
 //	oncely dlq show      --broker URL --source S --consumer C [--id ID]
-//	oncely dlq redrive   --broker URL --source S --consumer C [--reason R] [--error TEXT] [--rate N] [--dry-run]
+//	oncely dlq redrive   --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--rate N] [--dry-run]
+//	oncely dlq purge     --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--limit N] [--dry-run] [--yes]
 //	oncely lag           --broker URL --source S --consumer C
 //	oncely dev kafka     [--addr 127.0.0.1:9092]
 //	oncely crashtest     [--brokers rabbitmq,kafka,sqs] [--kills 100] [--messages 2000]
@@ -27,7 +28,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)
-	a.stdin = os.Stdin
+	a.stdin, a.stdinTerminal = os.Stdin, isTerminal(os.Stdin)
 	code := a.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
