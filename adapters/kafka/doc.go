@@ -69,6 +69,7 @@
 // Source.Backlog reports lag per partition (end offset minus committed) and
 // the dead-letter topic's depth. Client does the work around a consumer
 // without joining its group: Publish (IDs in the message-id header),
-// Backlog, and DeadLetters (read, not consumed). The package links no fake
+// CreateTopic, Backlog, and ReadDeadLetters, whose reader lists dead
+// letters and records the ones a redrive or purge removed (RedriveGroup). The package links no fake
 // broker: `oncely dev kafka` runs one for local development.
 package kafka
