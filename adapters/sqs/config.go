@@ -168,27 +168,6 @@ type Config struct {
 // means the 20-second default).
 const NoWait = -1
 
-// ConfigFromURL returns a Config for a broker URL of the form
-// sqs://REGION?endpoint=URL, as the CLI and examples accept. Both parts are
-// optional ("sqs://" uses the standard AWS configuration chain). The queue and
-// consumer are set by the caller.
-func ConfigFromURL(raw string) (Config, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return Config{}, fmt.Errorf("oncely/sqs: broker URL: %w", err)
-	}
-	if u.Scheme != "sqs" {
-		return Config{}, fmt.Errorf("oncely/sqs: broker URL %q: scheme must be sqs", raw)
-	}
-	c := Config{Region: u.Host, Endpoint: u.Query().Get("endpoint")}
-	if c.Endpoint != "" {
-		if e, err := url.Parse(c.Endpoint); err != nil || e.Scheme == "" || e.Host == "" {
-			return Config{}, fmt.Errorf("oncely/sqs: broker URL %q: endpoint must be an absolute URL", raw)
-		}
-	}
-	return c, nil
-}
-
 func (c Config) withDefaults() Config {
 	switch c.WaitTimeSeconds {
 	case 0:
