@@ -155,11 +155,11 @@ func (s *propSource) Capabilities() consumer.Capabilities {
 
 // finals is an Observer counting each delivery's final outcomes.
 type finals struct {
-	mu    sync.Mutex
-	by    map[*consumer.Message][]consumer.Outcome
-	n     int
-	want  int
-	done  chan struct{} // closed when n reaches want
+	mu   sync.Mutex
+	by   map[*consumer.Message][]consumer.Outcome
+	n    int
+	want int
+	done chan struct{} // closed when n reaches want
 }
 
 func (f *finals) Settled(_ context.Context, ev consumer.Event) {
@@ -224,8 +224,8 @@ func checkSchedule(t *testing.T, seed uint64, cfg consumer.Config, hardStop bool
 
 	var (
 		mu       sync.Mutex
-		running  = map[string]int{}    // lane → handlers running
-		lastSeq  = map[string]int{}    // lane → seq of the last handler started
+		running  = map[string]int{} // lane → handlers running
+		lastSeq  = map[string]int{} // lane → seq of the last handler started
 		outages  = map[*propDelivery]bool{}
 		now, top atomic.Int32
 		hangOnce sync.Once
