@@ -42,6 +42,7 @@ type Consumer struct {
 	epoch  time.Time // with a monotonic reading: handler timing reads only that clock
 
 	lanes laneTable // nil slots when deliveries are not ordered
+	plain *scheduler[Delivery] // the reference scheduler, when used (see reference.go)
 
 	// Guarded by mu: the lanes' state, the run queue of tasks, the idle
 	// workers waiting on work for it, and the intake role.
@@ -139,6 +140,9 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		c.workers[i] = &worker{run: make([]task, 0, grabMax), a: attempt{actx: attemptCtx{ident: &c.ident}}}
 	}
 	c.breaker.init(cfg.BreakerThreshold, cfg.OutageBackoff, c.probe, cfg.Observer, c.log)
+	if plainByDefault {
+		c.usePlain()
+	}
 	return c, nil
 }
 
@@ -176,7 +180,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 		w.a.actx.Context, w.a.sctx.Context = c.hardCtx, c.baseCtx
 	}
 	c.mu.Lock()
-	c.startWorkerLocked() // the rest start as work finds no idle worker
+	if c.plain != nil {
+		c.startPlainLocked()
+	} else {
+		c.startWorkerLocked() // the rest start as work finds no idle worker
+	}
 	c.mu.Unlock()
 
 	select {
@@ -203,8 +211,17 @@ func (c *Consumer) Run(ctx context.Context) error {
 	c.quitting = true
 	c.work.Broadcast()
 	c.mu.Unlock()
+	if c.plain != nil {
+		c.plain.stop()
+	}
 	if err == nil {
 		c.goroutines.Wait()
+		if c.plain != nil {
+			c.plain.wait()
+			for _, w := range c.workers {
+				w.close()
+			}
+		}
 	}
 	c.closed.Store(true)
 	closeCtx, cancel := context.WithTimeout(c.baseCtx, c.cfg.SettleTimeout)

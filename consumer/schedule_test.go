@@ -27,7 +27,9 @@ import (
 //   - no more than Concurrency handlers run at once;
 //   - no stall: every delivery reaches its outcome, and Stop returns.
 //
-// Each case is seeded; a failure names the seed to replay.
+// Each case runs on the runtime's scheduler and on the plain reference
+// scheduler (see consumer/reference.go), with the same seed: the same
+// deliveries and handler behaviours. A failure names the seed to replay.
 func TestScheduleProperties(t *testing.T) {
 	type tc struct {
 		ordering    consumer.Ordering
@@ -42,14 +44,16 @@ func TestScheduleProperties(t *testing.T) {
 		}
 		cases = append(cases, tc{o, 4, 64, true})
 	}
-	for i, tc := range cases {
-		seed := uint64(i + 1)
-		name := fmt.Sprintf("%s/c%d/inflight%d/hardstop=%v/seed=%d", tc.ordering, tc.concurrency, tc.maxInFlight, tc.hardStop, seed)
-		t.Run(name, func(t *testing.T) {
-			checkSchedule(t, seed, consumer.Config{
-				Ordering: tc.ordering, Concurrency: tc.concurrency, MaxInFlight: tc.maxInFlight,
-			}, tc.hardStop)
-		})
+	for _, sched := range []string{"runtime", "plain"} {
+		for i, tc := range cases {
+			seed := uint64(i + 1)
+			name := fmt.Sprintf("%s/%s/c%d/inflight%d/hardstop=%v/seed=%d", sched, tc.ordering, tc.concurrency, tc.maxInFlight, tc.hardStop, seed)
+			t.Run(name, func(t *testing.T) {
+				checkSchedule(t, seed, sched == "plain", consumer.Config{
+					Ordering: tc.ordering, Concurrency: tc.concurrency, MaxInFlight: tc.maxInFlight,
+				}, tc.hardStop)
+			})
+		}
 	}
 }
 
@@ -176,7 +180,7 @@ func (f *finals) Settled(_ context.Context, ev consumer.Event) {
 
 func (f *finals) BreakerChanged(bool) {}
 
-func checkSchedule(t *testing.T, seed uint64, cfg consumer.Config, hardStop bool) {
+func checkSchedule(t *testing.T, seed uint64, plain bool, cfg consumer.Config, hardStop bool) {
 	const n, keys, partitions = 600, 40, 4
 	rng := rand.New(rand.NewPCG(seed, seed))
 	src := &propSource{rng: rand.New(rand.NewPCG(seed, 1)), leases: map[int32]context.Context{}, revokes: map[int32]context.CancelFunc{}}
@@ -296,6 +300,9 @@ func checkSchedule(t *testing.T, seed uint64, cfg consumer.Config, hardStop bool
 	c, err := consumer.New(src, h, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if plain {
+		consumer.UsePlainScheduler(c)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
