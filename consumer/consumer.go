@@ -41,7 +41,7 @@ type Consumer struct {
 	window *window
 	epoch  time.Time // with a monotonic reading: handler timing reads only that clock
 
-	lanes laneTable // nil slots when deliveries are not ordered
+	lanes laneTable            // nil slots when deliveries are not ordered
 	plain *scheduler[Delivery] // the reference scheduler, when used (see reference.go)
 
 	// Guarded by mu: the lanes' state, the run queue of tasks, the idle
