@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/oncely/oncely/consumer"
@@ -49,9 +50,11 @@ func TestScheduleProperties(t *testing.T) {
 			seed := uint64(i + 1)
 			name := fmt.Sprintf("%s/%s/c%d/inflight%d/hardstop=%v/seed=%d", sched, tc.ordering, tc.concurrency, tc.maxInFlight, tc.hardStop, seed)
 			t.Run(name, func(t *testing.T) {
-				checkSchedule(t, seed, sched == "plain", consumer.Config{
-					Ordering: tc.ordering, Concurrency: tc.concurrency, MaxInFlight: tc.maxInFlight,
-				}, tc.hardStop)
+				synctest.Test(t, func(t *testing.T) {
+					checkSchedule(t, seed, sched == "plain", consumer.Config{
+						Ordering: tc.ordering, Concurrency: tc.concurrency, MaxInFlight: tc.maxInFlight,
+					}, tc.hardStop)
+				})
 			})
 		}
 	}
