@@ -19,18 +19,15 @@ var ErrStuckHandlers = errors.New("oncely: handlers did not return after hard st
 // per lane, and settles every delivery at most once after the handler chain
 // returns. Create one with New and run it with Run.
 //
-// Worker goroutines start as work finds no idle worker, up to
-// Config.Concurrency: a consumer whose handlers keep up on one goroutine
-// runs one. Source.Receive is never called concurrently. A worker that finds
-// no task waiting calls it, and then runs the received deliveries itself, so
-// fast handlers cost no hand-off between goroutines; when nothing else was
-// in flight it runs them all, in order, without looking up their lanes,
-// until another worker would run a delivery beside them. Idle workers are
-// woken for waiting deliveries once those have waited helpDelay (from then
-// on at once, while handlers stay slow); while every worker has been busy
-// for prefetchDelay with none finishing, Receive runs beside them until
-// MaxInFlight deliveries are in flight, so slow handlers find their next
-// deliveries already received.
+// Guarantees: at most Config.Concurrency handlers run at once; deliveries of
+// one lane (see Ordering) run one at a time in the order the Source returned
+// them; at most Config.MaxInFlight deliveries are received and not yet
+// settled, and Source.Receive is called only while there is room for more
+// and never concurrently, so that while handlers are slow the next
+// deliveries are already received. Worker goroutines start only as work
+// finds no idle one. A handler that turns slow holds back only the few
+// deliveries its worker took with it, until an idle worker takes them over;
+// it never holds back another lane beyond that.
 type Consumer struct {
 	cfg     Config
 	src     Source
