@@ -113,7 +113,9 @@ type Config struct {
 	// Receivers bounds the receive calls in flight at once. A receive call
 	// is only made for room the consumer runtime has asked for, so at most
 	// Receivers × MaxMessages messages are leased beyond the runtime's
-	// MaxInFlight. Defaults to ReceiversDefault (4).
+	// MaxInFlight. While the queue is idle (the last call came back empty)
+	// one call is in flight, whatever Receivers is. Defaults to
+	// ReceiversDefault (4).
 	Receivers int
 
 	// VisibilityTimeout is the visibility timeout asked for on every receive,
