@@ -56,7 +56,8 @@
 // (Capabilities.MaxDelay is ClaimRetention). Retry and dead-letter copies
 // are fitted to the smaller of the producer's batch limit and the copy
 // topic's max.message.bytes (consumer.FitCopy; a dead letter may lose its
-// body, a retry copy that cannot fit is refused with consumer.ErrCopyRefused),
+// body, then the producer's largest headers but never Config.IDHeaders, a
+// retry copy that cannot fit is refused with consumer.ErrCopyRefused),
 // and deliveries report trimmed copies (consumer.CopyTrimmer). Source.Probe
 // (consumer.Prober) asks the brokers for the topics' metadata.
 //

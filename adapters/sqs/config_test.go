@@ -35,7 +35,7 @@ func TestConfigValidate(t *testing.T) {
 
 	c := Config{QueueName: "q", Consumer: "c", WaitTimeSeconds: NoWait}.withDefaults()
 	require.Equal(t, 0, c.WaitTimeSeconds)
-	require.Equal(t, 20, Config{}.withDefaults().WaitTimeSeconds)
+	require.Equal(t, WaitTimeSecondsDefault, Config{}.withDefaults().WaitTimeSeconds)
 }
 
 func TestDeadLetterName(t *testing.T) {
