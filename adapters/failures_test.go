@@ -44,11 +44,19 @@ type failureClass struct {
 	dbDown bool
 	// brokers the class does not apply to, with why.
 	notOn map[string]string
+	// message, when set, builds the failing message for a broker whose
+	// copies are limited to limit bytes (see copyLimit); the class then
+	// runs with that limit.
+	message func(broker string, limit int) *consumer.Message
+	// check, when set, replaces the check of the dead letter's body:
+	// sent is the message published.
+	check func(t *testing.T, broker string, dl adapters.DeadLetter, sent *consumer.Message)
 
 	// The expected route.
 	reason      string // dead-letter reason, "" when the message must be processed
 	attempts    int    // the attempt it is processed or dead-lettered at
 	breakerOpen bool   // whether the breaker must have opened
+	trimmed     bool   // whether the dead-letter copy must be reported trimmed (Event.Trimmed)
 }
 
 var failureClasses = []failureClass{
@@ -81,6 +89,8 @@ var failureClasses = []failureClass{
 			return err
 		}},
 	{name: "database-down", id: "held", attempts: 1, dbDown: true, breakerOpen: true},
+	copyTooLarge,
+	headersTooLarge,
 }
 
 // TestFailureMatrix: each failure class on each broker takes its documented
@@ -89,7 +99,8 @@ var failureClasses = []failureClass{
 // healthy message beside it is processed once. Catches: an outage decided by
 // the error's type (data-error, connection-killed held or breaking), a
 // breaker that never closes (database-down), IDs checked for length only
-// (invalid-id).
+// (invalid-id), a dead-letter copy over the broker's limit held forever
+// (copy-too-large, headers-too-large).
 func TestFailureMatrix(t *testing.T) {
 	brokers := []struct{ name, url string }{
 		{"memory", "mem://"},
@@ -105,7 +116,7 @@ func TestFailureMatrix(t *testing.T) {
 						t.Logf("not applicable: %s", why)
 						return
 					}
-					runFailureClass(t, b.url, fc)
+					runFailureClass(t, b.name, b.url, fc)
 				})
 			}
 		})
@@ -120,7 +131,7 @@ type matrixDB struct {
 	proxy *tcpproxy.Proxy
 }
 
-func runFailureClass(t *testing.T, url string, fc failureClass) {
+func runFailureClass(t *testing.T, broker, url string, fc failureClass) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	pg := pgtest.New(t)
@@ -139,13 +150,18 @@ func runFailureClass(t *testing.T, url string, fc failureClass) {
 	t.Cleanup(func() { _ = st.Close(context.Background()) })
 	db := &matrixDB{store: st, admin: pg.Pool, proxy: proxy}
 
+	source := fmt.Sprintf("matrix-%s-%d", fc.name, rand.Uint64()%1e9)
+	const name = "ledger"
+	failing := &consumer.Message{ID: fc.id, Key: "k1", Body: []byte(fc.name)}
+	if fc.message != nil {
+		var limit int
+		url, limit = copyLimit(t, broker, url, source, name)
+		failing = fc.message(broker, limit)
+	}
 	b, err := adapters.Open(ctx, url)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, b.Close()) }()
-	source := fmt.Sprintf("matrix-%s-%d", fc.name, rand.Uint64()%1e9)
-	const name = "ledger"
-	require.NoError(t, b.Publish(ctx, source,
-		&consumer.Message{ID: fc.id, Key: "k1", Body: []byte(fc.name)},
+	require.NoError(t, b.Publish(ctx, source, failing,
 		&consumer.Message{ID: "ok", Key: "k2", Body: []byte("healthy")}))
 
 	h := pgstore.HandlerFunc(func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
@@ -222,6 +238,7 @@ func runFailureClass(t *testing.T, url string, fc failureClass) {
 	ev := final[fc.id]
 	require.Equal(t, fc.attempts, ev.Message.Attempt, "attempt of the final outcome")
 	require.Equal(t, fc.breakerOpen, opened > 0, "breaker opened %d times", opened)
+	require.Equal(t, fc.trimmed, ev.Trimmed, "copy reported trimmed (oncely_copies_trimmed_total)")
 	require.Equal(t, opened, closed, "every opening is followed by a close")
 
 	// What the database holds: one claim and one effect per processed
@@ -263,8 +280,12 @@ func runFailureClass(t *testing.T, url string, fc failureClass) {
 		require.Equal(t, fc.id, dls[0].Message.ID)
 		require.Equal(t, fc.reason, dls[0].Reason())
 		require.Equal(t, fc.attempts, dls[0].Attempts())
-		require.Equal(t, fc.name, string(dls[0].Message.Body))
 		require.NotEmpty(t, dls[0].Error())
+		if fc.check != nil {
+			fc.check(t, broker, dls[0], failing)
+		} else {
+			require.Equal(t, fc.name, string(dls[0].Message.Body))
+		}
 	}
 	lines, err := b.Backlog(ctx, source, name)
 	require.NoError(t, err)

@@ -38,7 +38,7 @@ import (
 //
 //	endpoint=URL              SQS endpoint, e.g. an emulator at http://127.0.0.1:9324
 //	visibility_timeout=30s    visibility timeout of receives and renewals (default: the queue's)
-//	wait=20                   long-polling wait in seconds, 0-20 (default 20)
+//	wait=20                   long-polling wait in seconds, 0-20 (default 5)
 //	receivers=N               concurrent receive calls (default 4)
 //
 // On FIFO queues Publish deduplicates by message ID, and Redrive by an ID

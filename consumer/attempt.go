@@ -7,8 +7,11 @@ import (
 	"time"
 )
 
-// process runs one delivery to its settlement, or abandons it. A delivery
-// without a lease runs on w's reused attempt state (no allocation).
+// process runs one delivery to its settlement, or abandons it: the handler
+// chain runs under a context that ends with the delivery's broker lease (if
+// any) or the hard stop, and runs again while an outage holds the delivery.
+// Every delivery takes this one path, with or without a lease or an
+// Observer.
 func (c *Consumer) process(w *worker, d Delivery) {
 	msg := d.Message()
 	if c.hard.Load() {
@@ -19,49 +22,74 @@ func (c *Consumer) process(w *worker, d Delivery) {
 		c.deadLetter(d, msg, reason, err, 0)
 		return
 	}
-
 	if msg.Attempt < 1 {
 		msg.Attempt = 1
 	}
-	if l, ok := d.(Leased); ok {
-		c.processLeased(w, d, msg, l)
-		return
+	a, ls, done := c.attemptState(w, d)
+	defer done()
+	observed := c.cfg.Observer != nil
+	for outage := 1; ; outage++ {
+		if ls.gone() {
+			// The lease went before the handler (re)started: running it
+			// would let this delivery overtake the one that caused the loss.
+			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost")})
+			c.unheld(outage)
+			return
+		}
+		a.actx.state.reset()
+		// The clock is read only to time the handler for the Observer,
+		// and then only the monotonic clock (time.Since of a time.Time
+		// with a monotonic reading reads nothing else).
+		var start, dur time.Duration
+		if observed {
+			start = time.Since(c.epoch)
+		}
+		err := handleRecovering(&a.actx, c.handler, msg)
+		if observed {
+			dur = time.Since(c.epoch) - start
+		}
+		if !c.settleAttempt(d, msg, a, err, dur, ls, outage) {
+			c.unheld(outage)
+			return
+		}
+		if outage == 1 {
+			c.breaker.hold() // until process returns (see unheld)
+		}
 	}
-	if c.cfg.Observer == nil {
-		c.handleQuick(w, d, msg)
-		return
-	}
-	c.handle(w, d, msg, nil, nil, lease{}, 1)
 }
 
-// processLeased runs a leased delivery, whose handler context ends with the
-// lease (or the hard stop).
-func (c *Consumer) processLeased(w *worker, d Delivery, msg *Message, l Leased) {
+// attemptState returns the attempt state d's attempts run on, d's lease
+// and a func to call once d is done with them. Without a lease, that is w's
+// state, under the hard stop's context. Deliveries of one LeaseContext (a
+// Kafka partition) share w's state for that lease, whose context ends with
+// the lease; no goroutine or allocation per delivery. A delivery that is
+// only Leased gets a state of its own, whose context a goroutine ends when
+// the lease is lost.
+func (c *Consumer) attemptState(w *worker, d Delivery) (*attempt, lease, func()) {
 	if lc, ok := d.(LeaseContexter); ok {
-		// Deliveries of one lease (a Kafka partition) share a context that
-		// ends with the lease or the hard stop; no goroutine or allocation
-		// per delivery.
 		ls, owned := w.leaseAttempt(c, lc.LeaseContext())
 		if owned {
-			defer ls.release()
+			return &ls.a, lease{flag: &ls.lost}, ls.release
 		}
-		c.handle(w, d, msg, ls.a.actx.Context, &ls.a, lease{flag: &ls.lost}, 1)
-		return
+		return &ls.a, lease{flag: &ls.lost}, func() {}
 	}
-	lost := l.Lost()
-	hctx, cancel := context.WithCancel(c.hardCtx)
-	defer cancel()
-	go func() {
-		select {
-		case <-lost:
-			cancel()
-		case <-hctx.Done():
-		}
-	}()
-	c.handle(w, d, msg, hctx, nil, lease{lost: lost}, 1)
+	if l, ok := d.(Leased); ok {
+		lost := l.Lost()
+		hctx, cancel := context.WithCancel(c.hardCtx)
+		go func() {
+			select {
+			case <-lost:
+				cancel()
+			case <-hctx.Done():
+			}
+		}()
+		a := &attempt{actx: attemptCtx{Context: hctx, ident: &c.ident}, sctx: settleCtx{Context: c.baseCtx}}
+		return a, lease{lost: lost}, cancel
+	}
+	return &w.a, lease{}, func() {}
 }
 
-// lease is a delivery's broker lease as handle checks it: the lost flag
+// lease is a delivery's broker lease as process checks it: the lost flag
 // of its LeaseContext's state on the worker, or else its Lost channel;
 // neither for a delivery without a lease.
 type lease struct {
@@ -80,74 +108,6 @@ func (l lease) lostNow() bool {
 		return l.flag.Load()
 	}
 	return isClosed(l.lost)
-}
-
-// handle runs the handler chain on msg until its delivery is settled or
-// abandoned, holding it through outages, from its outage'th attempt (1
-// first). hctx is the handler context (nil: w's attempt state, under
-// c.hardCtx), shared the lease's attempt state on w when deliveries share
-// it, ls the delivery's lease (zero: none).
-func (c *Consumer) handle(w *worker, d Delivery, msg *Message, hctx context.Context, shared *attempt, ls lease, outage int) {
-	observed := c.cfg.Observer != nil
-	for ; ; outage++ {
-		if ls.gone() {
-			// The lease went before the handler (re)started: running it
-			// would let this delivery overtake the one that caused the loss.
-			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost")})
-			c.unheld(outage)
-			return
-		}
-		// The attempt's context and its ack's settlement context: w's or
-		// w's for the lease, reset; or, under a lease without a
-		// LeaseContext, one fresh allocation.
-		a := &w.a
-		switch {
-		case shared != nil:
-			a = shared
-			fallthrough
-		case hctx == nil:
-			a.actx.state.reset()
-		default:
-			a = &attempt{actx: attemptCtx{Context: hctx, ident: &c.ident}, sctx: settleCtx{Context: c.baseCtx}}
-		}
-		// The clock is read only to time the handler for the Observer,
-		// and then only the monotonic clock (time.Since of a time.Time
-		// with a monotonic reading reads nothing else).
-		var start time.Duration
-		if observed {
-			start = time.Since(c.epoch)
-		}
-		err := handleRecovering(&a.actx, c.handler, msg)
-		var dur time.Duration
-		if observed {
-			dur = time.Since(c.epoch) - start
-		}
-		if !c.settleAttempt(d, msg, a, err, dur, ls, outage) {
-			c.unheld(outage)
-			return
-		}
-		if outage == 1 {
-			c.breaker.hold() // until handle returns (see unheld)
-		}
-	}
-}
-
-// handleQuick is handle for a delivery without a lease while no Observer
-// is set, with fewer steps for an attempt that succeeds: no clock, no
-// lease, w's attempt state.
-func (c *Consumer) handleQuick(w *worker, d Delivery, msg *Message) {
-	a := &w.a
-	a.actx.state.reset()
-	err := handleRecovering(&a.actx, c.handler, msg)
-	if err == nil {
-		c.breaker.success()
-		c.ack(d, msg, &a.sctx)
-		return
-	}
-	if c.settleAttempt(d, msg, a, err, 0, lease{}, 1) {
-		c.breaker.hold() // until handle returns (see unheld)
-		c.handle(w, d, msg, nil, nil, lease{}, 2)
-	}
 }
 
 // settleAttempt settles d after its outage'th attempt, which returned err
@@ -175,7 +135,7 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 		return false
 	}
 	class := c.cfg.Classify(err)
-	if class == Outage {
+	if class == ClassUnavailable {
 		dep := dependency(err)
 		if dep == nil || c.probe(c.hardCtx, dep) != nil {
 			c.breaker.failure(dep, err)
@@ -190,10 +150,10 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 		}
 		// The dependency answers: the failure is this message's.
 		c.log.Info("dependency answers; the failure counts as an attempt of this message", "message_id", msg.ID, "error", err)
-		class = Retryable
+		class = ClassRetryable
 	}
 	switch class {
-	case Fatal:
+	case ClassPermanent:
 		c.breaker.success()
 		c.deadLetter(d, msg, ReasonPermanent, err, dur)
 	default:

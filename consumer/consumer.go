@@ -19,18 +19,15 @@ var ErrStuckHandlers = errors.New("oncely: handlers did not return after hard st
 // per lane, and settles every delivery at most once after the handler chain
 // returns. Create one with New and run it with Run.
 //
-// Worker goroutines start as work finds no idle worker, up to
-// Config.Concurrency: a consumer whose handlers keep up on one goroutine
-// runs one. Source.Receive is never called concurrently. A worker that finds
-// no task waiting calls it, and then runs the received deliveries itself, so
-// fast handlers cost no hand-off between goroutines; when nothing else was
-// in flight it runs them all, in order, without looking up their lanes,
-// until another worker would run a delivery beside them. Idle workers are
-// woken for waiting deliveries once those have waited helpDelay (from then
-// on at once, while handlers stay slow); while every worker has been busy
-// for prefetchDelay with none finishing, Receive runs beside them until
-// MaxInFlight deliveries are in flight, so slow handlers find their next
-// deliveries already received.
+// Guarantees: at most Config.Concurrency handlers run at once; deliveries of
+// one lane (see Ordering) run one at a time in the order the Source returned
+// them; at most Config.MaxInFlight deliveries are received and not yet
+// settled, and Source.Receive is called only while there is room for more
+// and never concurrently, so that while handlers are slow the next
+// deliveries are already received. Worker goroutines start only as work
+// finds no idle one. A handler that turns slow holds back only the few
+// deliveries its worker took with it, until an idle worker takes them over;
+// it never holds back another lane beyond that.
 type Consumer struct {
 	cfg     Config
 	src     Source
@@ -41,7 +38,8 @@ type Consumer struct {
 	window *window
 	epoch  time.Time // with a monotonic reading: handler timing reads only that clock
 
-	lanes laneTable // nil slots when deliveries are not ordered
+	lanes laneTable            // nil slots when deliveries are not ordered
+	plain *scheduler[Delivery] // the reference scheduler, when used (see reference.go)
 
 	// Guarded by mu: the lanes' state, the run queue of tasks, the idle
 	// workers waiting on work for it, and the intake role.
@@ -139,6 +137,9 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		c.workers[i] = &worker{run: make([]task, 0, grabMax), a: attempt{actx: attemptCtx{ident: &c.ident}}}
 	}
 	c.breaker.init(cfg.BreakerThreshold, cfg.OutageBackoff, c.probe, cfg.Observer, c.log)
+	if plainByDefault {
+		c.usePlain()
+	}
 	return c, nil
 }
 
@@ -176,7 +177,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 		w.a.actx.Context, w.a.sctx.Context = c.hardCtx, c.baseCtx
 	}
 	c.mu.Lock()
-	c.startWorkerLocked() // the rest start as work finds no idle worker
+	if c.plain != nil {
+		c.startPlainLocked()
+	} else {
+		c.startWorkerLocked() // the rest start as work finds no idle worker
+	}
 	c.mu.Unlock()
 
 	select {
@@ -203,8 +208,17 @@ func (c *Consumer) Run(ctx context.Context) error {
 	c.quitting = true
 	c.work.Broadcast()
 	c.mu.Unlock()
+	if c.plain != nil {
+		c.plain.stop()
+	}
 	if err == nil {
 		c.goroutines.Wait()
+		if c.plain != nil {
+			c.plain.wait()
+			for _, w := range c.workers {
+				w.close()
+			}
+		}
 	}
 	c.closed.Store(true)
 	closeCtx, cancel := context.WithTimeout(c.baseCtx, c.cfg.SettleTimeout)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -362,49 +362,51 @@ func TestHardStop(t *testing.T) {
 		{"StopDeadline", consumer.Config{Concurrency: 4}, 30 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const n = 20
-			var started, succeeded atomic.Int32
-			h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
-				started.Add(1)
-				<-ctx.Done()
-				if m.ID == "m-00001" {
-					// Handlers that finish despite the cancellation are acked.
-					succeeded.Add(1)
-					return nil
+			synctest.Test(t, func(t *testing.T) {
+				const n = 20
+				var started, succeeded atomic.Int32
+				h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+					started.Add(1)
+					<-ctx.Done()
+					if m.ID == "m-00001" {
+						// Handlers that finish despite the cancellation are acked.
+						succeeded.Add(1)
+						return nil
+					}
+					return ctx.Err()
+				})
+				msgs := msgsN(n, func(i int) string { return fmt.Sprint(i % 4) })
+				e := newEnv(t, h, tc.cfg, msgs...)
+				e.start()
+				waitFor(t, "four handlers running", func() bool { return started.Load() == 4 })
+				begin := time.Now()
+				if err := e.stop(tc.stop); err != nil {
+					t.Fatal(err)
 				}
-				return ctx.Err()
+				if el := time.Since(begin); el > 5*time.Second {
+					t.Errorf("stop took %s", el)
+				}
+				st := e.src.Stats()
+				if st.Acked != int(succeeded.Load()) || st.Retried != 0 || st.DeadLettered != 0 || st.Double != 0 {
+					t.Errorf("settlements %+v, want only the %d finished handlers acked", st, succeeded.Load())
+				}
+				if got := e.rec.count(consumer.OutcomeAbandoned); got != st.Received-st.Acked {
+					t.Errorf("%d abandoned events, want %d", got, st.Received-st.Acked)
+				}
+				if d, f := e.broker.Depth(e.source), e.broker.InFlight(e.source); d != n-st.Acked || f != 0 {
+					t.Errorf("broker depth %d in flight %d, want %d and 0", d, f, n-st.Acked)
+				}
+				again := adaptertest.ReceiveN(t, e.broker.NewSource(e.source, "test"), n-st.Acked, 5*time.Second)
+				redelivered := 0
+				for _, d := range again {
+					if d.Message().Attempt == 1 {
+						redelivered++
+					}
+				}
+				if redelivered != st.Received-st.Acked {
+					t.Errorf("%d messages came back with Attempt 1, want %d", redelivered, st.Received-st.Acked)
+				}
 			})
-			msgs := msgsN(n, func(i int) string { return fmt.Sprint(i % 4) })
-			e := newEnv(t, h, tc.cfg, msgs...)
-			e.start()
-			waitFor(t, "four handlers running", func() bool { return started.Load() == 4 })
-			begin := time.Now()
-			if err := e.stop(tc.stop); err != nil {
-				t.Fatal(err)
-			}
-			if el := time.Since(begin); el > 5*time.Second {
-				t.Errorf("stop took %s", el)
-			}
-			st := e.src.Stats()
-			if st.Acked != int(succeeded.Load()) || st.Retried != 0 || st.DeadLettered != 0 || st.Double != 0 {
-				t.Errorf("settlements %+v, want only the %d finished handlers acked", st, succeeded.Load())
-			}
-			if got := e.rec.count(consumer.OutcomeAbandoned); got != st.Received-st.Acked {
-				t.Errorf("%d abandoned events, want %d", got, st.Received-st.Acked)
-			}
-			if d, f := e.broker.Depth(e.source), e.broker.InFlight(e.source); d != n-st.Acked || f != 0 {
-				t.Errorf("broker depth %d in flight %d, want %d and 0", d, f, n-st.Acked)
-			}
-			again := adaptertest.ReceiveN(t, e.broker.NewSource(e.source, "test"), n-st.Acked, 5*time.Second)
-			redelivered := 0
-			for _, d := range again {
-				if d.Message().Attempt == 1 {
-					redelivered++
-				}
-			}
-			if redelivered != st.Received-st.Acked {
-				t.Errorf("%d messages came back with Attempt 1, want %d", redelivered, st.Received-st.Acked)
-			}
 		})
 	}
 }
@@ -462,91 +464,93 @@ func (s *pauseCheckSource) Receive(ctx context.Context, n int) ([]consumer.Deliv
 // pauses: Receive is not called) and close it after a success; nothing is
 // retried on the broker or dead-lettered.
 func TestOutage(t *testing.T) {
-	broker := memory.NewBroker()
-	var down atomic.Bool
-	down.Store(true)
-	ok := newCounter()
-	var failures atomic.Int32
-	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		if down.Load() {
-			failures.Add(1)
-			return consumer.Unavailable(errors.New("database is down"))
+	synctest.Test(t, func(t *testing.T) {
+		broker := memory.NewBroker()
+		var down atomic.Bool
+		down.Store(true)
+		ok := newCounter()
+		var failures atomic.Int32
+		h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+			if down.Load() {
+				failures.Add(1)
+				return consumer.Unavailable(errors.New("database is down"))
+			}
+			ok.add(m.ID)
+			return nil
+		})
+		counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+		src := &pauseCheckSource{Source: counting}
+		rec := newRecorder()
+		opened := make(chan struct{})
+		var once sync.Once
+		rec.onEvent = func(consumer.Event) {
+			if len(rec.breakerChanges()) > 0 {
+				once.Do(func() { close(opened) })
+			}
 		}
-		ok.add(m.ID)
-		return nil
-	})
-	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
-	src := &pauseCheckSource{Source: counting}
-	rec := newRecorder()
-	opened := make(chan struct{})
-	var once sync.Once
-	rec.onEvent = func(consumer.Event) {
-		if len(rec.breakerChanges()) > 0 {
-			once.Do(func() { close(opened) })
-		}
-	}
-	c, err := consumer.New(src, h, consumer.Config{
-		Name: "test", Concurrency: 2, BreakerThreshold: 3, OutageBackoff: fastOutage, Retry: fastRetry(2), Logger: discard, Observer: rec,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src.c = c
-	stop := startConsumer(t, c)
-	publish := func(id string) {
-		if err := broker.Publish(context.Background(), "src", &consumer.Message{ID: id, Key: id}); err != nil {
+		c, err := consumer.New(src, h, consumer.Config{
+			Name: "test", Concurrency: 2, BreakerThreshold: 3, OutageBackoff: fastOutage, Retry: fastRetry(2), Logger: discard, Observer: rec,
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-
-	publish("m-0")
-	select {
-	case <-opened:
-	case <-time.After(10 * time.Second):
-		t.Fatal("breaker did not open")
-	}
-	if !c.Paused() {
-		t.Fatal("Paused() is false with the breaker open")
-	}
-	// The Receive already waiting when the breaker opened returns m-1; no
-	// new Receive starts while the breaker is open, so m-2 stays queued.
-	publish("m-1")
-	waitFor(t, "m-1 to be received", func() bool { return counting.Stats().Received == 2 })
-	publish("m-2")
-	for range 50 {
-		time.Sleep(4 * time.Millisecond)
-		if got := counting.Stats().Received; got != 2 {
-			t.Fatalf("%d deliveries received while the breaker was open, want 2", got)
+		src.c = c
+		stop := startConsumer(t, c)
+		publish := func(id string) {
+			if err := broker.Publish(context.Background(), "src", &consumer.Message{ID: id, Key: id}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if src.whileOff.Load() != 0 {
-		t.Errorf("Receive called %d times with the breaker open", src.whileOff.Load())
-	}
 
-	down.Store(false)
-	waitFor(t, "all three processed", func() bool { return counting.Stats().Acked == 3 })
-	if c.Paused() {
-		t.Error("breaker still open after successes")
-	}
-	stop()
-	if got := rec.breakerChanges(); len(got) != 2 || !got[0] || got[1] {
-		t.Errorf("breaker changes %v, want [true false]", got)
-	}
-	st := counting.Stats()
-	if st.Retried != 0 || st.DeadLettered != 0 || len(broker.DeadLetters("src", "test")) != 0 || st.Acked != 3 || st.Double != 0 {
-		t.Errorf("settlements %+v; an outage must neither retry nor dead-letter", st)
-	}
-	if f := failures.Load(); f < 3 {
-		t.Errorf("%d failed attempts, want >= 3 (the threshold)", f)
-	}
-	if got := rec.count(consumer.OutcomeFailed); got != int(failures.Load()) {
-		t.Errorf("%d failed events for %d outage failures", got, failures.Load())
-	}
-	for _, id := range []string{"m-0", "m-1", "m-2"} {
-		if ok.get(id) != 1 {
-			t.Errorf("%s processed %d times", id, ok.get(id))
+		publish("m-0")
+		select {
+		case <-opened:
+		case <-time.After(10 * time.Second):
+			t.Fatal("breaker did not open")
 		}
-	}
+		if !c.Paused() {
+			t.Fatal("Paused() is false with the breaker open")
+		}
+		// The Receive already waiting when the breaker opened returns m-1; no
+		// new Receive starts while the breaker is open, so m-2 stays queued.
+		publish("m-1")
+		waitFor(t, "m-1 to be received", func() bool { return counting.Stats().Received == 2 })
+		publish("m-2")
+		for range 50 {
+			time.Sleep(4 * time.Millisecond)
+			if got := counting.Stats().Received; got != 2 {
+				t.Fatalf("%d deliveries received while the breaker was open, want 2", got)
+			}
+		}
+		if src.whileOff.Load() != 0 {
+			t.Errorf("Receive called %d times with the breaker open", src.whileOff.Load())
+		}
+
+		down.Store(false)
+		waitFor(t, "all three processed", func() bool { return counting.Stats().Acked == 3 })
+		if c.Paused() {
+			t.Error("breaker still open after successes")
+		}
+		stop()
+		if got := rec.breakerChanges(); len(got) != 2 || !got[0] || got[1] {
+			t.Errorf("breaker changes %v, want [true false]", got)
+		}
+		st := counting.Stats()
+		if st.Retried != 0 || st.DeadLettered != 0 || len(broker.DeadLetters("src", "test")) != 0 || st.Acked != 3 || st.Double != 0 {
+			t.Errorf("settlements %+v; an outage must neither retry nor dead-letter", st)
+		}
+		if f := failures.Load(); f < 3 {
+			t.Errorf("%d failed attempts, want >= 3 (the threshold)", f)
+		}
+		if got := rec.count(consumer.OutcomeFailed); got != int(failures.Load()) {
+			t.Errorf("%d failed events for %d outage failures", got, failures.Load())
+		}
+		for _, id := range []string{"m-0", "m-1", "m-2"} {
+			if ok.get(id) != 1 {
+				t.Errorf("%s processed %d times", id, ok.get(id))
+			}
+		}
+	})
 }
 
 // TestSettlementFailure: a failed ack, retry or dead-letter publish leaves the
@@ -677,39 +681,41 @@ func (s *leasedSource) Receive(ctx context.Context, n int) ([]consumer.Delivery,
 // TestLeaseLost: when a delivery's lease is lost the handler's context is
 // cancelled and the delivery is not settled, even if the handler succeeds.
 func TestLeaseLost(t *testing.T) {
-	broker := memory.NewBroker()
-	if err := broker.Publish(context.Background(), "src", msgN(0, "a")); err != nil {
-		t.Fatal(err)
-	}
-	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
-	src := &leasedSource{Source: counting, lost: make(chan struct{})}
-	started := make(chan struct{})
-	var sawCancel atomic.Bool
-	h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
-		close(started)
-		<-ctx.Done()
-		sawCancel.Store(true)
-		return nil // succeeds anyway: must not be acked
+	synctest.Test(t, func(t *testing.T) {
+		broker := memory.NewBroker()
+		if err := broker.Publish(context.Background(), "src", msgN(0, "a")); err != nil {
+			t.Fatal(err)
+		}
+		counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+		src := &leasedSource{Source: counting, lost: make(chan struct{})}
+		started := make(chan struct{})
+		var sawCancel atomic.Bool
+		h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
+			close(started)
+			<-ctx.Done()
+			sawCancel.Store(true)
+			return nil // succeeds anyway: must not be acked
+		})
+		rec := newRecorder()
+		c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := startConsumer(t, c)
+		<-started
+		close(src.lost)
+		waitFor(t, "the abandoned event", func() bool { return rec.count(consumer.OutcomeAbandoned) == 1 })
+		stop()
+		if !sawCancel.Load() {
+			t.Error("handler context not cancelled on lost lease")
+		}
+		if st := counting.Stats(); st.Acked+st.Retried+st.DeadLettered != 0 {
+			t.Errorf("settled a delivery whose lease was lost: %+v", st)
+		}
+		if broker.Depth("src") != 1 {
+			t.Errorf("depth %d, want 1", broker.Depth("src"))
+		}
 	})
-	rec := newRecorder()
-	c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := startConsumer(t, c)
-	<-started
-	close(src.lost)
-	waitFor(t, "the abandoned event", func() bool { return rec.count(consumer.OutcomeAbandoned) == 1 })
-	stop()
-	if !sawCancel.Load() {
-		t.Error("handler context not cancelled on lost lease")
-	}
-	if st := counting.Stats(); st.Acked+st.Retried+st.DeadLettered != 0 {
-		t.Errorf("settled a delivery whose lease was lost: %+v", st)
-	}
-	if broker.Depth("src") != 1 {
-		t.Errorf("depth %d, want 1", broker.Depth("src"))
-	}
 }
 
 // TestRetryAfter: RetryAfter's delay wins over a shorter policy delay.
@@ -745,27 +751,29 @@ func TestRetryAfter(t *testing.T) {
 
 // TestUnordered: Unordered runs messages of one key in parallel.
 func TestUnordered(t *testing.T) {
-	const n = 8
-	var running, peak atomic.Int32
-	gate := make(chan struct{})
-	h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
-		defer running.Add(-1)
-		raise(&peak, running.Add(1))
-		select {
-		case <-gate:
-		case <-ctx.Done():
+	synctest.Test(t, func(t *testing.T) {
+		const n = 8
+		var running, peak atomic.Int32
+		gate := make(chan struct{})
+		h := consumer.HandlerFunc(func(ctx context.Context, _ *consumer.Message) error {
+			defer running.Add(-1)
+			raise(&peak, running.Add(1))
+			select {
+			case <-gate:
+			case <-ctx.Done():
+			}
+			return nil
+		})
+		msgs := msgsN(n, func(int) string { return "same" })
+		e := newEnv(t, h, consumer.Config{Concurrency: 4, Ordering: consumer.Unordered}, msgs...)
+		e.start()
+		waitFor(t, "four handlers of one key at once", func() bool { return peak.Load() == 4 })
+		close(gate)
+		waitFor(t, "all acked", func() bool { return e.src.Stats().Acked == n })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
 		}
-		return nil
 	})
-	msgs := msgsN(n, func(int) string { return "same" })
-	e := newEnv(t, h, consumer.Config{Concurrency: 4, Ordering: consumer.Unordered}, msgs...)
-	e.start()
-	waitFor(t, "four handlers of one key at once", func() bool { return peak.Load() == 4 })
-	close(gate)
-	waitFor(t, "all acked", func() bool { return e.src.Stats().Acked == n })
-	if err := e.stop(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestRunOnce: Run twice fails; Stop before Run returns nil.
@@ -851,40 +859,42 @@ func TestSequentialLanes(t *testing.T) {
 		{"EmptyKey", consumer.OrderByKey, func(int) string { return "" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const n = 200
-			broker := memory.NewBroker()
-			msgs := msgsN(n, tc.key)
-			if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
-				t.Fatal(err)
-			}
-			var mu sync.Mutex
-			var order []int
-			var running, peak atomic.Int32
-			h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-				defer running.Add(-1)
-				raise(&peak, running.Add(1))
-				i, _ := strconv.Atoi(string(m.Body))
-				mu.Lock()
-				order = append(order, i)
-				mu.Unlock()
-				return nil
-			})
-			counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
-			c, err := consumer.New(partitionedSource{counting}, h, consumer.Config{Name: "test", Concurrency: 8, Ordering: tc.ordering, Logger: discard})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stop := startConsumer(t, c)
-			waitFor(t, "every message", func() bool { return counting.Stats().Acked == n })
-			stop()
-			if p := peak.Load(); p != 1 {
-				t.Errorf("%d handlers of one partition ran at once", p)
-			}
-			for i, got := range order {
-				if got != i {
-					t.Fatalf("handled %d at position %d", got, i)
+			synctest.Test(t, func(t *testing.T) {
+				const n = 200
+				broker := memory.NewBroker()
+				msgs := msgsN(n, tc.key)
+				if err := broker.Publish(context.Background(), "src", msgs...); err != nil {
+					t.Fatal(err)
 				}
-			}
+				var mu sync.Mutex
+				var order []int
+				var running, peak atomic.Int32
+				h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+					defer running.Add(-1)
+					raise(&peak, running.Add(1))
+					i, _ := strconv.Atoi(string(m.Body))
+					mu.Lock()
+					order = append(order, i)
+					mu.Unlock()
+					return nil
+				})
+				counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+				c, err := consumer.New(partitionedSource{counting}, h, consumer.Config{Name: "test", Concurrency: 8, Ordering: tc.ordering, Logger: discard})
+				if err != nil {
+					t.Fatal(err)
+				}
+				stop := startConsumer(t, c)
+				waitFor(t, "every message", func() bool { return counting.Stats().Acked == n })
+				stop()
+				if p := peak.Load(); p != 1 {
+					t.Errorf("%d handlers of one partition ran at once", p)
+				}
+				for i, got := range order {
+					if got != i {
+						t.Fatalf("handled %d at position %d", got, i)
+					}
+				}
+			})
 		})
 	}
 }
@@ -933,77 +943,79 @@ func (s *ctxLeasedSource) Receive(ctx context.Context, n int) ([]consumer.Delive
 // deliveries of that lease still queued, a later lease's deliveries run
 // under a live context, and MarkDuplicate counts for its own attempt only.
 func TestSharedLeaseState(t *testing.T) {
-	broker := memory.NewBroker()
-	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
-	src := &ctxLeasedSource{Source: counting}
-	src.renew()
-	first, _ := src.current()
-	blocked := make(chan struct{})
-	var liveAfter atomic.Int32
-	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
-		switch m.ID {
-		case "dup-0", "dup-2":
-			consumer.MarkDuplicate(ctx)
-		case "block":
-			close(blocked)
-			<-ctx.Done()
-			return nil // must not be acked: the lease is gone
-		case "late-0", "late-1":
-			if ctx.Err() == nil {
-				liveAfter.Add(1)
+	synctest.Test(t, func(t *testing.T) {
+		broker := memory.NewBroker()
+		counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+		src := &ctxLeasedSource{Source: counting}
+		src.renew()
+		first, _ := src.current()
+		blocked := make(chan struct{})
+		var liveAfter atomic.Int32
+		h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+			switch m.ID {
+			case "dup-0", "dup-2":
+				consumer.MarkDuplicate(ctx)
+			case "block":
+				close(blocked)
+				<-ctx.Done()
+				return nil // must not be acked: the lease is gone
+			case "late-0", "late-1":
+				if ctx.Err() == nil {
+					liveAfter.Add(1)
+				}
 			}
+			return nil
+		})
+		rec := newRecorder()
+		c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		ids := func(ids ...string) []*consumer.Message {
+			ms := make([]*consumer.Message, len(ids))
+			for i, id := range ids {
+				ms[i] = &consumer.Message{ID: id, Key: "k"}
+			}
+			return ms
+		}
+		if err := broker.Publish(context.Background(), "src", ids("dup-0", "plain-1", "dup-2", "plain-3")...); err != nil {
+			t.Fatal(err)
+		}
+		stop := startConsumer(t, c)
+		waitFor(t, "the first four settled", func() bool { return counting.Stats().Acked == 4 })
+		if d, p := rec.count(consumer.OutcomeDuplicate), rec.count(consumer.OutcomeProcessed); d != 2 || p != 2 {
+			t.Fatalf("duplicates %d, processed %d; want 2 and 2", d, p)
+		}
+
+		// One delivery blocks until the lease is revoked; the next of the same
+		// lease must not run.
+		if err := broker.Publish(context.Background(), "src", ids("block", "queued")...); err != nil {
+			t.Fatal(err)
+		}
+		<-blocked
+		_, revoke := src.current()
+		src.renew()
+		revoke()
+		waitFor(t, "both abandoned", func() bool { return rec.count(consumer.OutcomeAbandoned) == 2 })
+		if first.Err() == nil {
+			t.Fatal("first lease still live")
+		}
+
+		if err := broker.Publish(context.Background(), "src", ids("late-0", "late-1")...); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the late deliveries acked", func() bool { return counting.Stats().Acked == 6 })
+		stop()
+		if n := liveAfter.Load(); n != 2 {
+			t.Errorf("%d of 2 handlers under the new lease saw a live context", n)
+		}
+		if st := counting.Stats(); st.Acked != 6 || st.Double != 0 {
+			t.Errorf("stats %+v, want 6 acked", st)
+		}
+		if d := rec.count(consumer.OutcomeDuplicate); d != 2 {
+			t.Errorf("%d duplicates, want 2", d)
+		}
 	})
-	rec := newRecorder()
-	c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := func(ids ...string) []*consumer.Message {
-		ms := make([]*consumer.Message, len(ids))
-		for i, id := range ids {
-			ms[i] = &consumer.Message{ID: id, Key: "k"}
-		}
-		return ms
-	}
-	if err := broker.Publish(context.Background(), "src", ids("dup-0", "plain-1", "dup-2", "plain-3")...); err != nil {
-		t.Fatal(err)
-	}
-	stop := startConsumer(t, c)
-	waitFor(t, "the first four settled", func() bool { return counting.Stats().Acked == 4 })
-	if d, p := rec.count(consumer.OutcomeDuplicate), rec.count(consumer.OutcomeProcessed); d != 2 || p != 2 {
-		t.Fatalf("duplicates %d, processed %d; want 2 and 2", d, p)
-	}
-
-	// One delivery blocks until the lease is revoked; the next of the same
-	// lease must not run.
-	if err := broker.Publish(context.Background(), "src", ids("block", "queued")...); err != nil {
-		t.Fatal(err)
-	}
-	<-blocked
-	_, revoke := src.current()
-	src.renew()
-	revoke()
-	waitFor(t, "both abandoned", func() bool { return rec.count(consumer.OutcomeAbandoned) == 2 })
-	if first.Err() == nil {
-		t.Fatal("first lease still live")
-	}
-
-	if err := broker.Publish(context.Background(), "src", ids("late-0", "late-1")...); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the late deliveries acked", func() bool { return counting.Stats().Acked == 6 })
-	stop()
-	if n := liveAfter.Load(); n != 2 {
-		t.Errorf("%d of 2 handlers under the new lease saw a live context", n)
-	}
-	if st := counting.Stats(); st.Acked != 6 || st.Double != 0 {
-		t.Errorf("stats %+v, want 6 acked", st)
-	}
-	if d := rec.count(consumer.OutcomeDuplicate); d != 2 {
-		t.Errorf("%d duplicates, want 2", d)
-	}
 }
 
 // TestDuplicatePerAttempt: a worker reuses its attempt state, and
@@ -1049,7 +1061,9 @@ func (s capped) Receive(ctx context.Context, max int) ([]consumer.Delivery, erro
 func TestPrefetchWhileHandlersBlock(t *testing.T) {
 	for _, perCall := range []int{1, 3} {
 		t.Run(fmt.Sprintf("%d per receive", perCall), func(t *testing.T) {
-			testPrefetchWhileHandlersBlock(t, perCall)
+			synctest.Test(t, func(t *testing.T) {
+				testPrefetchWhileHandlersBlock(t, perCall)
+			})
 		})
 	}
 }
@@ -1082,7 +1096,7 @@ func testPrefetchWhileHandlersBlock(t *testing.T, perCall int) {
 	waitFor(t, "a full window with every worker blocked", func() bool {
 		return running.Load() == workers && counting.Stats().Outstanding == inFlight
 	})
-	time.Sleep(20 * time.Millisecond) // several prefetch delays: intake must stay stopped
+	time.Sleep(20 * time.Millisecond) // fake: several prefetch delays, intake must stay stopped
 	if st := counting.Stats(); st.Received != inFlight {
 		t.Fatalf("received %d while the handlers block, want %d (MaxInFlight)", st.Received, inFlight)
 	}
@@ -1140,62 +1154,66 @@ func (d scriptedDelivery) DeadLetter(context.Context, map[string]string) error  
 // busy workers (prefetch) receives while the stop begins, when every worker
 // has gone idle, are still run and settled before Run returns.
 func TestLateDeliveriesDuringStop(t *testing.T) {
-	src := &scriptedSource{entered: make(chan struct{})}
-	for i := range 2 {
-		src.first = append(src.first, scriptedDelivery{s: src, m: msgN(i, fmt.Sprint(i))})
-	}
-	for i := 2; i < 5; i++ {
-		src.late = append(src.late, scriptedDelivery{s: src, m: msgN(i, fmt.Sprint(i))})
-	}
-	gate := make(chan struct{})
-	var started atomic.Int32
-	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
-		if m.ID == "m-00000" || m.ID == "m-00001" {
-			started.Add(1)
-			<-gate
+	synctest.Test(t, func(t *testing.T) {
+		src := &scriptedSource{entered: make(chan struct{})}
+		for i := range 2 {
+			src.first = append(src.first, scriptedDelivery{s: src, m: msgN(i, fmt.Sprint(i))})
 		}
-		return nil
+		for i := 2; i < 5; i++ {
+			src.late = append(src.late, scriptedDelivery{s: src, m: msgN(i, fmt.Sprint(i))})
+		}
+		gate := make(chan struct{})
+		var started atomic.Int32
+		h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+			if m.ID == "m-00000" || m.ID == "m-00001" {
+				started.Add(1)
+				<-gate
+			}
+			return nil
+		})
+		c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 2, Logger: discard,
+			SoftStopTimeout: 2 * time.Second, HardStopTimeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := startConsumer(t, c)
+		waitFor(t, "both workers busy", func() bool { return started.Load() == 2 })
+		<-src.entered // prefetch receives beside the busy workers
+		close(gate)
+		waitFor(t, "the first deliveries acked", func() bool { return src.acked.Load() == 2 })
+		stop()
+		if got := src.acked.Load(); got != 5 {
+			t.Errorf("%d deliveries acked, want 5", got)
+		}
 	})
-	c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 2, Logger: discard,
-		SoftStopTimeout: 2 * time.Second, HardStopTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := startConsumer(t, c)
-	waitFor(t, "both workers busy", func() bool { return started.Load() == 2 })
-	<-src.entered // prefetch receives beside the busy workers
-	close(gate)
-	waitFor(t, "the first deliveries acked", func() bool { return src.acked.Load() == 2 })
-	stop()
-	if got := src.acked.Load(); got != 5 {
-		t.Errorf("%d deliveries acked, want 5", got)
-	}
 }
 
 // TestTakenTasksGoBackWhenAHandlerIsSlow: a worker takes several waiting
 // deliveries at once while handlers are fast; when one of them blocks, the
 // others it took are handed to idle workers instead of waiting behind it.
 func TestTakenTasksGoBackWhenAHandlerIsSlow(t *testing.T) {
-	const n = 10
-	release := make(chan struct{})
-	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
-		if m.ID == "m-00000" {
-			select {
-			case <-release:
-			case <-ctx.Done():
+	synctest.Test(t, func(t *testing.T) {
+		const n = 10
+		release := make(chan struct{})
+		h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+			if m.ID == "m-00000" {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
 			}
+			return nil
+		})
+		msgs := msgsN(n, func(i int) string { return fmt.Sprint(i) })
+		e := newEnv(t, h, consumer.Config{Concurrency: 2}, msgs...)
+		e.start()
+		waitFor(t, "every delivery but the blocked one acked", func() bool { return e.src.Stats().Acked == n-1 })
+		close(release)
+		waitFor(t, "all acked", func() bool { return e.src.Stats().Acked == n })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
 		}
-		return nil
 	})
-	msgs := msgsN(n, func(i int) string { return fmt.Sprint(i) })
-	e := newEnv(t, h, consumer.Config{Concurrency: 2}, msgs...)
-	e.start()
-	waitFor(t, "every delivery but the blocked one acked", func() bool { return e.src.Stats().Acked == n-1 })
-	close(release)
-	waitFor(t, "all acked", func() bool { return e.src.Stats().Acked == n })
-	if err := e.stop(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestSoloRunHandsOver: a worker that received a batch while nothing else
@@ -1293,11 +1311,15 @@ func TestSoloRunHandsOver(t *testing.T) {
 	// a0's worker is taken back from: its solo run's unstarted deliveries
 	// get lanes in arrival order.
 	t.Run("TakenBack", func(t *testing.T) {
-		run(t, []string{"a0", "a1", "b0", "a2", "c0", "b1"}, nil, []string{"b0", "c0", "b1"})
+		synctest.Test(t, func(t *testing.T) {
+			run(t, []string{"a0", "a1", "b0", "a2", "c0", "b1"}, nil, []string{"b0", "c0", "b1"})
+		})
 	})
 	// Another worker receives while a0 runs: a0 gets its lane first.
 	t.Run("OtherIntake", func(t *testing.T) {
-		run(t, []string{"a0"}, []string{"a1", "b0", "a2", "c0"}, []string{"b0", "c0"})
+		synctest.Test(t, func(t *testing.T) {
+			run(t, []string{"a0"}, []string{"a1", "b0", "a2", "c0"}, []string{"b0", "c0"})
+		})
 	})
 	// a0 blocks in the solo run's fourth claim, [7, 15), after seven fast
 	// deliveries: the deliveries claimed with it (a1 and a2 among them)
@@ -1305,10 +1327,12 @@ func TestSoloRunHandsOver(t *testing.T) {
 	// unclaimed ones are taken back, a3 and b2 queued behind those lanes,
 	// f0 and g0 run beside.
 	t.Run("ClaimedWithIt", func(t *testing.T) {
-		first := []string{"p0", "q0", "r0", "s0", "t0", "u0", "v0",
-			"a0", "b0", "a1", "c0", "b1", "d0", "a2", "e0",
-			"a3", "f0", "b2", "g0"}
-		run(t, first, nil, []string{"f0", "g0"})
+		synctest.Test(t, func(t *testing.T) {
+			first := []string{"p0", "q0", "r0", "s0", "t0", "u0", "v0",
+				"a0", "b0", "a1", "c0", "b1", "d0", "a2", "e0",
+				"a3", "f0", "b2", "g0"}
+			run(t, first, nil, []string{"f0", "g0"})
+		})
 	})
 }
 
@@ -1316,77 +1340,78 @@ func TestSoloRunHandsOver(t *testing.T) {
 // run progressing steadily, yet a batch one worker cannot finish within a
 // few help periods is spread over idle workers.
 func TestSoloRunSpreads(t *testing.T) {
-	const n, batch = 128, 64 // Concurrency 8: MaxInFlight and ReceiveBatch 64
-	var mu sync.Mutex
-	ranOn := make(map[context.Context]bool) // the first batch's workers, by their attempt context
-	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
-		if i, _ := strconv.Atoi(string(m.Body)); i < batch {
-			mu.Lock()
-			ranOn[ctx] = true
-			mu.Unlock()
+	synctest.Test(t, func(t *testing.T) {
+		const n, batch = 128, 64 // Concurrency 8: MaxInFlight and ReceiveBatch 64
+		var mu sync.Mutex
+		ranOn := make(map[context.Context]bool) // the first batch's workers, by their attempt context
+		h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+			if i, _ := strconv.Atoi(string(m.Body)); i < batch {
+				mu.Lock()
+				ranOn[ctx] = true
+				mu.Unlock()
+			}
+			// 200 µs of the bubble's fake clock: the help timer fires at
+			// fixed points of the run, whatever the machine's load.
+			time.Sleep(200 * time.Microsecond)
+			return nil
+		})
+		e := newEnv(t, h, consumer.Config{Concurrency: 8}, msgsN(n, func(i int) string { return fmt.Sprint(i) })...)
+		e.start()
+		waitFor(t, "every message acked", func() bool { return e.src.Stats().Acked == n })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
 		}
-		// Busy, not blocked: the worker starts its next delivery well
-		// within every help period. It yields, so that with GOMAXPROCS=1
-		// the workers it spreads to can run beside it at all.
-		for start := time.Now(); time.Since(start) < 200*time.Microsecond; {
-			runtime.Gosched()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(ranOn) < 2 {
+			t.Errorf("the first batch (%d deliveries of 200 µs) ran on %d worker(s); want it spread", batch, len(ranOn))
 		}
-		return nil
 	})
-	e := newEnv(t, h, consumer.Config{Concurrency: 8}, msgsN(n, func(i int) string { return fmt.Sprint(i) })...)
-	e.start()
-	waitFor(t, "every message acked", func() bool { return e.src.Stats().Acked == n })
-	if err := e.stop(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(ranOn) < 2 {
-		t.Errorf("the first batch (%d deliveries of 200 µs) ran on %d worker(s); want it spread", batch, len(ranOn))
-	}
 }
 
 // TestDoneLeaseNotRun: deliveries whose LeaseContext is done before they
 // start (a Kafka record an in-place retry abandoned, a revoked partition)
 // are abandoned without running their handler or being settled.
 func TestDoneLeaseNotRun(t *testing.T) {
-	broker := memory.NewBroker()
-	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
-	src := &ctxLeasedSource{Source: counting}
-	src.renew()
-	_, revoke := src.current()
-	revoke()
-	var ran atomic.Int32
-	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
-		ran.Add(1)
-		return nil
+	synctest.Test(t, func(t *testing.T) {
+		broker := memory.NewBroker()
+		counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+		src := &ctxLeasedSource{Source: counting}
+		src.renew()
+		_, revoke := src.current()
+		revoke()
+		var ran atomic.Int32
+		h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+			ran.Add(1)
+			return nil
+		})
+		rec := newRecorder()
+		c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 2, Logger: discard, Observer: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := broker.Publish(context.Background(), "src", msgsN(3, func(int) string { return "k" })...); err != nil {
+			t.Fatal(err)
+		}
+		stop := startConsumer(t, c)
+		waitFor(t, "three outcomes", func() bool {
+			return rec.count(consumer.OutcomeAbandoned)+rec.count(consumer.OutcomeProcessed) == 3
+		})
+		stop()
+		if n := rec.count(consumer.OutcomeAbandoned); n != 3 {
+			t.Errorf("%d of 3 abandoned", n)
+		}
+		if n := ran.Load(); n != 0 {
+			t.Errorf("%d handlers ran under a done lease", n)
+		}
+		if st := counting.Stats(); st.Acked+st.Retried+st.DeadLettered != 0 {
+			t.Errorf("settled deliveries of a done lease: %+v", st)
+		}
 	})
-	rec := newRecorder()
-	c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 2, Logger: discard, Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := broker.Publish(context.Background(), "src", msgsN(3, func(int) string { return "k" })...); err != nil {
-		t.Fatal(err)
-	}
-	stop := startConsumer(t, c)
-	waitFor(t, "three outcomes", func() bool {
-		return rec.count(consumer.OutcomeAbandoned)+rec.count(consumer.OutcomeProcessed) == 3
-	})
-	stop()
-	if n := rec.count(consumer.OutcomeAbandoned); n != 3 {
-		t.Errorf("%d of 3 abandoned", n)
-	}
-	if n := ran.Load(); n != 0 {
-		t.Errorf("%d handlers ran under a done lease", n)
-	}
-	if st := counting.Stats(); st.Acked+st.Retried+st.DeadLettered != 0 {
-		t.Errorf("settled deliveries of a done lease: %+v", st)
-	}
 }
 
-// TestUnobserved runs the settlement paths without an Observer, where a
-// delivery without a lease takes the runtime's quick first attempt:
+// TestUnobserved runs the settlement paths without an Observer (the one
+// attempt path, with no handler timing):
 // success, an outage held and tried again in place, a broker retry, a
 // permanent error, attempts exhausted, a panic, and a MarkDuplicate that
 // must not leak into the next attempt.
@@ -1461,28 +1486,30 @@ func TestUnobserved(t *testing.T) {
 // worker; with every handler blocked, Concurrency of them run at once,
 // never more.
 func TestWorkersStartOnDemand(t *testing.T) {
-	const workers = 4
-	var running, most atomic.Int32
-	release := make(chan struct{})
-	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
-		defer running.Add(-1)
-		raise(&most, running.Add(1))
-		select {
-		case <-release:
-		case <-ctx.Done():
+	synctest.Test(t, func(t *testing.T) {
+		const workers = 4
+		var running, most atomic.Int32
+		release := make(chan struct{})
+		h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+			defer running.Add(-1)
+			raise(&most, running.Add(1))
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		})
+		const n = 3 * workers
+		e := newEnv(t, h, consumer.Config{Concurrency: workers}, msgsN(n, func(i int) string { return fmt.Sprint(i) })...)
+		e.start()
+		waitFor(t, "every worker in a blocked handler", func() bool { return running.Load() == workers })
+		close(release)
+		waitFor(t, "every message acked", func() bool { return e.src.Stats().Acked == n })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		if got := most.Load(); got != workers {
+			t.Errorf("at most %d handlers ran at once, want %d", got, workers)
+		}
 	})
-	const n = 3 * workers
-	e := newEnv(t, h, consumer.Config{Concurrency: workers}, msgsN(n, func(i int) string { return fmt.Sprint(i) })...)
-	e.start()
-	waitFor(t, "every worker in a blocked handler", func() bool { return running.Load() == workers })
-	close(release)
-	waitFor(t, "every message acked", func() bool { return e.src.Stats().Acked == n })
-	if err := e.stop(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if got := most.Load(); got != workers {
-		t.Errorf("at most %d handlers ran at once, want %d", got, workers)
-	}
 }

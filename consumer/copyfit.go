@@ -1,11 +1,15 @@
 package consumer
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Headers set on a dead-letter copy whose body was removed to fit the
@@ -16,6 +20,10 @@ const (
 	// HeaderBodyRemovedSHA256 is the hex SHA-256 of the removed body, to
 	// find the original in the producer's records.
 	HeaderBodyRemovedSHA256 = "oncely-body-removed-sha256"
+	// HeaderHeadersRemoved lists the message's own headers removed from a
+	// dead-letter copy that did not fit without its body either: a JSON
+	// object of each removed header's name and its value's size in bytes.
+	HeaderHeadersRemoved = "oncely-headers-removed"
 )
 
 // fitErrorBytes is the error header's size once trimmed to fit.
@@ -33,6 +41,9 @@ type Fitted struct {
 	// BodyRemoved reports that the body was replaced by the
 	// HeaderBodyRemovedSize and HeaderBodyRemovedSHA256 markers.
 	BodyRemoved bool
+	// HeadersRemoved names the message's own headers removed and listed
+	// in the HeaderHeadersRemoved header, largest first.
+	HeadersRemoved []string
 }
 
 // FitCopy makes a retry or dead-letter copy fit within limit bytes as size
@@ -41,14 +52,24 @@ type Fitted struct {
 //
 //  1. the copy as it is, when it fits;
 //  2. without HeaderStack, then with HeaderError cut to 512 bytes;
-//  3. for a dead-letter copy only (removeBody), with an empty body and the
+//  3. for a dead-letter copy only (dead), with an empty body and the
 //     HeaderBodyRemovedSize and HeaderBodyRemovedSHA256 markers, keeping
-//     every other header: a dead letter that says what failed and which body
-//     it was beats a copy the broker refuses forever.
+//     every other header, when that makes it smaller: a dead letter that
+//     says what failed and which body it was beats a copy the broker
+//     refuses forever;
+//  4. for a dead-letter copy whose own headers (the producer's) are too
+//     large even so, without them, largest first, each listed by name and
+//     size in the HeaderHeadersRemoved header, until it fits. Never removed: the
+//     oncely failure context (every "oncely-" header and HeaderMessageID),
+//     the trace context (HeaderTraceParent, HeaderTraceState) and the
+//     headers named in keep (the adapter's ID and key headers, which a
+//     redrive reads).
 //
-// A retry copy never loses its body. When nothing fits, FitCopy returns an
-// error wrapping ErrCopyRefused. body and headers are not modified.
-func FitCopy(body []byte, headers map[string]string, limit int, size CopySize, removeBody bool) (Fitted, error) {
+// A retry copy never loses its body or a header of the message. When nothing
+// fits, FitCopy returns an error wrapping ErrCopyRefused: only when what is
+// never removed is over the limit by itself. body and headers are not
+// modified.
+func FitCopy(body []byte, headers map[string]string, limit int, size CopySize, dead bool, keep ...string) (Fitted, error) {
 	f := Fitted{Body: body, Headers: headers}
 	if limit <= 0 || size(body, headers) <= limit {
 		return f, nil
@@ -65,16 +86,57 @@ func FitCopy(body []byte, headers map[string]string, limit int, size CopySize, r
 			return f, nil
 		}
 	}
-	if removeBody {
+	if !dead {
+		return Fitted{}, refusedCopy(size(f.Body, f.Headers), limit)
+	}
+	if len(body) > 0 {
+		removed := maps.Clone(f.Headers)
 		sum := sha256.Sum256(body)
-		f.Headers[HeaderBodyRemovedSize] = strconv.Itoa(len(body))
-		f.Headers[HeaderBodyRemovedSHA256] = hex.EncodeToString(sum[:])
-		f.Body, f.BodyRemoved = nil, true
+		removed[HeaderBodyRemovedSize] = strconv.Itoa(len(body))
+		removed[HeaderBodyRemovedSHA256] = hex.EncodeToString(sum[:])
+		if size(nil, removed) < size(f.Body, f.Headers) {
+			f.Body, f.Headers, f.BodyRemoved = nil, removed, true
+			if size(f.Body, f.Headers) <= limit {
+				return f, nil
+			}
+		}
+	}
+	return f.withoutOwnHeaders(limit, size, keep)
+}
+
+// withoutOwnHeaders is FitCopy's last step: it removes the message's own
+// headers, largest first, until the copy fits.
+func (f Fitted) withoutOwnHeaders(limit int, size CopySize, keep []string) (Fitted, error) {
+	var own []string
+	for k := range f.Headers {
+		if !strings.HasPrefix(k, "oncely-") && k != HeaderMessageID && k != HeaderTraceParent && k != HeaderTraceState && !slices.Contains(keep, k) {
+			own = append(own, k)
+		}
+	}
+	slices.SortFunc(own, func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(f.Headers[b]), len(f.Headers[a])), cmp.Compare(a, b))
+	})
+	sizes := make(map[string]int, len(own))
+	if earlier, ok := f.Headers[HeaderHeadersRemoved]; ok {
+		// Fitted before, to another limit (an adapter with two): keep
+		// the list.
+		_ = json.Unmarshal([]byte(earlier), &sizes)
+	}
+	for _, k := range own {
+		sizes[k] = len(f.Headers[k])
+		delete(f.Headers, k)
+		f.HeadersRemoved = append(f.HeadersRemoved, k)
+		list, _ := json.Marshal(sizes) // a map of strings to ints always encodes
+		f.Headers[HeaderHeadersRemoved] = string(list)
 		if size(f.Body, f.Headers) <= limit {
 			return f, nil
 		}
 	}
-	return Fitted{}, fmt.Errorf("%w: %d bytes over a limit of %d even after trimming", ErrCopyRefused, size(f.Body, f.Headers), limit)
+	return Fitted{}, refusedCopy(size(f.Body, f.Headers), limit)
+}
+
+func refusedCopy(n, limit int) error {
+	return fmt.Errorf("%w: %d bytes over a limit of %d even after trimming", ErrCopyRefused, n, limit)
 }
 
 // CopyTrimmer is implemented by deliveries whose adapter can trim a retry or

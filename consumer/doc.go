@@ -26,4 +26,31 @@
 //
 // Delivery is at-least-once. Combined with an idempotency middleware backed by
 // a store (see package store), each message's effects commit exactly once.
+//
+// # Application API
+//
+// An application needs New, Config (with Ordering and Observer), Consumer's
+// Run, Stop and Paused, the Handler, HandlerFunc, Middleware, Chain and
+// Recover shapes, Message, and the error wrappers that steer settlement:
+// Permanent, RetryAfter, Unavailable and UnavailableFrom (with Prober or
+// ProberFunc for the dependency to probe). Classify and Class let a
+// Config.Classify delegate to the default; Event and Outcome are what an
+// Observer sees.
+//
+// # For adapter authors
+//
+// A broker adapter implements Source and Delivery, and optionally Leased,
+// LeaseContexter, ConsumerNamer, BacklogReporter, Connected, CopyTrimmer and
+// Prober; it describes itself with Capabilities and reports Backlog. It
+// builds retry and dead-letter copies with FailureHeaders (from a Failure),
+// FitCopy (Fitted, CopySize) and the Header* and Reason* constants, reads
+// them back with AttemptFromHeaders and NotBeforeFromHeaders, and returns
+// ErrSourceClosed, ErrAlreadySettled and ErrCopyRefused as documented.
+//
+// # For middleware authors
+//
+// Middleware reads the runtime's context values with NameFromContext and
+// BrokerFromContext, reports a skipped duplicate with MarkDuplicate (read
+// with IsDuplicate), and builds such a context for tests with WithName,
+// WithBroker and WithAttemptState (see hooks.go).
 package consumer

@@ -107,25 +107,41 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
-// Class is how a failure is settled.
+// Class is how a failure is settled. The classes are named after the
+// wrappers that mark them: Permanent, Unavailable, and anything else.
 type Class int
 
 const (
-	// Retryable failures are retried with the policy's backoff until attempts
-	// run out, then dead-lettered with reason "exhausted". The default.
-	Retryable Class = iota
-	// Fatal failures are dead-lettered at once with reason "permanent".
-	Fatal
-	// Outage failures hold the delivery and count towards the breaker.
-	Outage
+	// ClassRetryable failures are retried with the policy's backoff until
+	// attempts run out, then dead-lettered with reason "exhausted". The
+	// default.
+	ClassRetryable Class = iota
+	// ClassPermanent failures (see Permanent) are dead-lettered at once
+	// with reason "permanent".
+	ClassPermanent
+	// ClassUnavailable failures (see Unavailable) are a dependency's: when
+	// the dependency does not answer its probe, the delivery is held as an
+	// outage and the failure counts towards the breaker; when it answers,
+	// the failure is retried as ClassRetryable.
+	ClassUnavailable
 )
 
-// String returns the class name.
+// The classes' former names.
+//
+// Deprecated: use ClassRetryable, ClassPermanent and ClassUnavailable.
+const (
+	Retryable = ClassRetryable
+	Fatal     = ClassPermanent
+	Outage    = ClassUnavailable
+)
+
+// String returns the name logs and traces give the class's settlement:
+// "retryable", "permanent" or "outage".
 func (c Class) String() string {
 	switch c {
-	case Fatal:
+	case ClassPermanent:
 		return "permanent"
-	case Outage:
+	case ClassUnavailable:
 		return "outage"
 	default:
 		return "retryable"
@@ -133,31 +149,32 @@ func (c Class) String() string {
 }
 
 // Classify reports how err is settled, looking through wrapping with errors.As.
-// PermanentError is Fatal, UnavailableError is Outage, anything else Retryable.
-// When an error wraps both, the outermost marker wins.
+// PermanentError is ClassPermanent, UnavailableError is ClassUnavailable,
+// anything else ClassRetryable. When an error wraps both, the outermost
+// marker wins.
 func Classify(err error) Class {
 	for e := err; e != nil; {
 		switch e.(type) {
 		case *PermanentError:
-			return Fatal
+			return ClassPermanent
 		case *UnavailableError:
-			return Outage
+			return ClassUnavailable
 		}
 		switch u := e.(type) {
 		case interface{ Unwrap() error }:
 			e = u.Unwrap()
 		case interface{ Unwrap() []error }:
 			for _, inner := range u.Unwrap() {
-				if c := Classify(inner); c != Retryable {
+				if c := Classify(inner); c != ClassRetryable {
 					return c
 				}
 			}
-			return Retryable
+			return ClassRetryable
 		default:
-			return Retryable
+			return ClassRetryable
 		}
 	}
-	return Retryable
+	return ClassRetryable
 }
 
 func errString(err error) string {

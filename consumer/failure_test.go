@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -195,56 +196,58 @@ func TestDependencyAnswersMeansMessageFault(t *testing.T) {
 func TestBreakerResumesWithoutHeldDelivery(t *testing.T) {
 	for _, probed := range []bool{true, false} {
 		t.Run(fmt.Sprintf("probed=%v", probed), func(t *testing.T) {
-			db := &dependency{}
-			db.down.Store(true)
-			processed := newCounter()
-			h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-				if db.down.Load() {
-					if probed {
-						return consumer.UnavailableFrom(errors.New("database down"), db)
+			synctest.Test(t, func(t *testing.T) {
+				db := &dependency{}
+				db.down.Store(true)
+				processed := newCounter()
+				h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+					if db.down.Load() {
+						if probed {
+							return consumer.UnavailableFrom(errors.New("database down"), db)
+						}
+						return consumer.Unavailable(errors.New("database down"))
 					}
-					return consumer.Unavailable(errors.New("database down"))
+					processed.add(m.ID)
+					return nil
+				})
+				broker := memory.NewBroker()
+				counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
+				src := &leasedSource{Source: counting, lost: make(chan struct{})}
+				rec := newRecorder()
+				c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, BreakerThreshold: 1, OutageBackoff: fastOutage, Logger: discard, Observer: rec})
+				if err != nil {
+					t.Fatal(err)
 				}
-				processed.add(m.ID)
-				return nil
+				stop := startConsumer(t, c)
+				if err := broker.Publish(context.Background(), "src", msgN(0, "a")); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "the breaker to open", c.Paused)
+				close(src.lost) // the held delivery's lease ends: nothing is left to try
+				waitFor(t, "the held delivery to be abandoned", func() bool { return rec.count(consumer.OutcomeAbandoned) == 1 })
+				if probed {
+					// Still down: the breaker stays open however long it probes.
+					before := db.probes.Load()
+					waitFor(t, "two more probes", func() bool { return db.probes.Load() >= before+2 })
+					if !c.Paused() {
+						t.Fatal("breaker closed while its dependency is down")
+					}
+				}
+				db.down.Store(false)
+				waitFor(t, "the breaker to close", func() bool { return !c.Paused() })
+				src.lost = make(chan struct{}) // later deliveries keep their lease
+				if err := broker.Publish(context.Background(), "src", msgN(1, "b")); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "a new message to be processed", func() bool { return processed.get("m-00001") == 1 })
+				stop()
+				if got := rec.breakerChanges(); len(got) != 2 || !got[0] || got[1] {
+					t.Errorf("breaker changes %v, want [true false]", got)
+				}
+				if broker.Depth("src") != 1 || len(broker.DeadLetters("src", "test")) != 0 {
+					t.Errorf("depth %d, dead letters %d: the abandoned delivery must be back on the queue, nothing dead-lettered", broker.Depth("src"), len(broker.DeadLetters("src", "test")))
+				}
 			})
-			broker := memory.NewBroker()
-			counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
-			src := &leasedSource{Source: counting, lost: make(chan struct{})}
-			rec := newRecorder()
-			c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, BreakerThreshold: 1, OutageBackoff: fastOutage, Logger: discard, Observer: rec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			stop := startConsumer(t, c)
-			if err := broker.Publish(context.Background(), "src", msgN(0, "a")); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "the breaker to open", c.Paused)
-			close(src.lost) // the held delivery's lease ends: nothing is left to try
-			waitFor(t, "the held delivery to be abandoned", func() bool { return rec.count(consumer.OutcomeAbandoned) == 1 })
-			if probed {
-				// Still down: the breaker stays open however long it probes.
-				before := db.probes.Load()
-				waitFor(t, "two more probes", func() bool { return db.probes.Load() >= before+2 })
-				if !c.Paused() {
-					t.Fatal("breaker closed while its dependency is down")
-				}
-			}
-			db.down.Store(false)
-			waitFor(t, "the breaker to close", func() bool { return !c.Paused() })
-			src.lost = make(chan struct{}) // later deliveries keep their lease
-			if err := broker.Publish(context.Background(), "src", msgN(1, "b")); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, "a new message to be processed", func() bool { return processed.get("m-00001") == 1 })
-			stop()
-			if got := rec.breakerChanges(); len(got) != 2 || !got[0] || got[1] {
-				t.Errorf("breaker changes %v, want [true false]", got)
-			}
-			if broker.Depth("src") != 1 || len(broker.DeadLetters("src", "test")) != 0 {
-				t.Errorf("depth %d, dead letters %d: the abandoned delivery must be back on the queue, nothing dead-lettered", broker.Depth("src"), len(broker.DeadLetters("src", "test")))
-			}
 		})
 	}
 }
@@ -253,42 +256,44 @@ func TestBreakerResumesWithoutHeldDelivery(t *testing.T) {
 // when the breaker opened returns are held until it closes, not handled.
 // Catches: a breaker checked only before Receive.
 func TestNoBatchPassesOpenBreaker(t *testing.T) {
-	var down atomic.Bool
-	down.Store(true)
-	calls := newCounter()
-	var e *env
-	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		if calls.add(m.ID) == 1 && m.ID == "m-00000" {
-			// Fail only once the next Receive waits, so the breaker opens
-			// under it.
-			for i := 0; i < 5000 && e.src.Stats().ReceiveCalls < 2; i++ {
-				time.Sleep(time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		var down atomic.Bool
+		down.Store(true)
+		calls := newCounter()
+		var e *env
+		h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+			if calls.add(m.ID) == 1 && m.ID == "m-00000" {
+				// Fail only once the next Receive waits, so the breaker opens
+				// under it.
+				for i := 0; i < 5000 && e.src.Stats().ReceiveCalls < 2; i++ {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if down.Load() {
+				return consumer.Unavailable(errors.New("down"))
+			}
+			return nil
+		})
+		e = newEnv(t, h, consumer.Config{Concurrency: 2, BreakerThreshold: 1, OutageBackoff: fastOutage}, msgN(0, "a"))
+		e.start()
+		waitFor(t, "the breaker to open", e.c.Paused)
+		e.publish(msgN(1, "b"))
+		waitFor(t, "m-1 to be received", func() bool { return e.src.Stats().Received == 2 })
+		for range 50 {
+			time.Sleep(2 * time.Millisecond)
+			if calls.get("m-00001") != 0 {
+				t.Fatal("m-1 was handled while the breaker was open")
 			}
 		}
-		if down.Load() {
-			return consumer.Unavailable(errors.New("down"))
+		down.Store(false)
+		waitFor(t, "both processed", func() bool { return e.src.Stats().Acked == 2 })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		if calls.get("m-00001") != 1 {
+			t.Errorf("m-1 handled %d times, want 1", calls.get("m-00001"))
+		}
 	})
-	e = newEnv(t, h, consumer.Config{Concurrency: 2, BreakerThreshold: 1, OutageBackoff: fastOutage}, msgN(0, "a"))
-	e.start()
-	waitFor(t, "the breaker to open", e.c.Paused)
-	e.publish(msgN(1, "b"))
-	waitFor(t, "m-1 to be received", func() bool { return e.src.Stats().Received == 2 })
-	for range 50 {
-		time.Sleep(2 * time.Millisecond)
-		if calls.get("m-00001") != 0 {
-			t.Fatal("m-1 was handled while the breaker was open")
-		}
-	}
-	down.Store(false)
-	waitFor(t, "both processed", func() bool { return e.src.Stats().Acked == 2 })
-	if err := e.stop(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if calls.get("m-00001") != 1 {
-		t.Errorf("m-1 handled %d times, want 1", calls.get("m-00001"))
-	}
 }
 
 // TestRetryCopyRefused: a retry copy the broker refuses for good, or keeps
@@ -406,44 +411,46 @@ func TestTrimmedCopyReported(t *testing.T) {
 // TestBreakerLogs: one line when the breaker opens, with the cause, and one
 // when it closes, with the outage's duration as text.
 func TestBreakerLogs(t *testing.T) {
-	var logs testenv.Buffer
-	db := &dependency{}
-	db.down.Store(true)
-	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
-		if db.down.Load() {
-			return consumer.UnavailableFrom(errors.New("database down"), db)
+	synctest.Test(t, func(t *testing.T) {
+		var logs testenv.Buffer
+		db := &dependency{}
+		db.down.Store(true)
+		h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+			if db.down.Load() {
+				return consumer.UnavailableFrom(errors.New("database down"), db)
+			}
+			return nil
+		})
+		e := newEnv(t, h, consumer.Config{Concurrency: 1, BreakerThreshold: 1, OutageBackoff: fastOutage,
+			Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, msgN(0, "a"))
+		e.start()
+		waitFor(t, "the breaker to open", e.c.Paused)
+		db.down.Store(false)
+		waitFor(t, "the message to be processed", func() bool { return e.src.Stats().Acked == 1 })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		var opened, closed int
+		for line := range strings.Lines(logs.String()) {
+			switch {
+			case strings.Contains(line, `"msg":"breaker open`):
+				opened++
+				if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, `"cause":"unavailable: database down"`) {
+					t.Errorf("open line lacks its level or cause: %s", line)
+				}
+			case strings.Contains(line, `"msg":"breaker closed`):
+				closed++
+				if !regexp.MustCompile(`"outage":"[0-9.]+m?s"`).MatchString(line) {
+					t.Errorf("close line lacks the outage's duration as text: %s", line)
+				}
+			case regexp.MustCompile(`"in":[0-9]`).MatchString(line):
+				t.Errorf("a duration logged as a bare number: %s", line)
+			}
+		}
+		if opened != 1 || closed != 1 {
+			t.Errorf("%d open and %d close lines, want one each:\n%s", opened, closed, logs.String())
+		}
 	})
-	e := newEnv(t, h, consumer.Config{Concurrency: 1, BreakerThreshold: 1, OutageBackoff: fastOutage,
-		Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, msgN(0, "a"))
-	e.start()
-	waitFor(t, "the breaker to open", e.c.Paused)
-	db.down.Store(false)
-	waitFor(t, "the message to be processed", func() bool { return e.src.Stats().Acked == 1 })
-	if err := e.stop(5 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	var opened, closed int
-	for line := range strings.Lines(logs.String()) {
-		switch {
-		case strings.Contains(line, `"msg":"breaker open`):
-			opened++
-			if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, `"cause":"unavailable: database down"`) {
-				t.Errorf("open line lacks its level or cause: %s", line)
-			}
-		case strings.Contains(line, `"msg":"breaker closed`):
-			closed++
-			if !regexp.MustCompile(`"outage":"[0-9.]+m?s"`).MatchString(line) {
-				t.Errorf("close line lacks the outage's duration as text: %s", line)
-			}
-		case regexp.MustCompile(`"in":[0-9]`).MatchString(line):
-			t.Errorf("a duration logged as a bare number: %s", line)
-		}
-	}
-	if opened != 1 || closed != 1 {
-		t.Errorf("%d open and %d close lines, want one each:\n%s", opened, closed, logs.String())
-	}
 }
 
 // TestRunReturnsNilAtDeadline: a Run whose context ends by deadline stops as

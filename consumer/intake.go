@@ -77,6 +77,13 @@ func (c *Consumer) intakeTurnLocked(w *worker) []task {
 	ds, err := c.intake(c.intakeCtx)
 	c.mu.Lock()
 	own := c.dispatchLocked(ds, w)
+	c.endIntakeLocked(err)
+	return own
+}
+
+// endIntakeLocked ends a turn of intake that returned err, which stops
+// intake for good unless nil. c.mu must be held.
+func (c *Consumer) endIntakeLocked(err error) {
 	c.receiving = false
 	c.intakeIdle.Broadcast()
 	if err != nil {
@@ -88,5 +95,4 @@ func (c *Consumer) intakeTurnLocked(w *worker) []task {
 			close(c.intakeDone)
 		}
 	}
-	return own
 }

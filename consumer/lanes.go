@@ -98,13 +98,14 @@ func (t *laneTable) release(l *lane) {
 	}
 }
 
-// laneOf returns the lane of m and whether it was busy already; c.lanes
-// must exist and c.mu be held.
+// laneOf returns the lane of m (see laneKeyOf) and whether it was busy
+// already, or nil when m has no lane; c.lanes must exist and c.mu be held.
 func (c *Consumer) laneOf(m *Message) (*lane, bool) {
-	if c.cfg.Ordering == OrderByPartition || m.Key == "" {
-		return c.lanes.lookup(false, "", m.Partition)
+	k := laneKeyOf(&c.cfg, m)
+	if k.kind == laneNone {
+		return nil, false
 	}
-	return c.lanes.lookup(true, m.Key, 0)
+	return c.lanes.lookup(k.kind == laneByKey, k.key, k.partition)
 }
 
 // dispatchLocked hands ds, whose window slots are taken, to the workers, and
@@ -160,6 +161,9 @@ func (c *Consumer) placeLocked(d Delivery) (task, bool) {
 		return task{d: d}, true
 	}
 	l, busy := c.laneOf(d.Message())
+	if l == nil {
+		return task{d: d}, true
+	}
 	if busy {
 		l.queue = append(l.queue, d)
 		return task{}, false

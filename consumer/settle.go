@@ -181,7 +181,7 @@ func (c *Consumer) holdFor(d time.Duration) bool {
 	return sleep(c.hardCtx, d)
 }
 
-// unheld ends the hold of a delivery that leaves handle at its outage'th
+// unheld ends the hold of a delivery that leaves process at its outage'th
 // attempt: one held through an outage (outage > 1) is held no more. A
 // delivery counts as held from its first outage failure to its settlement
 // or abandonment, its retried attempts included, so the breaker (see

@@ -23,6 +23,9 @@ func (c *Consumer) endSoloLocked() int {
 	// earlier delivery of the same claim, which w runs first.
 	for _, d := range w.solo[min(soloClaimStart(i), claimed):claimed] {
 		l, _ := c.laneOf(d.Message())
+		if l == nil {
+			continue
+		}
 		l.held++
 		w.soloLanes = append(w.soloLanes, l)
 	}

@@ -10,9 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -87,13 +84,13 @@ func (h *Health) ReadyHandler() http.Handler {
 	})
 }
 
-// OpsHandler returns a mux serving /metrics from g (the OpenMetrics or text
-// exposition), and /livez and /readyz from h. A nil h serves no health
-// endpoints; a nil g serves no /metrics.
-func OpsHandler(g prometheus.Gatherer, h *Health) http.Handler {
+// OpsHandler returns a mux serving GET /metrics with metrics (such as
+// metrics.Handler(registry)), and /livez and /readyz from h. A nil metrics
+// serves no /metrics; a nil h serves no health endpoints.
+func OpsHandler(metrics http.Handler, h *Health) http.Handler {
 	mux := http.NewServeMux()
-	if g != nil {
-		mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true}))
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
 	}
 	if h != nil {
 		mux.Handle("GET /livez", h.LiveHandler())
@@ -109,16 +106,16 @@ type OpsServer struct {
 	srv *http.Server
 }
 
-// ListenOps binds addr (such as ":9090") for OpsHandler(g, h), and returns
+// ListenOps binds addr (such as ":9090") for OpsHandler(metrics, h), and returns
 // the error at once when it cannot (the address in use, a bad address), so a
 // program fails at start-up instead of running on without its health
 // endpoints. Nothing is served until Serve.
-func ListenOps(addr string, g prometheus.Gatherer, h *Health) (*OpsServer, error) {
+func ListenOps(addr string, metrics http.Handler, h *Health) (*OpsServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("oncely: ops server: %w", err)
 	}
-	return &OpsServer{ln: ln, srv: &http.Server{Handler: OpsHandler(g, h), ReadHeaderTimeout: 5 * time.Second}}, nil
+	return &OpsServer{ln: ln, srv: &http.Server{Handler: OpsHandler(metrics, h), ReadHeaderTimeout: 5 * time.Second}}, nil
 }
 
 // Addr is the bound address (with the port chosen when addr's was 0).

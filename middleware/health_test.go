@@ -17,7 +17,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/obstest"
 	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/middleware/metrics"
 )
 
 func obsGet(t *testing.T, c *http.Client, url string) (int, string) {
@@ -45,10 +47,10 @@ func obsEventually(t *testing.T, what string, cond func() bool) {
 func TestHealthReadyFollowsConnectionAndBreaker(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	reg := prometheus.NewRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 
-	src := newObsSource(1)
+	src := obstest.NewSource(1)
 	recovered := make(chan struct{})
 	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
 		select {
@@ -58,7 +60,7 @@ func TestHealthReadyFollowsConnectionAndBreaker(t *testing.T) {
 			return consumer.Unavailable(errors.New("database down"))
 		}
 	})
-	cfg := obsFastConfig()
+	cfg := obstest.FastConfig()
 	cfg.BreakerThreshold = 1
 	cfg.Observer = m.Observer("ledger")
 	c, err := consumer.New(src, h, cfg, m.Middleware)
@@ -66,7 +68,7 @@ func TestHealthReadyFollowsConnectionAndBreaker(t *testing.T) {
 
 	var health middleware.Health
 	health.Add("ledger", c, src)
-	srv := httptest.NewServer(middleware.OpsHandler(reg, &health))
+	srv := httptest.NewServer(middleware.OpsHandler(metrics.Handler(reg), &health))
 	defer srv.Close()
 	cl := srv.Client()
 	ready := func() (int, string) { return obsGet(t, cl, srv.URL+"/readyz") }
@@ -80,19 +82,19 @@ func TestHealthReadyFollowsConnectionAndBreaker(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	require.Equal(t, "ok\n", body)
 
-	src.connected.Store(false)
+	src.SetConnected(false)
 	code, body = ready()
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Equal(t, "ledger: not connected to the broker\n", body)
 	code, body = obsGet(t, cl, srv.URL+"/livez")
 	require.Equal(t, http.StatusOK, code, "live while the process runs, whatever the broker does")
 	require.Equal(t, "ok\n", body)
-	src.connected.Store(true)
+	src.SetConnected(true)
 	code, _ = ready()
 	require.Equal(t, http.StatusOK, code)
 
 	// An outage opens the breaker: not ready until the handler recovers.
-	src.publish(obsMsg("a"))
+	src.Publish(obstest.Msg("a"))
 	obsEventually(t, "the breaker opens", c.Paused)
 	code, body = ready()
 	require.Equal(t, http.StatusServiceUnavailable, code)
@@ -101,7 +103,7 @@ func TestHealthReadyFollowsConnectionAndBreaker(t *testing.T) {
 	require.Contains(t, metrics, `oncely_breaker_open{consumer="ledger"} 1`)
 
 	close(recovered)
-	<-src.reached
+	<-src.Reached()
 	obsEventually(t, "the breaker closes", func() bool { return !c.Paused() })
 	code, _ = ready()
 	require.Equal(t, http.StatusOK, code)
@@ -133,10 +135,10 @@ type obsPlainSource struct{ consumer.Source }
 func TestOpsServer(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	reg := prometheus.NewRegistry()
-	_, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: "ledger"})
+	_, err := metrics.New(reg, metrics.Config{Consumer: "ledger"})
 	require.NoError(t, err)
 
-	ops, err := middleware.ListenOps("127.0.0.1:0", reg, &middleware.Health{})
+	ops, err := middleware.ListenOps("127.0.0.1:0", metrics.Handler(reg), &middleware.Health{})
 	require.NoError(t, err)
 	addr := ops.Addr()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -159,7 +161,7 @@ func TestOpsServer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
-	_, err = middleware.ListenOps(ln.Addr().String(), reg, nil)
+	_, err = middleware.ListenOps(ln.Addr().String(), metrics.Handler(reg), nil)
 	require.ErrorContains(t, err, "address already in use")
 }
 
@@ -168,7 +170,7 @@ func ExampleHealth() {
 	breaker := &obsBreaker{}
 	var health middleware.Health
 	health.Add("ledger", breaker, src)
-	ops := middleware.OpsHandler(prometheus.NewRegistry(), &health)
+	ops := middleware.OpsHandler(metrics.Handler(prometheus.NewRegistry()), &health)
 
 	get := func(path string) {
 		rec := httptest.NewRecorder()

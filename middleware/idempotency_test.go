@@ -128,7 +128,7 @@ func TestIdempotencyNeedsNameAndID(t *testing.T) {
 
 	err = h.Handle(mwCtx(), mwMsg(""))
 	require.ErrorIs(t, err, middleware.ErrNoMessageID)
-	require.Equal(t, consumer.Fatal, consumer.Classify(err))
+	require.Equal(t, consumer.ClassPermanent, consumer.Classify(err))
 	require.Zero(t, s.Len())
 
 	require.Panics(t, func() { middleware.Idempotency(nil) })

@@ -75,9 +75,9 @@ func describe(ctx context.Context, err error) (slog.Level, string, string) {
 		return slog.LevelWarn, "cancelled", "handler cancelled"
 	}
 	switch consumer.Classify(err) {
-	case consumer.Fatal:
+	case consumer.ClassPermanent:
 		return slog.LevelError, "permanent", "message failed permanently"
-	case consumer.Outage:
+	case consumer.ClassUnavailable:
 		return slog.LevelWarn, "outage", "dependency unavailable"
 	default:
 		return slog.LevelWarn, "retryable", "message failed"

@@ -54,7 +54,7 @@ func Retry(policy retry.Policy) consumer.Middleware {
 			b := backoff.WithContext(p.BackOff(nil), ctx)
 			for try := 1; ; try++ {
 				err := next.Handle(context.WithValue(ctx, tryKey{}, try), msg)
-				if err == nil || consumer.Classify(err) != consumer.Retryable {
+				if err == nil || consumer.Classify(err) != consumer.ClassRetryable {
 					return err
 				}
 				wait := b.NextBackOff()

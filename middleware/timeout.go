@@ -13,7 +13,7 @@ import (
 // d. When the handler returns an error after its deadline passed, Timeout
 // returns an error that wraps context.DeadlineExceeded and quotes the
 // handler's error. That error is retryable, except that a real outage stays an
-// outage: when the handler's error classifies as consumer.Outage and does not
+// outage: when the handler's error classifies as consumer.ClassUnavailable and does not
 // itself stem from the deadline (a store whose connection was refused or reset
 // just before the deadline passed), the Unavailable marker is kept, with its
 // Dependency, so the runtime probes that dependency and holds the delivery
@@ -37,7 +37,7 @@ func Timeout(d time.Duration) consumer.Middleware {
 			if err != nil && ctx.Err() == nil && errors.Is(tctx.Err(), context.DeadlineExceeded) {
 				timedOut := fmt.Errorf("oncely: handler timed out after %s (handler error: %v): %w", d, err, context.DeadlineExceeded)
 				var ue *consumer.UnavailableError
-				if consumer.Classify(err) == consumer.Outage && !errors.Is(err, context.DeadlineExceeded) && errors.As(err, &ue) {
+				if consumer.Classify(err) == consumer.ClassUnavailable && !errors.Is(err, context.DeadlineExceeded) && errors.As(err, &ue) {
 					// Keep the dependency, so the runtime still probes it.
 					return consumer.UnavailableFrom(timedOut, ue.Dependency)
 				}

@@ -38,7 +38,7 @@ func TestTimeoutExpiredIsRetryable(t *testing.T) {
 		})
 		err := middleware.Timeout(time.Millisecond)(h).Handle(mwCtx(), mwMsg("m"))
 		require.ErrorIs(t, err, context.DeadlineExceeded, name)
-		require.Equal(t, consumer.Retryable, consumer.Classify(err), name)
+		require.Equal(t, consumer.ClassRetryable, consumer.Classify(err), name)
 		require.ErrorContains(t, err, "handler timed out after 1ms", name)
 	}
 }
@@ -92,7 +92,7 @@ func TestTimeoutKeepsOutage(t *testing.T) {
 		return consumer.Unavailable(errors.New("dial db: connection refused"))
 	}))
 	err := h.Handle(context.Background(), &consumer.Message{ID: "m1"})
-	if got := consumer.Classify(err); got != consumer.Outage {
+	if got := consumer.Classify(err); got != consumer.ClassUnavailable {
 		t.Fatalf("Classify = %v, want outage; err = %v", got, err)
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {

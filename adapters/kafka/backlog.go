@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,8 +18,9 @@ var _ consumer.BacklogReporter = (*Source)(nil)
 // Backlog reports the group's lag per partition of the source and retry
 // topics: the end offset minus the committed offset (minus the start offset
 // where nothing was committed yet). One more row, with Partition -1 and Lag
-// 0, carries the dead-letter topic's depth (its end minus start offsets) in
-// DeadLetters; the partition rows have DeadLetters -1.
+// 0, carries the dead-letter topic's depth in DeadLetters: its records not
+// yet removed by a redrive or purge (see RedriveGroup); the partition rows
+// have DeadLetters -1.
 func (s *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
 	return backlog(ctx, s.adm, s.cfg.Topic, s.cfg.Group, s.topics)
 }
@@ -35,6 +37,10 @@ func backlog(ctx context.Context, adm *kadm.Client, topic, group string, consume
 	starts, err := adm.ListStartOffsets(ctx, topics...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: listing start offsets: %w", err)
+	}
+	rms, err := fetchRemovals(ctx, adm, dlq)
+	if err != nil {
+		return nil, err
 	}
 	committed, err := adm.FetchOffsets(ctx, group)
 	if errors.Is(err, kerr.GroupIDNotFound) {
@@ -63,7 +69,7 @@ func backlog(ctx context.Context, adm *kadm.Client, topic, group string, consume
 			base = st.Offset
 		}
 		if end.Topic == dlq {
-			depth += max(0, end.Offset-base)
+			depth += rms[end.Partition].left(base, end.Offset)
 			return
 		}
 		if c, ok := committed.Lookup(end.Topic, end.Partition); ok && c.Err == nil && c.At >= 0 {
@@ -75,11 +81,8 @@ func backlog(ctx context.Context, adm *kadm.Client, topic, group string, consume
 		return nil, ferr
 	}
 	slices.SortFunc(out, func(a, b consumer.Backlog) int {
-		if a.Source != b.Source {
-			if a.Source < b.Source {
-				return -1
-			}
-			return 1
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
 		}
 		return int(a.Partition - b.Partition)
 	})

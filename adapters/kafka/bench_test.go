@@ -18,11 +18,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/kafkatest"
+	"github.com/oncely/oncely/middleware/metrics"
+	"github.com/oncely/oncely/middleware/tracing"
 )
 
 // Benchmarks. Run with:
@@ -75,25 +80,7 @@ func BenchmarkThroughput(b *testing.B) {
 	} else {
 		addrs = startKfakeProcess(b)
 	}
-	topic := uniqueTopic("bench")
-	cl := client(b, addrs, kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
-	ctx := context.Background()
-	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 6, 1, nil, topic); err != nil {
-		b.Fatal(err)
-	}
-	body := []byte(strings.Repeat("x", 100))
-	const chunk = 10000
-	for i := 0; i < benchRecords; i += chunk {
-		recs := make([]*kgo.Record, chunk)
-		for j := range recs {
-			n := i + j
-			recs[j] = &kgo.Record{Topic: topic, Key: []byte("key-" + strconv.Itoa(n%1000)), Value: body,
-				Headers: []kgo.RecordHeader{{Key: consumer.HeaderMessageID, Value: []byte("m-" + strconv.Itoa(n))}}}
-		}
-		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	topic := fillBenchTopic(b, addrs)
 	b.ResetTimer()
 	// Rounds alternate the modes, and each round's ratios compare runs
 	// seconds apart; their medians are reported, because the machine may be
@@ -137,6 +124,66 @@ func BenchmarkThroughput(b *testing.B) {
 	b.ReportMetric(o.CPU, "cpu_s")
 	b.ReportMetric(float64(a.RSSKiB)/1024, "franzgo_rss_MiB")
 	b.ReportMetric(float64(o.RSSKiB)/1024, "rss_MiB")
+}
+
+// fillBenchTopic creates a topic of 6 partitions holding benchRecords
+// records of 100 bytes over 1,000 keys, each with a message ID.
+func fillBenchTopic(b *testing.B, addrs []string) string {
+	topic := uniqueTopic("bench")
+	cl := client(b, addrs, kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
+	ctx := context.Background()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 6, 1, nil, topic); err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(strings.Repeat("x", 100))
+	const chunk = 10000
+	for i := 0; i < benchRecords; i += chunk {
+		recs := make([]*kgo.Record, chunk)
+		for j := range recs {
+			n := i + j
+			recs[j] = &kgo.Record{Topic: topic, Key: []byte("key-" + strconv.Itoa(n%1000)), Value: body,
+				Headers: []kgo.RecordHeader{{Key: consumer.HeaderMessageID, Value: []byte("m-" + strconv.Itoa(n))}}}
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return topic
+}
+
+// BenchmarkObservability measures what Prometheus metrics and unsampled
+// OpenTelemetry tracing cost on the Kafka pipeline of BenchmarkThroughput:
+// rounds alternate the runtime bare, with metrics (a Recorder as Observer
+// and its Middleware), and with metrics plus tracing whose sampler samples
+// nothing (the producer's trace context absent), each in a fresh child
+// process. It reports each as a multiple of bare in the same round (the
+// median of the rounds' ratios).
+func BenchmarkObservability(b *testing.B) {
+	var addrs []string
+	if kafkatest.Real() {
+		addrs = brokers(b)
+	} else {
+		addrs = startKfakeProcess(b)
+	}
+	topic := fillBenchTopic(b, addrs)
+	b.ResetTimer()
+	const rounds = 5
+	var withMetrics, withTracing []float64
+	for round := range rounds {
+		rates := map[string]float64{}
+		for _, mode := range []string{"oncely", "oncely+metrics", "oncely+tracing"} {
+			rates[mode] = runBenchChild(b, mode, addrs, topic, fmt.Sprintf("obs-%s-%d", strings.ReplaceAll(mode, "+", "-"), round)).rate()
+		}
+		withMetrics = append(withMetrics, rates["oncely+metrics"]/rates["oncely"])
+		withTracing = append(withTracing, rates["oncely+tracing"]/rates["oncely"])
+		b.Logf("round %d: bare %.0f/s, metrics %.0f/s (%.3fx), metrics+tracing %.0f/s (%.3fx)", round,
+			rates["oncely"], rates["oncely+metrics"], withMetrics[round], rates["oncely+tracing"], withTracing[round])
+	}
+	mid := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
+	m, tr := mid(withMetrics), mid(withTracing)
+	b.Logf("per-round rate ratios to bare: metrics %.3f (%s), metrics+unsampled tracing %.3f (%s)", m, fmtRatios(withMetrics), tr, fmtRatios(withTracing))
+	b.ReportMetric(m, "metrics_x_bare")
+	b.ReportMetric(tr, "tracing_x_bare")
 }
 
 // fmtRatios lists sorted ratios with two decimals.
@@ -230,8 +277,8 @@ func TestBenchChild(t *testing.T) {
 	switch mode {
 	case "franz-go":
 		r = consumeFranz(t, addrs, topic, group)
-	case "oncely":
-		r = consumeOncely(t, addrs, topic, group)
+	case "oncely", "oncely+metrics", "oncely+tracing":
+		r = consumeOncely(t, addrs, topic, group, mode)
 	case "source":
 		r = consumeSource(t, addrs, topic, group)
 	default:
@@ -328,7 +375,9 @@ func consumeSource(t *testing.T, addrs []string, topic, group string) benchResul
 }
 
 // consumeOncely consumes with consumer.Consumer over a Source.
-func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResult {
+// consumeOncely consumes with the runtime; mode oncely+metrics adds a
+// metrics.Recorder, oncely+tracing that and unsampled tracing.
+func consumeOncely(t *testing.T, addrs []string, topic, group, mode string) benchResult {
 	ctx := context.Background()
 	start := time.Now()
 	src, err := New(ctx, Config{Brokers: addrs, Topic: topic, Group: group, Logger: testLogger()})
@@ -341,12 +390,26 @@ func consumeOncely(t *testing.T, addrs []string, topic, group string) benchResul
 	if os.Getenv("ONCELY_KAFKA_BENCH_DEFAULTS") != "" {
 		cfg = consumer.Config{Name: group, Logger: testLogger()} // the library's defaults
 	}
+	var mws []consumer.Middleware
+	if mode != "oncely" {
+		rec, err := metrics.New(prometheus.NewRegistry(), metrics.Config{Consumer: group})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Observer = rec
+		mws = append(mws, rec.Middleware)
+	}
+	if mode == "oncely+tracing" {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+		mws = append([]consumer.Middleware{tracing.Middleware(tp, propagation.TraceContext{})}, mws...)
+	}
 	c, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		if noop(m) && n.Add(1) == int64(benchRecords) {
 			close(done)
 		}
 		return nil
-	}), cfg)
+	}), cfg, mws...)
 	if err != nil {
 		t.Fatal(err)
 	}

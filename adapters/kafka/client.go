@@ -8,23 +8,26 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/consumer"
 )
 
 // Client is a Kafka connection for the work around a consumer: publishing
-// messages the way a Source reads them, reporting a group's backlog without
-// joining it, and reading dead letters. It does not join any group. Its
-// methods are safe for concurrent use.
+// messages the way a Source reads them, creating topics, reporting a group's
+// backlog and reading (and removing) its dead letters without joining the
+// group. Its methods are safe for concurrent use.
 type Client struct {
 	cl  *kgo.Client
 	adm *kadm.Client
 }
 
-// NewClient connects to brokers; opts are extra franz-go options (TLS,
-// SASL). Topics a Publish names are created on first use only if the
-// broker allows automatic creation.
+// NewClient makes a client of brokers; opts are extra franz-go options
+// (TLS, SASL, producer settings), also used by the readers it opens. It
+// does not connect before the first request. Topics a Publish names are
+// created on first use only if the broker allows automatic creation (see
+// CreateTopic).
 func NewClient(brokers []string, opts ...kgo.Opt) (*Client, error) {
 	if len(brokers) == 0 {
 		return nil, errors.New("kafka: no brokers")
@@ -36,23 +39,53 @@ func NewClient(brokers []string, opts ...kgo.Opt) (*Client, error) {
 	return &Client{cl: cl, adm: kadm.NewClient(cl)}, nil
 }
 
+// Ping returns nil once a broker answered a metadata request.
+func (c *Client) Ping(ctx context.Context) error { return c.cl.Ping(ctx) }
+
 // Close releases the connections.
 func (c *Client) Close() { c.cl.Close() }
 
-// Publish produces msgs to topic in order, each with its Key, Body and
-// Headers, and its ID in the message-id header, and returns once the broker
-// acknowledged them all.
+// Publish produces msgs to topic in order, each with its Key (none when
+// empty, so the producer spreads keyless messages), Body and Headers, and
+// its ID in the message-id header, and returns once the broker acknowledged
+// them all.
 func (c *Client) Publish(ctx context.Context, topic string, msgs ...*consumer.Message) error {
 	recs := make([]*kgo.Record, len(msgs))
 	for i, m := range msgs {
+		if m == nil {
+			return fmt.Errorf("kafka: publishing to %s: message %d is nil", topic, i)
+		}
 		h := m.Headers
 		if m.ID != "" {
 			h = withHeader(h, consumer.HeaderMessageID, m.ID)
 		}
-		recs[i] = &kgo.Record{Topic: topic, Key: []byte(m.Key), Value: m.Body, Headers: recordHeaders(h)}
+		recs[i] = &kgo.Record{Topic: topic, Value: m.Body, Headers: recordHeaders(h)}
+		if m.Key != "" {
+			recs[i].Key = []byte(m.Key)
+		}
 	}
 	if err := c.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("kafka: publishing to %s: %w", topic, err)
+	}
+	return nil
+}
+
+// CreateTopic creates topic with partitions partitions and replication
+// factor replication (0: the broker's defaults) unless it exists; an
+// existing topic is left as it is.
+func (c *Client) CreateTopic(ctx context.Context, topic string, partitions int32, replication int16) error {
+	if partitions == 0 {
+		partitions = -1
+	}
+	if replication == 0 {
+		replication = -1
+	}
+	resp, err := c.adm.CreateTopic(ctx, partitions, replication, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("kafka: creating topic %s: %w %s", topic, err, resp.ErrMessage)
 	}
 	return nil
 }
@@ -77,85 +110,4 @@ func (c *Client) Backlog(ctx context.Context, topic, group string) ([]consumer.B
 		}
 	}
 	return backlog(ctx, c.adm, topic, group, consumed)
-}
-
-// DeadLetters reads up to limit records (all when limit <= 0) of the
-// dead-letter topic of topic and group, partition by partition in offset
-// order, without consuming them. Message.Source is the dead-letter topic;
-// the failure context is in the oncely- headers.
-func (c *Client) DeadLetters(ctx context.Context, topic, group string, limit int) ([]*consumer.Message, error) {
-	dlq := DeadLetterTopic(topic, group)
-	starts, err := c.adm.ListStartOffsets(ctx, dlq)
-	if err != nil {
-		return nil, fmt.Errorf("kafka: start offsets of %s: %w", dlq, err)
-	}
-	ends, err := c.adm.ListEndOffsets(ctx, dlq)
-	if err != nil {
-		return nil, fmt.Errorf("kafka: end offsets of %s: %w", dlq, err)
-	}
-	want := map[int32]int64{}
-	from := map[int32]kgo.Offset{}
-	var lerr error
-	ends.Each(func(e kadm.ListedOffset) {
-		if e.Err != nil {
-			lerr = errors.Join(lerr, fmt.Errorf("kafka: end offset of %s[%d]: %w", e.Topic, e.Partition, e.Err))
-			return
-		}
-		st, ok := starts.Lookup(e.Topic, e.Partition)
-		if ok && st.Err == nil && st.Offset < e.Offset {
-			want[e.Partition] = e.Offset
-			from[e.Partition] = kgo.NewOffset().At(st.Offset)
-		}
-	})
-	if lerr != nil {
-		return nil, lerr
-	}
-	if len(want) == 0 {
-		return nil, nil
-	}
-	rd, err := kgo.NewClient(append(slices.Clone(c.cl.Opts()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{dlq: from}))...)
-	if err != nil {
-		return nil, fmt.Errorf("kafka: %w", err)
-	}
-	defer rd.Close()
-	src := &Source{cfg: Config{IDHeaders: []string{consumer.HeaderMessageID, HeaderCloudEventsID}}}
-	byPart := map[int32][]*consumer.Message{}
-	n := 0
-	for len(want) > 0 && (limit <= 0 || n < limit) {
-		fs := rd.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		var ferr error
-		fs.EachError(func(t string, p int32, err error) {
-			ferr = errors.Join(ferr, fmt.Errorf("kafka: reading %s[%d]: %w", t, p, err))
-		})
-		if ferr != nil {
-			return nil, ferr
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			end, ok := want[r.Partition]
-			if !ok || r.Offset >= end {
-				return
-			}
-			byPart[r.Partition] = append(byPart[r.Partition], src.message(r, nil))
-			n++
-			if r.Offset+1 >= end {
-				delete(want, r.Partition)
-			}
-		})
-	}
-	parts := make([]int32, 0, len(byPart))
-	for p := range byPart {
-		parts = append(parts, p)
-	}
-	slices.Sort(parts)
-	var out []*consumer.Message
-	for _, p := range parts {
-		out = append(out, byPart[p]...)
-	}
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
 }

@@ -103,7 +103,8 @@ func tooLarge(err error) bool {
 }
 
 // maxShrinks bounds how often a copy refused as too large is shrunk and
-// produced again: FitCopy has three steps.
+// produced again: each shrink fits the copy under the size just refused, so
+// more refusals than this are not about the size FitCopy can fix.
 const maxShrinks = 3
 
 // produceCopy fits a copy of d's record with headers into topic's limit and
@@ -116,7 +117,7 @@ func (d *delivery) produceCopy(ctx context.Context, topic string, headers map[st
 	size := copySize(len(key))
 	limit := int(s.batchLimit(topic))
 	for shrinks := 0; ; shrinks++ {
-		f, ferr := consumer.FitCopy(body, headers, limit, size, dead)
+		f, ferr := consumer.FitCopy(body, headers, limit, size, dead, s.cfg.IDHeaders...)
 		if ferr != nil {
 			if err != nil {
 				return false, fmt.Errorf("%w (after the broker refused a copy of %d bytes: %w)", ferr, limit+1, err)
@@ -128,7 +129,7 @@ func (d *delivery) produceCopy(ctx context.Context, topic string, headers map[st
 			if f.Trimmed || f.BodyRemoved {
 				s.log.Warn("copy trimmed to fit the broker's size limit", "copy_topic", topic, "id", d.msg.ID,
 					"source_topic", d.msg.Source, "partition", d.msg.Partition, "offset", d.msg.Offset,
-					"limit", limit, "size", size(body, headers), "body_removed", f.BodyRemoved)
+					"limit", limit, "size", size(body, headers), "body_removed", f.BodyRemoved, "headers_removed", f.HeadersRemoved)
 			}
 			return f.Trimmed || f.BodyRemoved, nil
 		}

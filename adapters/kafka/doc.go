@@ -56,7 +56,8 @@
 // (Capabilities.MaxDelay is ClaimRetention). Retry and dead-letter copies
 // are fitted to the smaller of the producer's batch limit and the copy
 // topic's max.message.bytes (consumer.FitCopy; a dead letter may lose its
-// body, a retry copy that cannot fit is refused with consumer.ErrCopyRefused),
+// body, then the producer's largest headers but never Config.IDHeaders, a
+// retry copy that cannot fit is refused with consumer.ErrCopyRefused),
 // and deliveries report trimmed copies (consumer.CopyTrimmer). Source.Probe
 // (consumer.Prober) asks the brokers for the topics' metadata.
 //
@@ -69,6 +70,7 @@
 // Source.Backlog reports lag per partition (end offset minus committed) and
 // the dead-letter topic's depth. Client does the work around a consumer
 // without joining its group: Publish (IDs in the message-id header),
-// Backlog, and DeadLetters (read, not consumed). The package links no fake
+// CreateTopic, Backlog, and ReadDeadLetters, whose reader lists dead
+// letters and records the ones a redrive or purge removed (RedriveGroup). The package links no fake
 // broker: `oncely dev kafka` runs one for local development.
 package kafka

@@ -778,8 +778,7 @@ func TestClient(t *testing.T) {
 	require.NoError(t, ds["c"].Ack(ctx))
 	require.NoError(t, s.Close(ctx))
 
-	dl, err := c.DeadLetters(ctx, topic, group, 0)
-	require.NoError(t, err)
+	dl := readDeadLetters(t, c, topic, group, nil)
 	require.Len(t, dl, 2)
 	ids := []string{dl[0].ID, dl[1].ID}
 	slices.Sort(ids)
@@ -788,17 +787,127 @@ func TestClient(t *testing.T) {
 		require.Equal(t, consumer.ReasonPermanent, m.Header(consumer.HeaderDeadLetterReason))
 		require.Equal(t, DeadLetterTopic(topic, group), m.Source)
 	}
-	one, err := c.DeadLetters(ctx, topic, group, 1)
-	require.NoError(t, err)
-	require.Len(t, one, 1)
-	again, err := c.DeadLetters(ctx, topic, group, 0)
-	require.NoError(t, err)
-	require.Len(t, again, 2, "reading does not consume")
+	require.Len(t, readDeadLetters(t, c, topic, group, nil), 2, "reading does not consume")
 
 	bl, err = c.Backlog(ctx, topic, group)
 	require.NoError(t, err)
 	require.Equal(t, int64(0), topicLag(bl, topic))
 	require.Equal(t, consumer.Backlog{Source: topic, Partition: -1, DeadLetters: 2}, bl[len(bl)-1])
+}
+
+// A dead-letter record a redrive or purge removed is never listed or
+// counted again, also when a record before it in its partition stays: the
+// bug this catches is recording removals only as a committed offset, which
+// cannot skip a record and so kept listing (and redriving) the later ones.
+func TestDeadLetterRemoval(t *testing.T) {
+	t.Parallel()
+	addrs := brokers(t)
+	topic := uniqueTopic("dlremove")
+	group := topic
+	c, err := NewClient(addrs)
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1})
+	ids := []string{"a", "b", "c", "d"}
+	for _, id := range ids {
+		require.NoError(t, c.Publish(ctx, topic, &consumer.Message{ID: id, Body: []byte(id)}))
+	}
+	for n := 0; n < len(ids); {
+		got, err := s.Receive(ctx, 10)
+		require.NoError(t, err)
+		for _, d := range got {
+			m := d.Message()
+			require.NoError(t, d.DeadLetter(ctx, consumer.FailureHeaders(m, consumer.Failure{Consumer: group, Reason: consumer.ReasonPermanent, Err: errors.New("bad"), NextAttempt: 1})))
+			n++
+		}
+	}
+	require.NoError(t, s.Close(ctx))
+	depth := func() int64 {
+		bl, err := c.Backlog(ctx, topic, group)
+		require.NoError(t, err)
+		return bl[len(bl)-1].DeadLetters
+	}
+	listed := func(remove ...string) []string {
+		var out []string
+		for _, m := range readDeadLetters(t, c, topic, group, remove) {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	require.Equal(t, ids, listed())
+	require.Equal(t, int64(4), depth())
+
+	require.Equal(t, ids, listed("b", "d"), "the reader that removes still lists everything")
+	require.Equal(t, []string{"a", "c"}, listed(), "b and d are removed although a stays before them")
+	require.Equal(t, int64(2), depth())
+
+	require.Equal(t, []string{"a", "c"}, listed("a"))
+	require.Equal(t, []string{"c"}, listed(), "removing a moves the position past b")
+	require.Equal(t, int64(1), depth())
+
+	listed("c")
+	require.Empty(t, listed())
+	require.Equal(t, int64(0), depth())
+}
+
+// The removal record survives the commit metadata's size limit: ranges
+// keep it short, and past the limit the highest offsets are left out
+// (listed again) rather than the commit failing.
+func TestRemovalsMetadata(t *testing.T) {
+	r := parseRemovals(3, "")
+	for _, o := range []int64{1, 5, 6, 7, 9, 12, 13} {
+		r.add(o)
+	}
+	require.Equal(t, int64(3), r.at)
+	require.Equal(t, "oncely-removed:5-7,9,12-13", r.metadata())
+	require.Equal(t, r, parseRemovals(3, r.metadata()))
+	require.Equal(t, int64(4), r.left(0, 11), "3, 4, 8, 10")
+	r.add(3)
+	r.add(4)
+	require.Equal(t, int64(8), r.at)
+	require.Equal(t, "oncely-removed:9,12-13", r.metadata())
+	require.Equal(t, removals{at: 2, past: map[int64]bool{}}, parseRemovals(2, "someone else's metadata"))
+
+	big := parseRemovals(0, "")
+	for o := int64(1); o < 20000; o += 2 {
+		big.add(o)
+	}
+	md := big.metadata()
+	require.LessOrEqual(t, len(md), removedMetadataMax)
+	kept := parseRemovals(0, md)
+	require.Greater(t, len(kept.past), 500)
+	for o := range kept.past {
+		require.True(t, big.past[o])
+	}
+}
+
+// readDeadLetters lists the dead letters of topic and group with one
+// reader, removing those whose ID is in remove.
+func readDeadLetters(t *testing.T, c *Client, topic, group string, remove []string) []*consumer.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := c.ReadDeadLetters(ctx, topic, group)
+	require.NoError(t, err)
+	var out []*consumer.Message
+	for {
+		ms, err := r.Next(ctx, 100)
+		require.NoError(t, err)
+		if len(ms) == 0 {
+			break
+		}
+		for _, m := range ms {
+			if slices.Contains(remove, m.ID) {
+				r.Remove(m)
+			}
+		}
+		out = append(out, ms...)
+	}
+	require.Equal(t, len(out), r.Total())
+	require.NoError(t, r.Close(ctx))
+	return out
 }
 
 // topicLag sums the lag of topic's partitions in bl.

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/middleware/metrics"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -82,7 +82,7 @@ func TestMetricsLagMatchesCommittedOffsets(t *testing.T) {
 	require.Equal(t, int64(7), total, "10 produced, 3 consumed and committed")
 
 	reg := prometheus.NewRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 	g := &gatedReporter{r: s, second: make(chan struct{})}
 	pctx, stop := context.WithCancel(ctx)
@@ -105,11 +105,11 @@ func TestMetricsLagMatchesCommittedOffsets(t *testing.T) {
 				l[lp.GetName()] = lp.GetValue()
 			}
 			switch mf.GetName() {
-			case middleware.MetricBacklog:
+			case metrics.NameBacklog:
 				if l["source"] == topic && l["consumer"] == group {
 					gauges[l["partition"]] = mt.GetGauge().GetValue()
 				}
-			case middleware.MetricDeadLetters:
+			case metrics.NameDeadLetters:
 				require.Equal(t, topic, l["source"])
 				dlq = mt.GetGauge().GetValue()
 			}

@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -109,4 +111,55 @@ func TestPartitionCommitPointAndBuffer(t *testing.T) {
 	for i, e := range p.buf[:cap(p.buf)] {
 		require.Nil(t, e, "slot %d still holds an entry", i)
 	}
+}
+
+// TestCommitStopsAtUnsettled: on a real broker, with every record of a
+// partition settled, out of order, except one in the middle, the group's
+// committed offset is that record's — never past it — and a new member of
+// the group gets that record first after a close. Committing the highest
+// settled offset instead would skip it, losing a message.
+func TestCommitStopsAtUnsettled(t *testing.T) {
+	t.Parallel()
+	addrs := brokers(t)
+	topic := uniqueTopic("contiguous")
+	group := topic
+	const n, hole = 10, 3
+	createTopic(t, addrs, topic, 1)
+	msgs := make([]*consumer.Message, n)
+	for i := range msgs {
+		msgs[i] = &consumer.Message{ID: fmt.Sprintf("m-%d", i), Body: []byte("x")}
+	}
+	publish(t, client(t, addrs), topic, msgs...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	committed := func() int64 {
+		t.Helper()
+		offsets, err := kadmClient(t, addrs).FetchOffsets(ctx, group)
+		require.NoError(t, err)
+		o, ok := offsets.Lookup(topic, 0)
+		require.True(t, ok, "nothing committed")
+		return o.At
+	}
+
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, CommitInterval: time.Hour})
+	var ds []consumer.Delivery
+	for len(ds) < n {
+		got, err := s.Receive(ctx, n-len(ds))
+		require.NoError(t, err)
+		ds = append(ds, got...)
+	}
+	for _, i := range []int{9, 7, 8, 4, 6, 5, 1, 0, 2} { // all but the hole
+		require.Equal(t, int64(i), ds[i].Message().Offset)
+		require.NoError(t, ds[i].Ack(ctx))
+	}
+	require.NoError(t, s.commitOwned(ctx, false))
+	require.Equal(t, int64(hole), committed(), "the commit passed an unsettled record")
+	require.NoError(t, s.Close(ctx))
+	require.Equal(t, int64(hole), committed(), "the final commit passed an unsettled record")
+
+	again := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, CommitInterval: time.Hour})
+	defer again.Close(context.Background())
+	got, err := again.Receive(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("m-%d", hole), got[0].Message().ID, "the unsettled record is redelivered first")
 }

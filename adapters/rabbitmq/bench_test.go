@@ -14,7 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware/metrics"
+	"github.com/oncely/oncely/middleware/tracing"
 )
 
 // benchPrefetch is the prefetch of both sides of BenchmarkConsume: the
@@ -58,7 +64,7 @@ func BenchmarkConsume(b *testing.B) {
 			rawBroker += broker() - b0
 			fill()
 			c0, b0 = cpuTime(), broker()
-			onc := drainOncely(b, queue, n)
+			onc := drainOncely(b, queue, n, "oncely")
 			oncelyCPU += cpuTime() - c0
 			oncelyBroker += broker() - b0
 			rawTotal += raw
@@ -84,6 +90,43 @@ func BenchmarkConsume(b *testing.B) {
 	}
 	b.Logf("%d messages x %d rounds at prefetch %d: raw amqp091-go %.0f msgs/s, oncely %.0f msgs/s; ratio median %.3f (per round %.3f)",
 		n, rounds*b.N, benchPrefetch, total/rawTotal.Seconds(), total/oncelyTotal.Seconds(), median, ratios)
+}
+
+// BenchmarkObservability measures what Prometheus metrics and unsampled
+// OpenTelemetry tracing cost on the RabbitMQ pipeline of BenchmarkConsume
+// (ONCELY_BENCH_MESSAGES messages, ONCELY_BENCH_ROUNDS rounds, default 3):
+// each round drains the same filled queue with the runtime bare, with
+// metrics (a Recorder as Observer and its Middleware), and with metrics
+// plus tracing whose sampler samples nothing. It reports each as a multiple
+// of bare's rate in the same round (the median of the rounds' ratios).
+func BenchmarkObservability(b *testing.B) {
+	n, rounds := envInt("ONCELY_BENCH_MESSAGES", 100_000), envInt("ONCELY_BENCH_ROUNDS", 3)
+	queue := uniqueName("obsbench")
+	cleanupTopology(b, queue, "bench", testTiers)
+	ms := make([]*consumer.Message, n)
+	for i := range ms {
+		ms[i] = &consumer.Message{ID: fmt.Sprintf("m-%07d", i), Key: fmt.Sprintf("k%d", i%64), Body: []byte("payload-0123456789-0123456789-0123456789")}
+	}
+	var withMetrics, withTracing []float64
+	for range b.N {
+		for r := range rounds {
+			took := map[string]time.Duration{}
+			for _, mode := range []string{"oncely", "oncely+metrics", "oncely+tracing"} {
+				b.StopTimer()
+				publish(b, queue, ms...)
+				b.StartTimer()
+				took[mode] = drainOncely(b, queue, n, mode)
+			}
+			withMetrics = append(withMetrics, took["oncely"].Seconds()/took["oncely+metrics"].Seconds())
+			withTracing = append(withTracing, took["oncely"].Seconds()/took["oncely+tracing"].Seconds())
+			b.Logf("round %d: bare %.0f msgs/s, metrics %.3fx, metrics+tracing %.3fx", r+1, float64(n)/took["oncely"].Seconds(), withMetrics[len(withMetrics)-1], withTracing[len(withTracing)-1])
+		}
+	}
+	mid := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
+	m, tr := mid(withMetrics), mid(withTracing)
+	b.Logf("per-round rate ratios to bare: metrics %.3f %.3f, metrics+unsampled tracing %.3f %.3f", m, withMetrics, tr, withTracing)
+	b.ReportMetric(m, "metrics_x_bare")
+	b.ReportMetric(tr, "tracing_x_bare")
 }
 
 // cpuTime is the process's user+system CPU time: the consumer's own cost,
@@ -176,7 +219,9 @@ func drainRaw(b *testing.B, queue string, n int) time.Duration {
 	return took
 }
 
-func drainOncely(b *testing.B, queue string, n int) time.Duration {
+// drainOncely drains queue with the runtime; mode oncely+metrics adds a
+// metrics.Recorder, oncely+tracing that and unsampled tracing.
+func drainOncely(b *testing.B, queue string, n int, mode string) time.Duration {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -186,12 +231,27 @@ func drainOncely(b *testing.B, queue string, n int) time.Duration {
 	}
 	var done atomic.Int64
 	all := make(chan struct{})
+	cfg := consumer.Config{Name: "bench", Logger: testLogger()}
+	var mws []consumer.Middleware
+	if mode != "oncely" {
+		rec, err := metrics.New(prometheus.NewRegistry(), metrics.Config{Consumer: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg.Observer = rec
+		mws = append(mws, rec.Middleware)
+	}
+	if mode == "oncely+tracing" {
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+		mws = append([]consumer.Middleware{tracing.Middleware(tp, propagation.TraceContext{})}, mws...)
+	}
 	c, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
 		if done.Add(1) == int64(n) {
 			close(all)
 		}
 		return nil
-	}), consumer.Config{Name: "bench", Logger: testLogger()})
+	}), cfg, mws...)
 	if err != nil {
 		b.Fatal(err)
 	}

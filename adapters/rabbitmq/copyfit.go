@@ -45,12 +45,12 @@ func (d *delivery) fit(what string, p amqp.Publishing, h map[string]string, remo
 		frame = fs - propertySlack
 	}
 	headerSize := func(_ []byte, h map[string]string) int { return tableSize(h) }
-	hf, err := consumer.FitCopy(p.Body, h, frame, headerSize, false)
+	hf, err := consumer.FitCopy(p.Body, h, frame, headerSize, removeBody, d.src.cfg.KeyHeader)
 	if err != nil {
 		return p, false, fmt.Errorf("%s copy's headers do not fit the %d-byte frame: %w", what, frame, err)
 	}
 	limit := d.src.cfg.MaxMessageSize
-	bf, err := consumer.FitCopy(hf.Body, hf.Headers, limit, func(b []byte, h map[string]string) int { return len(b) + tableSize(h) }, removeBody)
+	bf, err := consumer.FitCopy(hf.Body, hf.Headers, limit, func(b []byte, h map[string]string) int { return len(b) + tableSize(h) }, removeBody, d.src.cfg.KeyHeader)
 	if err != nil {
 		return p, false, fmt.Errorf("%s copy does not fit MaxMessageSize %d: %w", what, limit, err)
 	}
@@ -60,7 +60,7 @@ func (d *delivery) fit(what string, p amqp.Publishing, h map[string]string, remo
 	trimmed = hf.Trimmed || bf.Trimmed || bf.BodyRemoved
 	if trimmed {
 		d.src.log.Warn("copy trimmed to fit the broker's limits", "message_id", d.msg.ID, "copy", what,
-			"body_removed", bf.BodyRemoved, "body_bytes", len(p.Body), "max_message_size", limit, "frame_size", frame)
+			"body_removed", bf.BodyRemoved, "headers_removed", append(hf.HeadersRemoved, bf.HeadersRemoved...), "body_bytes", len(p.Body), "max_message_size", limit, "frame_size", frame)
 	}
 	p.Body = bf.Body
 	p.Headers = publishHeaders(bf.Headers)

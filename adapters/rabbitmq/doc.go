@@ -54,8 +54,10 @@
 // (Config.MaxMessageSize, 128 MiB by default, and the connection's frame
 // size for the headers) with consumer.FitCopy: the stack header goes first,
 // then the error header is cut; a dead-letter copy then loses its body (size
-// and SHA-256 marker headers stay), and a retry copy that still does not fit
-// fails with consumer.ErrCopyRefused (the runtime dead-letters it).
+// and SHA-256 marker headers stay) where that helps, then the producer's
+// largest headers (listed in oncely-headers-removed; Config.KeyHeader
+// stays), and a retry copy that still does not fit fails with
+// consumer.ErrCopyRefused (the runtime dead-letters it).
 // Deliveries report trimmed copies (consumer.CopyTrimmer). An ID longer than
 // the message_id property's 255 bytes travels in the message-id header.
 // Nothing is ever nacked or rejected back to the queue: no requeue loops.

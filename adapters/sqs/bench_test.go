@@ -28,25 +28,38 @@ const (
 // (same number of receivers, no-op handler), each draining benchMessages
 // messages pre-filled with SendMessageBatch. The two alternate benchRounds
 // times so that load from other processes on the machine hits both alike;
-// each rate is total messages over total drain time. It reports both rates
-// and their ratio as x_baseline. Run it with
+// each rate is total messages over total drain time, from the start to the
+// last delete (hand-written) or the last ack (oncely). It reports both rates
+// and their ratio as x_baseline.
+//
+// Stopping is timed apart, after the drain: the hand-written loop waits for
+// its receive calls in flight (it makes no new one once it has deleted every
+// message, as it knows their number), oncely's Stop for the long polls it
+// made after the last message (it cannot know there are no more) and then
+// releases what they took; both take up to the wait, 1 s here. stop_ms is
+// oncely's mean Stop, baseline_stop_ms the loop's; x_baseline_with_stop is
+// the ratio with both included. Run it with
 //
 //	go test -run '^$' -bench Throughput -benchtime 1x ./adapters/sqs/
 func BenchmarkThroughput(b *testing.B) {
 	endpoint, client := emulator(b)
 	for b.Loop() {
-		var hand, oncely time.Duration
+		var hand, oncely, handStop, oncelyStop time.Duration
 		for round := range benchRounds {
-			h := benchRun(b, client, "hand", func(ctx context.Context, url string) { handWritten(ctx, b, client, url) })
-			o := benchRun(b, client, "oncely", func(ctx context.Context, url string) { oncelyConsumer(ctx, b, endpoint, url) })
-			b.Logf("round %d: hand-written %.0f msgs/s, oncely %.0f msgs/s", round+1, rate(1, h), rate(1, o))
-			hand += h
-			oncely += o
+			h, hs := benchRun(b, client, "hand", func(ctx context.Context, url string) (time.Time, time.Time) { return handWritten(ctx, b, client, url) })
+			o, os := benchRun(b, client, "oncely", func(ctx context.Context, url string) (time.Time, time.Time) {
+				return oncelyConsumer(ctx, b, endpoint, url)
+			})
+			b.Logf("round %d: hand-written %.0f msgs/s (stop %s), oncely %.0f msgs/s (stop %s)", round+1, rate(1, h), hs.Round(time.Millisecond), rate(1, o), os.Round(time.Millisecond))
+			hand, oncely, handStop, oncelyStop = hand+h, oncely+o, handStop+hs, oncelyStop+os
 		}
 		baseline, got := rate(benchRounds, hand), rate(benchRounds, oncely)
 		b.ReportMetric(got, "msgs/s")
 		b.ReportMetric(baseline, "baseline_msgs/s")
 		b.ReportMetric(got/baseline, "x_baseline")
+		b.ReportMetric(float64(oncelyStop.Milliseconds())/benchRounds, "stop_ms")
+		b.ReportMetric(float64(handStop.Milliseconds())/benchRounds, "baseline_stop_ms")
+		b.ReportMetric(float64(hand+handStop)/float64(oncely+oncelyStop), "x_baseline_with_stop")
 		b.Logf("%d×%d messages, %d receivers: hand-written loop %.0f msgs/s, oncely consumer %.0f msgs/s, ratio %.2f",
 			benchRounds, benchMessages, benchReceivers, baseline, got, got/baseline)
 	}
@@ -54,8 +67,10 @@ func BenchmarkThroughput(b *testing.B) {
 
 func rate(rounds int, d time.Duration) float64 { return float64(rounds*benchMessages) / d.Seconds() }
 
-// benchRun fills a fresh queue and returns how long drain takes to empty it.
-func benchRun(b *testing.B, client *awssqs.Client, name string, drain func(ctx context.Context, url string)) time.Duration {
+// benchRun fills a fresh queue and returns how long drain takes to empty it
+// and how long it then takes to stop. drain returns when the last message
+// was settled and when it had stopped.
+func benchRun(b *testing.B, client *awssqs.Client, name string, drain func(ctx context.Context, url string) (drained, stopped time.Time)) (time.Duration, time.Duration) {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -67,8 +82,8 @@ func benchRun(b *testing.B, client *awssqs.Client, name string, drain func(ctx c
 	url := aws.ToString(out.QueueUrl)
 	prefill(ctx, b, client, url)
 	start := time.Now()
-	drain(ctx, url)
-	return time.Since(start)
+	drained, stopped := drain(ctx, url)
+	return drained.Sub(start), stopped.Sub(drained)
 }
 
 // prefill sends benchMessages messages with SendMessageBatch, 8 calls at a time.
@@ -113,9 +128,10 @@ func prefill(ctx context.Context, b *testing.B, client *awssqs.Client, url strin
 }
 
 // handWritten is the baseline: receive 10, delete them in one batch, repeat.
-func handWritten(ctx context.Context, b *testing.B, client *awssqs.Client, url string) {
+func handWritten(ctx context.Context, b *testing.B, client *awssqs.Client, url string) (drained, stopped time.Time) {
 	var done atomic.Int64
 	var wg sync.WaitGroup
+	var last atomic.Int64 // when the last delete returned, in UnixNano
 	for range benchReceivers {
 		wg.Go(func() {
 			for done.Load() < benchMessages && ctx.Err() == nil {
@@ -146,20 +162,23 @@ func handWritten(ctx context.Context, b *testing.B, client *awssqs.Client, url s
 					b.Errorf("delete: %v", err)
 					return
 				}
-				done.Add(int64(len(out.Messages)))
+				if done.Add(int64(len(out.Messages))) >= benchMessages {
+					last.Store(time.Now().UnixNano())
+				}
 			}
 		})
 	}
 	wg.Wait()
+	return time.Unix(0, last.Load()), time.Now()
 }
 
 // oncelyConsumer drains the queue with the oncely consumer and a no-op
-// handler; it returns once every message was acked (deleted).
-func oncelyConsumer(ctx context.Context, b *testing.B, endpoint, url string) {
-	oncelyConsumerClient(ctx, b, endpoint, url, nil)
+// handler; once every message was acked (deleted) it stops the consumer.
+func oncelyConsumer(ctx context.Context, b *testing.B, endpoint, url string) (drained, stopped time.Time) {
+	return oncelyConsumerClient(ctx, b, endpoint, url, nil)
 }
 
-func oncelyConsumerClient(ctx context.Context, b *testing.B, endpoint, url string, client *awssqs.Client) {
+func oncelyConsumerClient(ctx context.Context, b *testing.B, endpoint, url string, client *awssqs.Client) (drained, stopped time.Time) {
 	src, err := New(ctx, Config{Client: client, QueueURL: url, Consumer: "bench", CreateQueues: true, Endpoint: endpoint, WaitTimeSeconds: 1, Receivers: benchReceivers, Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
@@ -183,12 +202,14 @@ func oncelyConsumerClient(ctx context.Context, b *testing.B, endpoint, url strin
 	case <-ctx.Done():
 		b.Errorf("only %d of %d acked", acked.Load(), benchMessages)
 	}
+	drained = time.Now()
 	if err := c.Stop(ctx); err != nil {
 		b.Error(err)
 	}
 	if err := <-done; err != nil {
 		b.Error(err)
 	}
+	return drained, time.Now()
 }
 
 type observerFunc func(consumer.Event)

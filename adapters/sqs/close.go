@@ -18,9 +18,12 @@ import (
 // count raised. A call ends when a message arrives or after WaitTimeSeconds;
 // on a standard queue the unsettled deliveries are put back first, so a call
 // in flight ends at once when there were any. Close therefore takes up to
-// WaitTimeSeconds (20s by default) only on an idle queue, or a FIFO queue.
-// When ctx ends first, the calls are cancelled and Close returns an error
-// saying messages may stay invisible until their visibility timeout.
+// WaitTimeSeconds (5s by default) only on an idle queue, or a FIFO queue:
+// WaitTimeSeconds is the shutdown budget, chosen per Source. The calls run
+// on while the runtime drains its handlers, so Stop takes the longer of the
+// drain and what is left of the calls, not their sum. When ctx ends first,
+// the calls are cancelled and Close returns an error saying messages may
+// stay invisible until their visibility timeout.
 func (s *Source) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {

@@ -16,7 +16,7 @@ import (
 
 // Defaults applied to zero fields of Config, and SQS's own limits.
 const (
-	WaitTimeSecondsDefault  = 20
+	WaitTimeSecondsDefault  = 5
 	MaxMessagesDefault      = 10
 	ReceiversDefault        = 4
 	MaxExtensionDefault     = time.Hour
@@ -97,10 +97,13 @@ type Config struct {
 	Client *awssqs.Client
 
 	// WaitTimeSeconds is the long-polling wait of each receive call, 0–20.
-	// Defaults to WaitTimeSecondsDefault (20); use NoWait for short polling.
-	// Close waits up to this long for the receive calls in flight (see
-	// Source.Close), so the consumer's SettleTimeout, which bounds Close,
-	// should exceed it.
+	// Defaults to WaitTimeSecondsDefault (5); use NoWait for short polling.
+	// It bounds how long Close waits for the receive calls in flight on an
+	// idle queue (see Source.Close), so it is the shutdown budget the
+	// adapter adds to the consumer's Stop; SettleTimeout, which bounds
+	// Close, should exceed it. A longer wait saves requests only while the
+	// queue is idle, when one call is in flight (see Source.Receive): one
+	// request per WaitTimeSeconds.
 	WaitTimeSeconds int
 
 	// MaxMessages is the most messages one receive call asks for, 1–10.
@@ -110,7 +113,9 @@ type Config struct {
 	// Receivers bounds the receive calls in flight at once. A receive call
 	// is only made for room the consumer runtime has asked for, so at most
 	// Receivers × MaxMessages messages are leased beyond the runtime's
-	// MaxInFlight. Defaults to ReceiversDefault (4).
+	// MaxInFlight. While the queue is idle (the last call came back empty)
+	// one call is in flight, whatever Receivers is. Defaults to
+	// ReceiversDefault (4).
 	Receivers int
 
 	// VisibilityTimeout is the visibility timeout asked for on every receive,
@@ -165,29 +170,8 @@ type Config struct {
 }
 
 // NoWait, as Config.WaitTimeSeconds, asks for short polling (the zero value
-// means the 20-second default).
+// means the 5-second default).
 const NoWait = -1
-
-// ConfigFromURL returns a Config for a broker URL of the form
-// sqs://REGION?endpoint=URL, as the CLI and examples accept. Both parts are
-// optional ("sqs://" uses the standard AWS configuration chain). The queue and
-// consumer are set by the caller.
-func ConfigFromURL(raw string) (Config, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return Config{}, fmt.Errorf("oncely/sqs: broker URL: %w", err)
-	}
-	if u.Scheme != "sqs" {
-		return Config{}, fmt.Errorf("oncely/sqs: broker URL %q: scheme must be sqs", raw)
-	}
-	c := Config{Region: u.Host, Endpoint: u.Query().Get("endpoint")}
-	if c.Endpoint != "" {
-		if e, err := url.Parse(c.Endpoint); err != nil || e.Scheme == "" || e.Host == "" {
-			return Config{}, fmt.Errorf("oncely/sqs: broker URL %q: endpoint must be an absolute URL", raw)
-		}
-	}
-	return c, nil
-}
 
 func (c Config) withDefaults() Config {
 	switch c.WaitTimeSeconds {

@@ -35,7 +35,7 @@ func TestConfigValidate(t *testing.T) {
 
 	c := Config{QueueName: "q", Consumer: "c", WaitTimeSeconds: NoWait}.withDefaults()
 	require.Equal(t, 0, c.WaitTimeSeconds)
-	require.Equal(t, 20, Config{}.withDefaults().WaitTimeSeconds)
+	require.Equal(t, WaitTimeSecondsDefault, Config{}.withDefaults().WaitTimeSeconds)
 }
 
 func TestDeadLetterName(t *testing.T) {
@@ -53,20 +53,6 @@ func TestDeadLetterName(t *testing.T) {
 	require.ErrorContains(t, err, "80-character")
 	_, err = DeadLetterQueueName(strings.Repeat("q", 66)+".fifo", "ledger")
 	require.ErrorContains(t, err, "80-character", "the .fifo suffix counts towards the limit")
-}
-
-func TestConfigFromURL(t *testing.T) {
-	c, err := ConfigFromURL("sqs://eu-west-1?endpoint=http://127.0.0.1:9324")
-	require.NoError(t, err)
-	require.Equal(t, "eu-west-1", c.Region)
-	require.Equal(t, "http://127.0.0.1:9324", c.Endpoint)
-	c, err = ConfigFromURL("sqs://")
-	require.NoError(t, err)
-	require.Equal(t, Config{}, c)
-	_, err = ConfigFromURL("kafka://x")
-	require.ErrorContains(t, err, "scheme")
-	_, err = ConfigFromURL("sqs://r?endpoint=nohost")
-	require.ErrorContains(t, err, "absolute")
 }
 
 func TestVisibilitySecondsRoundsUp(t *testing.T) {

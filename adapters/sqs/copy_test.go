@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,6 +126,28 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		require.Equal(t, removedBody, string(m.Body))
 		require.Equal(t, strconv.Itoa(len(d.msg.Body)), m.Header(consumer.HeaderBodyRemovedSize))
 	})
+	t.Run("ProducerAttributeRemoved", func(t *testing.T) {
+		queue := uniqueQueue("wide")
+		dlq, err := DeadLetterQueueName(queue, "ledger")
+		require.NoError(t, err)
+		createQueue(t, client, dlq, small)
+		createQueue(t, client, queue, small)
+		src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: 2 * time.Second})
+		// An attribute of the original fills the limit: removing the body
+		// cannot make room for the failure context, removing it does.
+		note := strings.Repeat("n", limit-200)
+		publish(t, client, src.QueueURL(), &consumer.Message{ID: "wide-1", Key: "k", Body: []byte("b"), Headers: map[string]string{"note": note}})
+		d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+		require.NoError(t, d.DeadLetter(ctx, deadLetterHeaders(d.Message(), 0)))
+		require.True(t, d.(*delivery).CopyTrimmed())
+		m, errHeader := dead(t, src)
+		require.Equal(t, "b", string(m.Body), "the body stays: removing it would not make the copy smaller")
+		require.Empty(t, m.Header("note"))
+		require.Equal(t, fmt.Sprintf(`{"note":%d}`, len(note)), m.Header(consumer.HeaderHeadersRemoved))
+		require.Equal(t, "wide-1", m.ID)
+		require.Equal(t, "k", m.Key, "the key attribute stays")
+		require.Equal(t, "boom", errHeader)
+	})
 	t.Run("NothingFits", func(t *testing.T) {
 		queue := uniqueQueue("huge")
 		dlq, err := DeadLetterQueueName(queue, "ledger")
@@ -132,16 +155,16 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		createQueue(t, client, dlq, small)
 		createQueue(t, client, queue, small)
 		src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: 2 * time.Second})
-		// An attribute of the original fills the limit: removing the body
-		// cannot make room for the failure context.
-		publish(t, client, src.QueueURL(), &consumer.Message{ID: "huge-1", Body: []byte("b"), Headers: map[string]string{"note": strings.Repeat("n", limit-200)}})
+		// The ID attribute, which is never removed, fills the limit.
+		id := "huge-" + strings.Repeat("i", limit-200)
+		publish(t, client, src.QueueURL(), &consumer.Message{ID: id, Body: []byte("b")})
 		d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
 		err = d.DeadLetter(ctx, deadLetterHeaders(d.Message(), 0))
 		require.ErrorIs(t, err, consumer.ErrCopyRefused)
 		require.False(t, d.(*delivery).CopyTrimmed())
 		require.NoError(t, src.Close(ctx))
 		again := newSource(t, endpoint, Config{QueueName: queue})
-		require.Equal(t, "huge-1", adaptertest.ReceiveN(t, again, 1, 5*time.Second)[0].Message().ID, "the original was not deleted")
+		require.Equal(t, id, adaptertest.ReceiveN(t, again, 1, 5*time.Second)[0].Message().ID, "the original was not deleted")
 		require.Empty(t, readQueue(t, client, src.DeadLetterQueueURL(), 0, 0))
 	})
 }

@@ -58,12 +58,12 @@ func (d *delivery) sendDeadLetter(ctx context.Context, headers map[string]string
 	}
 	body, limit := []byte(d.body), s.maxSize
 	for {
-		f, err := consumer.FitCopy(body, headers, limit, size, true)
+		f, err := consumer.FitCopy(body, headers, limit, size, true, s.cfg.IDAttribute, s.cfg.KeyAttribute)
 		if err != nil {
 			return false, fmt.Errorf("oncely/sqs: dead-letter copy of message %s: %w", d.msg.ID, err)
 		}
 		if f.Trimmed {
-			s.log.Warn("dead-letter copy trimmed to fit SQS's size limit", "message_id", d.msg.ID, "limit", limit, "size", size(f.Body, f.Headers), "body_removed", f.BodyRemoved)
+			s.log.Warn("dead-letter copy trimmed to fit SQS's size limit", "message_id", d.msg.ID, "limit", limit, "size", size(f.Body, f.Headers), "body_removed", f.BodyRemoved, "headers_removed", f.HeadersRemoved)
 		}
 		in := &awssqs.SendMessageInput{
 			QueueUrl:          aws.String(s.dlqURL),
@@ -86,8 +86,6 @@ func (d *delivery) sendDeadLetter(ctx context.Context, headers map[string]string
 			return f.Trimmed, nil
 		case !refused(err):
 			return false, fmt.Errorf("oncely/sqs: sending message %s to dead-letter queue %s: %w", d.msg.ID, s.dlq, err)
-		case f.BodyRemoved:
-			return false, fmt.Errorf("oncely/sqs: dead-letter queue %s refuses message %s even with its body removed: %w", s.dlq, d.msg.ID, errors.Join(consumer.ErrCopyRefused, err))
 		}
 		s.log.Warn("SQS refused the dead-letter copy; trimming it further", "message_id", d.msg.ID, "size", size(f.Body, f.Headers), "error", err)
 		limit = size(f.Body, f.Headers) - 1

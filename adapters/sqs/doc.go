@@ -4,17 +4,18 @@
 //
 // # Receiving
 //
-// Receive long-polls (WaitTimeSeconds, default 20) with batches of up to 10
-// and at most Config.Receivers receive calls in flight. It makes a call only
-// for room the consumer runtime asked for, so no message is fetched while
-// in-flight work is at its bound. The message ID comes from the message-id
+// Receive long-polls (WaitTimeSeconds, default 5) with batches of up to 10
+// and at most Config.Receivers receive calls in flight, one while the queue
+// is idle (the last call came back empty). It makes a call only for room the
+// consumer runtime asked for, so no message is fetched while in-flight work
+// is at its bound. The message ID comes from the message-id
 // attribute (Config.IDAttribute); a message without it gets an empty ID and
 // is dead-lettered by the runtime with reason missing-id. Message.Attempt is
 // SQS's ApproximateReceiveCount, requested both as MessageSystemAttributeNames
 // (real SQS) and as the older AttributeNames (which local-aws-sqs reads),
 // counted from the oncely-attempt attribute of a copy Close put back (see
-// Close below): receives that ended in a crash count, clean closes do not. On
-// FIFO queues Message.Key is the MessageGroupId, so the runtime keeps one lane
+// Close below): receives that ended in a crash count, clean closes do not
+// (except on FIFO queues, see Closing). On FIFO queues Message.Key is the MessageGroupId, so the runtime keeps one lane
 // per group; elsewhere it is the message-key attribute, or else the message ID.
 //
 // # Leases
@@ -66,7 +67,9 @@
 //     MaximumMessageSize, counted as SQS counts it) before it is sent, with
 //     consumer.FitCopy: the stack goes first, then the error is cut, then
 //     the body is replaced by the oncely-body-removed-size and
-//     oncely-body-removed-sha256 attributes; a copy SQS refuses as invalid
+//     oncely-body-removed-sha256 attributes, then the producer's largest
+//     attributes are removed (listed in oncely-headers-removed; the ID and
+//     key attributes stay); a copy SQS refuses as invalid
 //     anyway is trimmed one step further and sent again. The delivery
 //     reports a trimmed copy (consumer.CopyTrimmer), and one that cannot fit
 //     is an error wrapping consumer.ErrCopyRefused.
@@ -76,7 +79,13 @@
 // Close stops intake and waits for the receive calls in flight (up to
 // WaitTimeSeconds) instead of cancelling them: SQS keeps serving a long poll
 // whose caller went away, and the messages it took would stay invisible for
-// a whole visibility timeout with their receive count raised. Then it sends
+// a whole visibility timeout with their receive count raised. So
+// WaitTimeSeconds is the shutdown budget: on an idle queue Close waits for
+// the one call in flight, at most WaitTimeSeconds (5 s by default; the calls
+// run on while the runtime drains its handlers, so Stop adds only what is
+// left of them), and on a busy queue a call ends as soon as it has messages.
+// A longer wait saves requests only while the queue is idle (one request
+// per WaitTimeSeconds); a shorter one makes shutdown faster. Then it sends
 // the pending deletes and gives back every unsettled delivery, including
 // what those calls received, so another consumer gets it at once. On a
 // standard queue each is put back as a copy carrying its failure context and
@@ -87,6 +96,16 @@
 // copy too large for the limit, one whose send fails, and every delivery of
 // a FIFO queue (where a copy would go to the back of its message group) are
 // released by visibility 0 instead, and their next receive counts once more.
+//
+// On a FIFO queue a clean close can therefore raise Attempt, for the
+// deliveries the Source held unhandled at Close (received by a call in
+// flight, or not yet handed to the runtime; what the runtime took it
+// handles and settles before it closes the Source). Message.Attempt there is
+// ApproximateReceiveCount, which SQS raises on every receive and offers no
+// way to lower or to annotate (a message's attributes cannot change), and
+// the one way to restart it, a copy, would put the message behind the rest
+// of its group: order is what a FIFO queue is for. Leave room in
+// MaxAttempts for the deploys a message may live through on a FIFO queue.
 // A lease given up after a failed extension is released at once too, when
 // its window is still open.
 //

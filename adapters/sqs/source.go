@@ -49,6 +49,7 @@ type Source struct {
 	buf       []*delivery // received, not yet handed to the runtime
 	asked     int         // messages asked for by receive calls in flight
 	inflight  int         // receive calls in flight
+	idle      bool        // the last receive call came back empty: one call at a time until one brings messages
 	recvErr   error       // the last receive call's error, reported once
 	arrived   chan struct{}
 	unsettled map[*delivery]struct{}
@@ -279,7 +280,11 @@ func (s *Source) DeadLetterQueueURL() string { return s.dlqURL }
 // Receive returns up to max deliveries, waiting (long polling) until at least
 // one arrives. It makes receive calls only for the room max stands for, at
 // most Receivers at once and each for at most MaxMessages; messages that
-// arrive after it returned are handed out by the next call.
+// arrive after it returned are handed out by the next call. While the queue
+// is idle (the last call came back empty) it keeps one call in flight, not
+// Receivers: SQS answers a long poll as soon as messages arrive, so the first
+// of them end the idle spell, and an idle queue costs one request per
+// WaitTimeSeconds whatever Receivers is.
 func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
 	if max < 1 {
 		max = 1
@@ -316,7 +321,11 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 			s.mu.Unlock()
 			return nil, err
 		}
-		for want := max - s.asked; want > 0 && s.inflight < s.cfg.Receivers; {
+		calls := s.cfg.Receivers
+		if s.idle {
+			calls = 1
+		}
+		for want := max - s.asked; want > 0 && s.inflight < calls; {
 			n := min(want, s.cfg.MaxMessages)
 			want -= n
 			s.asked += n
@@ -363,6 +372,9 @@ func (s *Source) receive(n int) {
 	s.mu.Lock()
 	s.asked -= n
 	s.inflight--
+	if err == nil {
+		s.idle = len(ds) == 0
+	}
 	switch {
 	case s.killed:
 		s.mu.Unlock()

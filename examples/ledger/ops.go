@@ -11,39 +11,40 @@ import (
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/middleware/metrics"
 )
 
 // observability is the -addr server: Prometheus metrics on /metrics, and
 // /livez and /readyz (ready while the broker is connected and the breaker
 // closed).
 type observability struct {
-	addr    string
-	name    string
-	log     *slog.Logger
-	reg     *prometheus.Registry
-	metrics *middleware.Metrics
-	health  middleware.Health
+	addr   string
+	name   string
+	log    *slog.Logger
+	reg    *prometheus.Registry
+	rec    *metrics.Recorder
+	health middleware.Health
 }
 
 func newObservability(addr, name string, log *slog.Logger) (*observability, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: name, Logger: log})
+	m, err := metrics.New(reg, metrics.Config{Consumer: name, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	return &observability{addr: addr, name: name, log: log, reg: reg, metrics: m}, nil
+	return &observability{addr: addr, name: name, log: log, reg: reg, rec: m}, nil
 }
 
-func (o *observability) observer() consumer.Observer { return o.metrics.Observer(o.name) }
+func (o *observability) observer() consumer.Observer { return o.rec.Observer(o.name) }
 
-func (o *observability) middleware() consumer.Middleware { return o.metrics.Middleware }
+func (o *observability) middleware() consumer.Middleware { return o.rec.Middleware }
 
 // start binds the endpoints' address (failing at once when it cannot),
 // serves them and polls the backlog until the returned stop function is
 // called.
 func (o *observability) start(ctx context.Context, c *consumer.Consumer, src consumer.Source) (stop func(), err error) {
-	ops, err := middleware.ListenOps(o.addr, o.reg, &o.health)
+	ops, err := middleware.ListenOps(o.addr, metrics.Handler(o.reg), &o.health)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (o *observability) start(ctx context.Context, c *consumer.Consumer, src con
 		}
 	})
 	if r, ok := src.(consumer.BacklogReporter); ok {
-		wg.Go(func() { _ = o.metrics.PollBacklog(ctx, r, o.name, 15*time.Second) })
+		wg.Go(func() { _ = o.rec.PollBacklog(ctx, r, o.name, 15*time.Second) })
 	}
 	o.log.Info("serving /metrics, /livez and /readyz", "addr", ops.Addr())
 	return func() { cancel(); wg.Wait() }, nil

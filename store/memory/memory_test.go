@@ -215,7 +215,7 @@ func TestProcessContextCancelledWhileWaiting(t *testing.T) {
 	cancel()
 	err := <-waiting
 	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, consumer.Retryable, consumer.Classify(err))
+	require.Equal(t, consumer.ClassRetryable, consumer.Classify(err))
 	close(release)
 	<-firstDone
 	require.True(t, s.Claimed("c", "m"), "the first holder still commits")
@@ -241,7 +241,7 @@ func TestProcessRejectsBadKeys(t *testing.T) {
 	} {
 		_, err := s.Process(context.Background(), k[0], k[1], fn)
 		require.Error(t, err, name)
-		require.Equal(t, consumer.Fatal, consumer.Classify(err), name)
+		require.Equal(t, consumer.ClassPermanent, consumer.Classify(err), name)
 	}
 	_, err := s.Process(context.Background(), "c", strings.Repeat("x", store.MaxMessageIDLength), func(context.Context) error { return nil })
 	require.NoError(t, err, "an ID of exactly the limit is accepted")

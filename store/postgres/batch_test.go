@@ -166,7 +166,7 @@ func TestBatchCommitFailure(t *testing.T) {
 			}
 			for _, r := range res {
 				require.Error(t, r.err, r.id)
-				require.Equal(t, consumer.Outage, consumer.Classify(r.err), "%s: %v", r.id, r.err)
+				require.Equal(t, consumer.ClassUnavailable, consumer.Classify(r.err), "%s: %v", r.id, r.err)
 				require.Error(t, requireProbedDependency(t, s, r.err), "%s: the database is down", r.id)
 				require.False(t, r.duplicate)
 			}
@@ -228,7 +228,7 @@ func TestBatchSwallowedErrorAndStoreErrorsStayPerMessage(t *testing.T) {
 	for _, r := range res {
 		if r.id == "b" {
 			require.Error(t, r.err)
-			require.Equal(t, consumer.Retryable, consumer.Classify(r.err))
+			require.Equal(t, consumer.ClassRetryable, consumer.Classify(r.err))
 			continue
 		}
 		require.NoError(t, r.err)
@@ -266,7 +266,7 @@ func TestBatchCloseDrains(t *testing.T) {
 
 	_, err = s.Process(ctxT(t), "ledger", "late", func(context.Context) error { return nil })
 	require.ErrorIs(t, err, pgstore.ErrClosed)
-	require.Equal(t, consumer.Outage, consumer.Classify(err))
+	require.Equal(t, consumer.ClassUnavailable, consumer.Classify(err))
 }
 
 func TestBatchCallerContextDoneWhileQueued(t *testing.T) {
@@ -510,7 +510,7 @@ func TestBatchMixedLoad(t *testing.T) {
 					if err == nil {
 						break
 					}
-					require.NotEqual(t, consumer.Outage, consumer.Classify(err), "%s: %v", id, err)
+					require.NotEqual(t, consumer.ClassUnavailable, consumer.Classify(err), "%s: %v", id, err)
 					failures.Add(1)
 				}
 			}
@@ -553,7 +553,7 @@ func TestBatchRejectedCommitIsolatesTheOffender(t *testing.T) {
 	for _, o := range out {
 		if o.id == "bad" {
 			require.Error(t, o.err)
-			require.Equal(t, consumer.Retryable, consumer.Classify(o.err), "a rejected commit is the message's fault, not an outage: %v", o.err)
+			require.Equal(t, consumer.ClassRetryable, consumer.Classify(o.err), "a rejected commit is the message's fault, not an outage: %v", o.err)
 			continue
 		}
 		require.NoError(t, o.err, o.id)

@@ -89,7 +89,7 @@ func TestBatchUndoFailureOnLiveConnectionFailsOnlyTheOffender(t *testing.T) {
 	for _, o := range out {
 		if o.id == "bad" {
 			require.ErrorIs(t, o.err, errBoom)
-			require.Equal(t, consumer.Retryable, consumer.Classify(o.err))
+			require.Equal(t, consumer.ClassRetryable, consumer.Classify(o.err))
 			continue
 		}
 		require.NoError(t, o.err, o.id)

@@ -25,7 +25,7 @@ func requireRejected(t *testing.T, err error) {
 	require.Error(t, err)
 	var ue *consumer.UnavailableError
 	require.False(t, errors.As(err, &ue), "a data error is the message's, never unavailable: %v", err)
-	require.Equal(t, consumer.Retryable, consumer.Classify(err))
+	require.Equal(t, consumer.ClassRetryable, consumer.Classify(err))
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr)
 	require.Equal(t, "22021", pgErr.Code)

@@ -92,7 +92,7 @@ func TestProcessHandlerSQLErrorStaysHandlers(t *testing.T) {
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr)
 	require.Equal(t, "22012", pgErr.Code)
-	require.Equal(t, consumer.Retryable, consumer.Classify(err), "a statement error is the handler's, not an outage")
+	require.Equal(t, consumer.ClassRetryable, consumer.Classify(err), "a statement error is the handler's, not an outage")
 	require.False(t, claimed(t, db, "ledger", "m1"))
 }
 
@@ -109,7 +109,7 @@ func TestProcessHandlerSwallowedSQLError(t *testing.T) {
 		return nil
 	})
 	require.Error(t, err)
-	require.Equal(t, consumer.Retryable, consumer.Classify(err))
+	require.Equal(t, consumer.ClassRetryable, consumer.Classify(err))
 	require.Contains(t, err.Error(), "rolled back")
 	require.Equal(t, 0, countEffects(t, db, "m1"))
 	require.False(t, claimed(t, db, "ledger", "m1"))
@@ -129,7 +129,7 @@ func TestProcessHandlerConnectionErrorIsUnavailable(t *testing.T) {
 		return err
 	})
 	require.Error(t, err)
-	require.Equal(t, consumer.Outage, consumer.Classify(err), "got %v", err)
+	require.Equal(t, consumer.ClassUnavailable, consumer.Classify(err), "got %v", err)
 	require.Equal(t, 0, countEffects(t, db, "m1"))
 	require.False(t, claimed(t, db, "ledger", "m1"))
 
@@ -139,11 +139,11 @@ func TestProcessHandlerConnectionErrorIsUnavailable(t *testing.T) {
 	_, err = s.Process(ctx, "ledger", "m2", func(context.Context) error {
 		return &pgconn.PgError{Code: "08006", Message: "connection failure"}
 	})
-	require.Equal(t, consumer.Outage, consumer.Classify(err))
+	require.Equal(t, consumer.ClassUnavailable, consumer.Classify(err))
 	_, err = s.Process(ctx, "ledger", "m3", func(context.Context) error {
 		return &pgconn.PgError{Code: "40001", Message: "could not serialize access"}
 	})
-	require.Equal(t, consumer.Retryable, consumer.Classify(err), "serialization failures are contention, not outages")
+	require.Equal(t, consumer.ClassRetryable, consumer.Classify(err), "serialization failures are contention, not outages")
 }
 
 func TestProcessStoreFailuresAreUnavailable(t *testing.T) {
@@ -152,7 +152,7 @@ func TestProcessStoreFailuresAreUnavailable(t *testing.T) {
 	called := false
 	_, err := s.Process(ctxT(t), "ledger", "m1", func(context.Context) error { called = true; return nil })
 	require.Error(t, err)
-	require.Equal(t, consumer.Outage, consumer.Classify(err))
+	require.Equal(t, consumer.ClassUnavailable, consumer.Classify(err))
 	require.False(t, called)
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr, "the cause stays inspectable")
@@ -166,7 +166,7 @@ func TestProcessStoreFailuresAreUnavailable(t *testing.T) {
 	closeAtEnd(t, s2)
 	require.NoError(t, err)
 	_, err = s2.Process(ctxT(t), "ledger", "m1", func(context.Context) error { called = true; return nil })
-	require.Equal(t, consumer.Outage, consumer.Classify(err), "got %v", err)
+	require.Equal(t, consumer.ClassUnavailable, consumer.Classify(err), "got %v", err)
 	require.False(t, called)
 	require.True(t, pgstore.IsConnectionError(err))
 	require.Error(t, requireProbedDependency(t, s2, err), "an unreachable database probes down")
@@ -188,7 +188,7 @@ func TestProcessCommitFailureIsNeverSuccess(t *testing.T) {
 		return nil
 	})
 	require.Error(t, err)
-	require.Equal(t, consumer.Outage, consumer.Classify(err), "got %v", err)
+	require.Equal(t, consumer.ClassUnavailable, consumer.Classify(err), "got %v", err)
 	require.Contains(t, err.Error(), "commit")
 	require.NoError(t, requireProbedDependency(t, s, err), "the connection died but the database answers a probe")
 	require.Equal(t, 0, countEffects(t, db, "m1"))
@@ -210,7 +210,7 @@ func TestProcessCommitRejectedIsHandlersError(t *testing.T) {
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, err, &pgErr)
 	require.Equal(t, "23505", pgErr.Code)
-	require.Equal(t, consumer.Retryable, consumer.Classify(err), "the handler's work was rejected; nothing committed")
+	require.Equal(t, consumer.ClassRetryable, consumer.Classify(err), "the handler's work was rejected; nothing committed")
 	require.False(t, claimed(t, db, "ledger", "m1"))
 }
 
@@ -245,7 +245,7 @@ func TestProcessRejectsBadKeys(t *testing.T) {
 	} {
 		_, err := s.Process(ctx, key[0], key[1], fn)
 		require.Error(t, err, name)
-		require.Equal(t, consumer.Fatal, consumer.Classify(err), name)
+		require.Equal(t, consumer.ClassPermanent, consumer.Classify(err), name)
 	}
 	require.Zero(t, called)
 
@@ -287,7 +287,7 @@ func TestTxAccessorAndHandlerFunc(t *testing.T) {
 	// Without the store in the chain: held as an outage, not dead-lettered.
 	err = h.Handle(ctx, msg)
 	require.ErrorIs(t, err, pgstore.ErrNoTx)
-	require.Equal(t, consumer.Outage, consumer.Classify(err))
+	require.Equal(t, consumer.ClassUnavailable, consumer.Classify(err))
 }
 
 func TestCloseRefusesNewCalls(t *testing.T) {
@@ -299,7 +299,7 @@ func TestCloseRefusesNewCalls(t *testing.T) {
 	require.NoError(t, s.Close(ctxT(t)))
 	_, err = s.Process(ctxT(t), "ledger", "m1", func(context.Context) error { return errors.New("must not run") })
 	require.ErrorIs(t, err, pgstore.ErrClosed)
-	require.Equal(t, consumer.Outage, consumer.Classify(err))
+	require.Equal(t, consumer.ClassUnavailable, consumer.Classify(err))
 }
 
 func TestProcessHandlerTimeoutIsNotAnOutage(t *testing.T) {
@@ -313,6 +313,6 @@ func TestProcessHandlerTimeoutIsNotAnOutage(t *testing.T) {
 		return err
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Equal(t, consumer.Retryable, consumer.Classify(err), "a handler timeout is the handler's failure; got %v", err)
+	require.Equal(t, consumer.ClassRetryable, consumer.Classify(err), "a handler timeout is the handler's failure; got %v", err)
 	require.False(t, claimed(t, db, "ledger", "m1"))
 }

@@ -1,4 +1,4 @@
-package middleware_test
+package tracing_test
 
 import (
 	"cmp"
@@ -20,7 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/internal/obstest"
+	"github.com/oncely/oncely/middleware/tracing"
 )
 
 // obsProduce starts and ends a producer span and returns its context and
@@ -58,11 +59,11 @@ func TestTracingConsumeSpanIsChildOfProducer(t *testing.T) {
 
 	// "traced" fails on attempt 1 (retried), then permanently on attempt 2
 	// (dead-lettered); "plain" has no trace context and is a duplicate.
-	msg := obsMsg("traced")
+	msg := obstest.Msg("traced")
 	msg.Headers = headers
 	msg.Partition, msg.Offset = 3, 99
-	src := newObsSource(2)
-	src.publish(msg, obsMsg("plain"))
+	src := obstest.NewSource(2)
+	src.Publish(msg, obstest.Msg("plain"))
 	h := consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
 		if msg.ID == "plain" {
 			consumer.MarkDuplicate(ctx)
@@ -76,9 +77,9 @@ func TestTracingConsumeSpanIsChildOfProducer(t *testing.T) {
 		}
 		return consumer.Permanent(errors.New("bad payload"))
 	})
-	c, err := consumer.New(src, h, obsFastConfig(), middleware.Tracing(tp, prop))
+	c, err := consumer.New(src, h, obstest.FastConfig(), tracing.Middleware(tp, prop))
 	require.NoError(t, err)
-	obsRun(t, c, src)
+	obstest.Run(t, c, src)
 
 	spans := exp.GetSpans()
 	require.Len(t, spans, 3, "one span per delivery attempt")
@@ -87,7 +88,7 @@ func TestTracingConsumeSpanIsChildOfProducer(t *testing.T) {
 	for _, s := range spans {
 		require.Equal(t, trace.SpanKindConsumer, s.SpanKind)
 		require.Equal(t, "process payments", s.Name)
-		require.Equal(t, middleware.TracerName, s.InstrumentationScope.Name)
+		require.Equal(t, tracing.TracerName, s.InstrumentationScope.Name)
 		if obsAttrs(s)["messaging.message.id"].AsString() == "plain" {
 			plain = s
 		} else {
@@ -96,7 +97,7 @@ func TestTracingConsumeSpanIsChildOfProducer(t *testing.T) {
 	}
 	require.Len(t, traced, 2)
 	slices.SortFunc(traced, func(a, b tracetest.SpanStub) int {
-		return cmp.Compare(obsAttrs(a)[middleware.AttrAttempt].AsInt64(), obsAttrs(b)[middleware.AttrAttempt].AsInt64())
+		return cmp.Compare(obsAttrs(a)[tracing.AttrAttempt].AsInt64(), obsAttrs(b)[tracing.AttrAttempt].AsInt64())
 	})
 	for i, s := range traced {
 		attempt := int64(i + 1)
@@ -112,28 +113,28 @@ func TestTracingConsumeSpanIsChildOfProducer(t *testing.T) {
 		require.Equal(t, "process", a["messaging.operation.type"].AsString())
 		require.Equal(t, "3", a["messaging.destination.partition.id"].AsString())
 		require.Equal(t, int64(99), a["messaging.kafka.offset"].AsInt64())
-		require.Equal(t, attempt, a[middleware.AttrAttempt].AsInt64())
+		require.Equal(t, attempt, a[tracing.AttrAttempt].AsInt64())
 		require.Equal(t, codes.Error, s.Status.Code)
 		require.Len(t, s.Events, 1)
 		require.Equal(t, "exception", s.Events[0].Name)
 		wantClass := map[int64]string{1: "retryable", 2: "permanent"}[attempt]
-		require.Equal(t, wantClass, a[middleware.AttrErrorClass].AsString())
+		require.Equal(t, wantClass, a[tracing.AttrErrorClass].AsString())
 	}
 
 	require.False(t, plain.Parent.IsValid(), "no traceparent: a root span")
 	require.Equal(t, codes.Unset, plain.Status.Code)
-	require.True(t, obsAttrs(plain)[middleware.AttrDuplicate].AsBool())
+	require.True(t, obsAttrs(plain)[tracing.AttrDuplicate].AsBool())
 
 	// The retry and dead-letter copies carry the producer's trace context on.
-	require.Len(t, src.retried, 1)
-	require.Equal(t, headers[consumer.HeaderTraceParent], src.retried[0][consumer.HeaderTraceParent])
-	require.Equal(t, headers[consumer.HeaderTraceState], src.retried[0][consumer.HeaderTraceState])
-	require.Equal(t, headers[consumer.HeaderTraceParent], src.dead["traced"][consumer.HeaderTraceParent])
-	require.Equal(t, headers[consumer.HeaderTraceState], src.dead["traced"][consumer.HeaderTraceState])
+	require.Len(t, src.Retried(), 1)
+	require.Equal(t, headers[consumer.HeaderTraceParent], src.Retried()[0][consumer.HeaderTraceParent])
+	require.Equal(t, headers[consumer.HeaderTraceState], src.Retried()[0][consumer.HeaderTraceState])
+	require.Equal(t, headers[consumer.HeaderTraceParent], src.Dead()["traced"][consumer.HeaderTraceParent])
+	require.Equal(t, headers[consumer.HeaderTraceState], src.Dead()["traced"][consumer.HeaderTraceState])
 }
 
 func TestFailureHeadersKeepTraceContext(t *testing.T) {
-	msg := obsMsg("m1")
+	msg := obstest.Msg("m1")
 	msg.Headers = map[string]string{
 		consumer.HeaderTraceParent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
 		consumer.HeaderTraceState:  "vendor=abc",
@@ -158,8 +159,8 @@ func TestTracingRecordsPanic(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
 	h := consumer.Chain(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { panic("kaboom") }),
-		consumer.Recover, middleware.Tracing(tp, propagation.TraceContext{}))
-	err := h.Handle(context.Background(), obsMsg("p"))
+		consumer.Recover, tracing.Middleware(tp, propagation.TraceContext{}))
+	err := h.Handle(context.Background(), obstest.Msg("p"))
 	var pe *consumer.PanicError
 	require.ErrorAs(t, err, &pe, "the panic still reaches Recover")
 	require.Contains(t, string(pe.Stack), "TestTracingRecordsPanic.func", "the stack still shows where the handler panicked")
@@ -178,9 +179,9 @@ func TestTracingHeaderCaseInsensitive(t *testing.T) {
 	prop := propagation.TraceContext{}
 	producer, headers := obsProduce(t, tp, prop)
 	exp.Reset()
-	msg := obsMsg("c")
+	msg := obstest.Msg("c")
 	msg.Headers = map[string]string{"Traceparent": headers[consumer.HeaderTraceParent]}
-	h := middleware.Tracing(tp, prop)(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }))
+	h := tracing.Middleware(tp, prop)(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }))
 	require.NoError(t, h.Handle(consumer.WithBroker(context.Background(), "sqs"), msg))
 	spans := exp.GetSpans()
 	require.Len(t, spans, 1)
@@ -208,9 +209,9 @@ func TestTracingUnsampled(t *testing.T) {
 			return fail
 		}
 		return nil
-	}), consumer.Recover, middleware.Tracing(tp, prop))
+	}), consumer.Recover, tracing.Middleware(tp, prop))
 	for _, id := range []string{"ok", "fails", "panics"} {
-		msg := obsMsg(id)
+		msg := obstest.Msg(id)
 		msg.Headers = unsampled
 		err := h.Handle(consumer.WithAttemptState(context.Background()), msg)
 		switch id {
@@ -227,7 +228,7 @@ func TestTracingUnsampled(t *testing.T) {
 	}
 	require.Empty(t, exp.GetSpans(), "an unsampled parent makes unsampled spans")
 
-	msg := obsMsg("sampled")
+	msg := obstest.Msg("sampled")
 	msg.Headers = headers
 	require.NoError(t, h.Handle(context.Background(), msg))
 	require.Len(t, exp.GetSpans(), 1)
@@ -269,9 +270,9 @@ func TestTracingEndsSpansThatDoNotRecord(t *testing.T) {
 			panic("kaboom")
 		}
 		return nil
-	}), consumer.Recover, middleware.Tracing(endCountingTP{ends: &ends}, propagation.TraceContext{}))
-	require.NoError(t, h.Handle(context.Background(), obsMsg("ok")))
+	}), consumer.Recover, tracing.Middleware(endCountingTP{ends: &ends}, propagation.TraceContext{}))
+	require.NoError(t, h.Handle(context.Background(), obstest.Msg("ok")))
 	require.Equal(t, int32(1), ends.Load())
-	require.Error(t, h.Handle(context.Background(), obsMsg("panics")))
+	require.Error(t, h.Handle(context.Background(), obstest.Msg("panics")))
 	require.Equal(t, int32(2), ends.Load(), "a panicking handler's span is ended too")
 }

@@ -1,4 +1,9 @@
-package middleware
+// Package metrics records oncely's Prometheus metrics: a Recorder is the
+// consumer.Observer of message outcomes, handler durations and breaker
+// state, a Middleware counting handlers in flight, and a poller of backlog
+// and dead-letter depth. Handler serves a registry for scraping. Programs
+// that do not import this package do not link Prometheus.
+package metrics
 
 import (
 	"context"
@@ -6,29 +11,31 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/oncely/oncely/consumer"
 )
 
-// Metric names exported by Metrics. They follow the Prometheus conventions:
+// Names of the metrics a Recorder exports. They follow the Prometheus conventions:
 // counters end in _total, durations are in seconds, counts of messages in
 // _messages.
 const (
-	MetricMessages          = "oncely_messages_total"
-	MetricHandlerDuration   = "oncely_handler_duration_seconds"
-	MetricInFlight          = "oncely_messages_in_flight"
-	MetricBreakerOpen       = "oncely_breaker_open"
-	MetricBreakerOpens      = "oncely_breaker_opens_total"
-	MetricBacklog           = "oncely_backlog_messages"
-	MetricDeadLetters       = "oncely_dead_letter_messages"
-	MetricBacklogPollErrors = "oncely_backlog_poll_errors_total"
-	MetricCopiesTrimmed     = "oncely_copies_trimmed_total"
+	NameMessages          = "oncely_messages_total"
+	NameHandlerDuration   = "oncely_handler_duration_seconds"
+	NameInFlight          = "oncely_messages_in_flight"
+	NameBreakerOpen       = "oncely_breaker_open"
+	NameBreakerOpens      = "oncely_breaker_opens_total"
+	NameBacklog           = "oncely_backlog_messages"
+	NameDeadLetters       = "oncely_dead_letter_messages"
+	NameBacklogPollErrors = "oncely_backlog_poll_errors_total"
+	NameCopiesTrimmed     = "oncely_copies_trimmed_total"
 )
 
 // defaultBuckets are the handler duration histogram's default buckets.
@@ -36,15 +43,15 @@ func defaultBuckets() []float64 {
 	return []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 }
 
-// MetricsConfig configures NewMetrics. The zero value is valid.
-type MetricsConfig struct {
+// Config configures New. The zero value is valid.
+type Config struct {
 	// Buckets are the upper bounds, in seconds, of the handler duration
 	// histogram's buckets, strictly increasing. Defaults to 0.5ms (a claim and
 	// a no-op), 1ms, 2.5ms, 5ms, 10ms, 25ms, 50ms, 100ms, 250ms, 500ms, 1s,
 	// 2.5s, 5s, 10s and 30s (the default settle timeout).
 	Buckets []float64
 
-	// Consumer labels the breaker metrics when *Metrics itself is passed as
+	// Consumer labels the breaker metrics when *Recorder itself is passed as
 	// consumer.Config.Observer (the Observer interface's BreakerChanged does
 	// not name its consumer). A process that runs several consumers on one
 	// registry passes Observer(name) to each instead. When set, the breaker
@@ -85,7 +92,7 @@ func outcomeIndex(o consumer.Outcome) int {
 	return -1
 }
 
-// Metrics records the runtime's Prometheus metrics. It is a consumer.Observer
+// Recorder records the runtime's Prometheus metrics. It is a consumer.Observer
 // (pass it as consumer.Config.Observer: message outcomes, handler duration and
 // breaker state) and provides Middleware (handlers in flight) and PollBacklog
 // (lag and dead-letter depth). It is safe for concurrent use by any number of
@@ -94,7 +101,7 @@ func outcomeIndex(o consumer.Outcome) int {
 // four atomic additions: one counter for the outcome and duration bucket, the
 // duration sum, and the in-flight count's increment and decrement.
 //
-// Metrics, all labelled by consumer and most by source (the Message.Source,
+// The metrics, all labelled by consumer and most by source (the Message.Source,
 // so a retry topic or queue is its own source):
 //
 //   - oncely_messages_total{source,consumer,outcome}: counter of attempt
@@ -122,7 +129,7 @@ func outcomeIndex(o consumer.Outcome) int {
 // recorded: the histogram's count is always the sum of its buckets, but its
 // sum may not include yet an observation its buckets include, or the
 // reverse, until the next scrape.
-type Metrics struct {
+type Recorder struct {
 	attempts    attemptCollector
 	breakerOpen *prometheus.GaugeVec
 	breakerOps  *prometheus.CounterVec
@@ -157,7 +164,7 @@ type series struct {
 	running atomic.Int64  // handlers in flight
 	sum     atomic.Uint64 // handler durations observed, in nanoseconds
 	counted atomic.Bool   // Middleware saw this series: export running
-	limits  []int64       // Metrics.limits
+	limits  []int64       // Recorder.limits
 	// counts[row*cols+col]: row is the outcome's index in outcomes, or
 	// len(outcomes) for any other; col the duration's bucket (the last
 	// one +Inf), or len(limits)+1 when the handler did not run.
@@ -171,11 +178,11 @@ type series struct {
 	other map[consumer.Outcome]uint64 // outcomes not in outcomes, if an Observer caller invents any
 }
 
-// NewMetrics creates the metrics and registers them on reg. It returns an
+// New creates the metrics and registers them on reg. It returns an
 // error, and leaves reg as it was, when reg is nil, cfg is invalid, or any
 // metric is already registered there (so registering twice on one registry
 // fails with an error wrapping prometheus.AlreadyRegisteredError).
-func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) {
+func New(reg prometheus.Registerer, cfg Config) (*Recorder, error) {
 	var errs []error
 	if reg == nil {
 		errs = append(errs, errors.New("nil prometheus.Registerer"))
@@ -199,38 +206,38 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) (*Metrics, error) 
 		return nil, fmt.Errorf("oncely: invalid metrics config: %w", errors.Join(errs...))
 	}
 
-	m := &Metrics{
+	m := &Recorder{
 		attempts: attemptCollector{
-			messages: prometheus.NewDesc(MetricMessages,
+			messages: prometheus.NewDesc(NameMessages,
 				"Delivery attempts by outcome: processed, duplicate, retried, dead_lettered, failed (held and tried again), abandoned (left to the broker to redeliver).",
 				[]string{"source", "consumer", "outcome"}, nil),
-			duration: prometheus.NewDesc(MetricHandlerDuration,
+			duration: prometheus.NewDesc(NameHandlerDuration,
 				"Time the handler chain ran per delivery attempt, in seconds, as the runtime measured it.",
 				[]string{"source", "consumer"}, nil),
-			inFlight: prometheus.NewDesc(MetricInFlight, "Messages whose handler chain is running.", []string{"source", "consumer"}, nil),
+			inFlight: prometheus.NewDesc(NameInFlight, "Messages whose handler chain is running.", []string{"source", "consumer"}, nil),
 		},
 		breakerOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: MetricBreakerOpen,
+			Name: NameBreakerOpen,
 			Help: "1 while the consumer's breaker pauses intake after consecutive outage failures, else 0.",
 		}, []string{"consumer"}),
 		breakerOps: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricBreakerOpens,
+			Name: NameBreakerOpens,
 			Help: "Times the consumer's breaker opened.",
 		}, []string{"consumer"}),
 		backlog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: MetricBacklog,
+			Name: NameBacklog,
 			Help: "Messages not yet processed: Kafka end offset minus committed offset per partition, or queue depth (partition empty).",
 		}, []string{"source", "consumer", "partition"}),
 		deadLetters: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: MetricDeadLetters,
+			Name: NameDeadLetters,
 			Help: "Messages in the consumer's dead-letter destination.",
 		}, []string{"source", "consumer"}),
 		pollErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricBacklogPollErrors,
+			Name: NameBacklogPollErrors,
 			Help: "Backlog polls that failed; the backlog gauges keep their last values meanwhile.",
 		}, []string{"consumer"}),
 		trimmed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricCopiesTrimmed,
+			Name: NameCopiesTrimmed,
 			Help: "Retry and dead-letter copies trimmed to fit the broker's size limit (failure headers cut, or a dead letter's body replaced by its size and SHA-256).",
 		}, []string{"source", "consumer", "outcome"}),
 		consumer: cfg.Consumer,
@@ -282,12 +289,12 @@ func durationWithin(bound float64) int64 {
 	return lo
 }
 
-func (m *Metrics) initBreaker(name string) {
+func (m *Recorder) initBreaker(name string) {
 	m.breakerOpen.WithLabelValues(name)
 	m.breakerOps.WithLabelValues(name)
 }
 
-func (m *Metrics) seriesFor(source, name string) *series {
+func (m *Recorder) seriesFor(source, name string) *series {
 	if s := m.last.Load(); s != nil && s.source == source && s.consumer == name {
 		return s
 	}
@@ -311,7 +318,7 @@ func (m *Metrics) seriesFor(source, name string) *series {
 // Settled counts ev under its source, consumer and outcome, and observes
 // ev.Duration when the handler ran. It implements consumer.Observer and never
 // blocks.
-func (m *Metrics) Settled(_ context.Context, ev consumer.Event) {
+func (m *Recorder) Settled(_ context.Context, ev consumer.Event) {
 	source := ""
 	if ev.Message != nil {
 		source = ev.Message.Source
@@ -341,11 +348,11 @@ func (m *Metrics) Settled(_ context.Context, ev consumer.Event) {
 	}
 }
 
-// BreakerChanged records the breaker state under MetricsConfig.Consumer. It
+// BreakerChanged records the breaker state under Config.Consumer. It
 // implements consumer.Observer.
-func (m *Metrics) BreakerChanged(open bool) { m.breakerChanged(m.consumer, open) }
+func (m *Recorder) BreakerChanged(open bool) { m.breakerChanged(m.consumer, open) }
 
-func (m *Metrics) breakerChanged(name string, open bool) {
+func (m *Recorder) breakerChanged(name string, open bool) {
 	if open {
 		m.breakerOpen.WithLabelValues(name).Set(1)
 		m.breakerOps.WithLabelValues(name).Inc()
@@ -357,13 +364,13 @@ func (m *Metrics) breakerChanged(name string, open bool) {
 // Observer returns a consumer.Observer recording into m whose breaker
 // metrics carry consumerName, for processes running several consumers on one
 // registry. Its breaker gauge starts at 0.
-func (m *Metrics) Observer(consumerName string) consumer.Observer {
+func (m *Recorder) Observer(consumerName string) consumer.Observer {
 	m.initBreaker(consumerName)
 	return namedObserver{m: m, name: consumerName}
 }
 
 type namedObserver struct {
-	m    *Metrics
+	m    *Recorder
 	name string
 }
 
@@ -374,7 +381,7 @@ func (o namedObserver) BreakerChanged(open bool)                       { o.m.bre
 // labelled by the message's Source and the consumer name the runtime puts in
 // the context. Handler durations come from the Observer side (Settled), which
 // reuses the runtime's own measurement.
-func (m *Metrics) Middleware(next consumer.Handler) consumer.Handler {
+func (m *Recorder) Middleware(next consumer.Handler) consumer.Handler {
 	return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
 		s := m.seriesFor(msg.Source, consumer.NameFromContext(ctx))
 		if !s.counted.Load() {
@@ -389,7 +396,7 @@ func (m *Metrics) Middleware(next consumer.Handler) consumer.Handler {
 // attemptCollector exports every series' outcome counters, duration
 // histogram and, for series Middleware saw, in-flight gauge.
 type attemptCollector struct {
-	m                            *Metrics
+	m                            *Recorder
 	messages, duration, inFlight *prometheus.Desc
 }
 
@@ -450,7 +457,7 @@ func (c attemptCollector) Collect(ch chan<- prometheus.Metric) {
 // were. Lines with a negative Lag or DeadLetters (unknown) set no value.
 // PollBacklog blocks; run it in its own goroutine. It returns nil when ctx is
 // done, or an error at once when r is nil or interval is not positive.
-func (m *Metrics) PollBacklog(ctx context.Context, r consumer.BacklogReporter, consumerName string, interval time.Duration) error {
+func (m *Recorder) PollBacklog(ctx context.Context, r consumer.BacklogReporter, consumerName string, interval time.Duration) error {
 	if r == nil {
 		return errors.New("oncely: PollBacklog: nil BacklogReporter")
 	}
@@ -472,7 +479,7 @@ func (m *Metrics) PollBacklog(ctx context.Context, r consumer.BacklogReporter, c
 }
 
 type backlogPoller struct {
-	m        *Metrics
+	m        *Recorder
 	consumer string
 	lag      map[[2]string]bool // {source, partition} set by the last poll
 	dlq      map[string]bool    // sources set by the last poll
@@ -515,4 +522,11 @@ func (p *backlogPoller) poll(ctx context.Context, r consumer.BacklogReporter) {
 		}
 	}
 	p.lag, p.dlq = lag, dlq
+}
+
+// Handler serves g's metrics for scraping, in the OpenMetrics format when
+// the scraper asks for it, else in the text format; pass it to
+// middleware.ListenOps or middleware.OpsHandler.
+func Handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
 }

@@ -1,4 +1,7 @@
-package middleware
+// Package tracing starts an OpenTelemetry span per delivery attempt,
+// continuing the producer's trace from the message's traceparent header.
+// Programs that do not import this package do not link OpenTelemetry.
+package tracing
 
 import (
 	"context"
@@ -17,8 +20,8 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// TracerName is the instrumentation scope of the spans Tracing starts.
-const TracerName = "github.com/oncely/oncely/middleware"
+// TracerName is the instrumentation scope of the spans Middleware starts.
+const TracerName = "github.com/oncely/oncely/middleware/tracing"
 
 // Span attributes oncely adds to the messaging semantic conventions.
 const (
@@ -33,7 +36,7 @@ const (
 	AttrErrorClass = attribute.Key("oncely.error.class")
 )
 
-// Tracing returns middleware that starts one span of kind consumer per
+// Middleware returns middleware that starts one span of kind consumer per
 // delivery attempt, named "process <source>", with the messaging semantic
 // convention attributes (messaging.system from the runtime's broker,
 // messaging.destination.name, messaging.message.id,
@@ -50,7 +53,7 @@ const (
 //
 // A nil tp or prop means otel.GetTracerProvider() or
 // otel.GetTextMapPropagator().
-func Tracing(tp trace.TracerProvider, prop propagation.TextMapPropagator) consumer.Middleware {
+func Middleware(tp trace.TracerProvider, prop propagation.TextMapPropagator) consumer.Middleware {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}

@@ -1,4 +1,4 @@
-package middleware_test
+package metrics_test
 
 import (
 	"context"
@@ -24,162 +24,12 @@ import (
 
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/obstest"
 	"github.com/oncely/oncely/middleware"
-	"github.com/oncely/oncely/retry"
+	"github.com/oncely/oncely/middleware/metrics"
+	"github.com/oncely/oncely/middleware/tracing"
 	memstore "github.com/oncely/oncely/store/memory"
 )
-
-// obsSource is an in-test consumer.Source for the observability tests: it
-// requeues retried copies, records acks and dead letters, and signals when a
-// number of final settlements (acks plus dead letters) was reached.
-type obsSource struct {
-	mu      sync.Mutex
-	pending []*consumer.Message
-	acked   []string
-	retried []map[string]string
-	dead    map[string]map[string]string
-	final   int
-	target  int
-	reached chan struct{}
-	wake    chan struct{}
-	closed  chan struct{}
-	once    sync.Once
-
-	connected atomic.Bool
-}
-
-func newObsSource(target int) *obsSource {
-	s := &obsSource{
-		dead:    map[string]map[string]string{},
-		target:  target,
-		reached: make(chan struct{}),
-		wake:    make(chan struct{}, 1),
-		closed:  make(chan struct{}),
-	}
-	s.connected.Store(true)
-	return s
-}
-
-// obsMsg returns a first-delivery message from source "payments".
-func obsMsg(id string) *consumer.Message {
-	return &consumer.Message{ID: id, Key: id, Source: "payments", Attempt: 1, Partition: -1, Offset: -1}
-}
-
-func (s *obsSource) publish(msgs ...*consumer.Message) {
-	s.mu.Lock()
-	s.pending = append(s.pending, msgs...)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// settledFinal must be called with mu held.
-func (s *obsSource) settledFinal() {
-	s.final++
-	if s.final == s.target {
-		close(s.reached)
-	}
-}
-
-func (s *obsSource) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
-	for {
-		s.mu.Lock()
-		if n := min(max, len(s.pending)); n > 0 {
-			out := make([]consumer.Delivery, n)
-			for i := range n {
-				out[i] = &obsDelivery{s: s, m: s.pending[i]}
-			}
-			s.pending = s.pending[n:]
-			s.mu.Unlock()
-			return out, nil
-		}
-		s.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-s.closed:
-			return nil, consumer.ErrSourceClosed
-		case <-s.wake:
-		}
-	}
-}
-
-func (s *obsSource) Close(context.Context) error {
-	s.once.Do(func() { close(s.closed) })
-	return nil
-}
-
-func (s *obsSource) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{Broker: "kafka"}
-}
-
-// Connected implements consumer.Connected.
-func (s *obsSource) Connected() bool { return s.connected.Load() }
-
-type obsDelivery struct {
-	s *obsSource
-	m *consumer.Message
-}
-
-func (d *obsDelivery) Message() *consumer.Message { return d.m }
-
-func (d *obsDelivery) Ack(context.Context) error {
-	d.s.mu.Lock()
-	defer d.s.mu.Unlock()
-	d.s.acked = append(d.s.acked, d.m.ID)
-	d.s.settledFinal()
-	return nil
-}
-
-func (d *obsDelivery) Retry(_ context.Context, _ time.Duration, h map[string]string) error {
-	c := d.m.Clone()
-	c.Headers = h
-	c.Attempt = consumer.AttemptFromHeaders(h)
-	d.s.mu.Lock()
-	d.s.retried = append(d.s.retried, h)
-	d.s.mu.Unlock()
-	d.s.publish(c)
-	return nil
-}
-
-func (d *obsDelivery) DeadLetter(_ context.Context, h map[string]string) error {
-	d.s.mu.Lock()
-	defer d.s.mu.Unlock()
-	d.s.dead[d.m.ID] = h
-	d.s.settledFinal()
-	return nil
-}
-
-// obsRun runs c until src reached its target of final settlements, then
-// stops it; it fails t if that takes longer than 20 seconds.
-func obsRun(t *testing.T, c *consumer.Consumer, src *obsSource) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
-	select {
-	case <-src.reached:
-	case <-ctx.Done():
-		src.mu.Lock()
-		t.Errorf("only %d of %d deliveries settled in time", src.final, src.target)
-		src.mu.Unlock()
-	}
-	require.NoError(t, c.Stop(ctx))
-	require.NoError(t, <-runErr)
-}
-
-func obsFastConfig() consumer.Config {
-	return consumer.Config{
-		Name:          "ledger",
-		Concurrency:   4,
-		Logger:        slog.New(slog.DiscardHandler),
-		Retry:         retry.Policy{MaxAttempts: 3, InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond},
-		OutageBackoff: retry.Policy{InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond},
-	}
-}
 
 // obsValue returns the value of the counter or gauge name with exactly the
 // given labels, failing t when the series does not exist.
@@ -246,15 +96,15 @@ func obsGather(g prometheus.Gatherer, name string) ([]*dto.Metric, error) {
 func TestMetricsCountOutcomesOfARun(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	reg := prometheus.NewPedanticRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: "ledger"})
+	m, err := metrics.New(reg, metrics.Config{Consumer: "ledger"})
 	require.NoError(t, err)
 
 	// 11 final settlements: 9 acks (7 processed, 2 duplicates), 2 dead letters.
-	src := newObsSource(11)
+	src := obstest.NewSource(11)
 	for i := range 5 {
-		src.publish(obsMsg(fmt.Sprint("ok-", i)))
+		src.Publish(obstest.Msg(fmt.Sprint("ok-", i)))
 	}
-	src.publish(obsMsg("dup-1"), obsMsg("dup-2"), obsMsg("flaky"), obsMsg("poison"), obsMsg("perm"), obsMsg("outage"))
+	src.Publish(obstest.Msg("dup-1"), obstest.Msg("dup-2"), obstest.Msg("flaky"), obstest.Msg("poison"), obstest.Msg("perm"), obstest.Msg("outage"))
 
 	var outages atomic.Int32
 	var calls atomic.Int32
@@ -274,11 +124,11 @@ func TestMetricsCountOutcomesOfARun(t *testing.T) {
 		}
 		return nil
 	})
-	cfg := obsFastConfig()
+	cfg := obstest.FastConfig()
 	cfg.Observer = m
 	c, err := consumer.New(src, h, cfg, m.Middleware)
 	require.NoError(t, err)
-	obsRun(t, c, src)
+	obstest.Run(t, c, src)
 
 	want := map[consumer.Outcome]float64{
 		consumer.OutcomeProcessed:    7, // 5 ok, flaky on attempt 2, outage on its second try
@@ -288,35 +138,35 @@ func TestMetricsCountOutcomesOfARun(t *testing.T) {
 		consumer.OutcomeFailed:       1, // outage
 		consumer.OutcomeAbandoned:    0,
 	}
-	require.Len(t, obsSeries(t, reg, middleware.MetricMessages), len(want), "one series per outcome, no others")
+	require.Len(t, obsSeries(t, reg, metrics.NameMessages), len(want), "one series per outcome, no others")
 	for outcome, n := range want {
-		got := obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": string(outcome), "source": "payments"})
+		got := obsValue(t, reg, metrics.NameMessages, map[string]string{"consumer": "ledger", "outcome": string(outcome), "source": "payments"})
 		require.Equal(t, n, got, "outcome %s", outcome)
 	}
 	require.Equal(t, int32(15), calls.Load())
-	hist := obsFind(t, reg, middleware.MetricHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"})
+	hist := obsFind(t, reg, metrics.NameHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"})
 	require.NotNil(t, hist)
 	require.Equal(t, uint64(15), hist.GetHistogram().GetSampleCount(), "one observation per handler call")
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, map[string]string{"consumer": "ledger", "source": "payments"}))
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBreakerOpen, map[string]string{"consumer": "ledger"}))
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameInFlight, map[string]string{"consumer": "ledger", "source": "payments"}))
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameBreakerOpen, map[string]string{"consumer": "ledger"}))
 
 	// The run's settlements agree with the counters.
-	require.Len(t, src.acked, 9)
-	require.Len(t, src.dead, 2)
-	require.Equal(t, consumer.ReasonExhausted, src.dead["poison"][consumer.HeaderDeadLetterReason])
-	require.Equal(t, consumer.ReasonPermanent, src.dead["perm"][consumer.HeaderDeadLetterReason])
+	require.Len(t, src.Acked(), 9)
+	require.Len(t, src.Dead(), 2)
+	require.Equal(t, consumer.ReasonExhausted, src.Dead()["poison"][consumer.HeaderDeadLetterReason])
+	require.Equal(t, consumer.ReasonPermanent, src.Dead()["perm"][consumer.HeaderDeadLetterReason])
 
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP oncely_breaker_opens_total Times the consumer's breaker opened.
 # TYPE oncely_breaker_opens_total counter
 oncely_breaker_opens_total{consumer="ledger"} 0
-`), middleware.MetricBreakerOpens))
+`), metrics.NameBreakerOpens))
 }
 
 func TestMetricsInFlightWhileHandlerRuns(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	reg := prometheus.NewRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 	entered, release := make(chan struct{}), make(chan struct{})
 	h := m.Middleware(consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
@@ -325,28 +175,28 @@ func TestMetricsInFlightWhileHandlerRuns(t *testing.T) {
 		return nil
 	}))
 	done := make(chan error, 1)
-	go func() { done <- h.Handle(consumer.WithName(context.Background(), "ledger"), obsMsg("a")) }()
+	go func() { done <- h.Handle(consumer.WithName(context.Background(), "ledger"), obstest.Msg("a")) }()
 	<-entered
 	labels := map[string]string{"consumer": "ledger", "source": "payments"}
-	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricInFlight, labels))
+	require.Equal(t, 1.0, obsValue(t, reg, metrics.NameInFlight, labels))
 	close(release)
 	require.NoError(t, <-done)
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, labels))
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameInFlight, labels))
 }
 
 func TestMetricsBreakerState(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	reg := prometheus.NewRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 	labels := map[string]string{"consumer": "ledger"}
 	obs := m.Observer("ledger")
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBreakerOpen, labels), "the gauge exists at 0 before any change")
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameBreakerOpen, labels), "the gauge exists at 0 before any change")
 
 	// A real consumer: one outage failure opens the breaker (threshold 1); the
 	// held message's next attempt sees it open, succeeds and closes it.
-	src := newObsSource(1)
-	src.publish(obsMsg("a"))
+	src := obstest.NewSource(1)
+	src.Publish(obstest.Msg("a"))
 	var c *consumer.Consumer
 	var openSeen atomic.Bool
 	var tries atomic.Int32
@@ -354,45 +204,45 @@ func TestMetricsBreakerState(t *testing.T) {
 		if tries.Add(1) == 1 {
 			return consumer.Unavailable(errors.New("down"))
 		}
-		g, err := obsLookup(reg, middleware.MetricBreakerOpen, labels)
+		g, err := obsLookup(reg, metrics.NameBreakerOpen, labels)
 		openSeen.Store(c.Paused() && err == nil && g.GetGauge().GetValue() == 1)
 		return nil
 	})
-	cfg := obsFastConfig()
+	cfg := obstest.FastConfig()
 	cfg.BreakerThreshold = 1
 	cfg.Observer = obs
 	c, err = consumer.New(src, h, cfg)
 	require.NoError(t, err)
-	obsRun(t, c, src)
+	obstest.Run(t, c, src)
 	require.True(t, openSeen.Load(), "gauge was 1 while the breaker was open")
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBreakerOpen, labels))
-	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricBreakerOpens, labels))
-	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": "failed", "source": "payments"}))
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameBreakerOpen, labels))
+	require.Equal(t, 1.0, obsValue(t, reg, metrics.NameBreakerOpens, labels))
+	require.Equal(t, 1.0, obsValue(t, reg, metrics.NameMessages, map[string]string{"consumer": "ledger", "outcome": "failed", "source": "payments"}))
 
 	// *Metrics itself labels the breaker with MetricsConfig.Consumer.
 	reg2 := prometheus.NewRegistry()
-	m2, err := middleware.NewMetrics(reg2, middleware.MetricsConfig{Consumer: "billing"})
+	m2, err := metrics.New(reg2, metrics.Config{Consumer: "billing"})
 	require.NoError(t, err)
 	m2.BreakerChanged(true)
-	require.Equal(t, 1.0, obsValue(t, reg2, middleware.MetricBreakerOpen, map[string]string{"consumer": "billing"}))
+	require.Equal(t, 1.0, obsValue(t, reg2, metrics.NameBreakerOpen, map[string]string{"consumer": "billing"}))
 }
 
 func TestNewMetricsTwiceOnOneRegistryFails(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	_, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	_, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
-	_, err = middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	_, err = metrics.New(reg, metrics.Config{})
 	var are prometheus.AlreadyRegisteredError
 	require.ErrorAs(t, err, &are)
 
 	// A failure part-way unregisters what it registered: a second attempt
 	// fails on the same clash again, not on an earlier metric.
 	reg = prometheus.NewRegistry()
-	clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: middleware.MetricBacklog, Help: "clash"})
+	clash := prometheus.NewGauge(prometheus.GaugeOpts{Name: metrics.NameBacklog, Help: "clash"})
 	require.NoError(t, reg.Register(clash))
 	for range 2 {
-		_, err = middleware.NewMetrics(reg, middleware.MetricsConfig{})
-		require.ErrorContains(t, err, middleware.MetricBacklog)
+		_, err = metrics.New(reg, metrics.Config{})
+		require.ErrorContains(t, err, metrics.NameBacklog)
 		require.False(t, errors.As(err, &are), "no metric of the failed attempt stayed registered: %v", err)
 	}
 	mfs, err := reg.Gather()
@@ -401,10 +251,10 @@ func TestNewMetricsTwiceOnOneRegistryFails(t *testing.T) {
 }
 
 func TestNewMetricsRejectsBadConfig(t *testing.T) {
-	_, err := middleware.NewMetrics(nil, middleware.MetricsConfig{Buckets: []float64{1, 0.5}})
+	_, err := metrics.New(nil, metrics.Config{Buckets: []float64{1, 0.5}})
 	require.ErrorContains(t, err, "nil prometheus.Registerer")
 	require.ErrorContains(t, err, "strictly increasing")
-	_, err = middleware.NewMetrics(prometheus.NewRegistry(), middleware.MetricsConfig{Buckets: []float64{}})
+	_, err = metrics.New(prometheus.NewRegistry(), metrics.Config{Buckets: []float64{}})
 	require.ErrorContains(t, err, "config.Buckets is empty")
 }
 
@@ -446,7 +296,7 @@ func (r *obsReporter) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
 func TestPollBacklog(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	reg := prometheus.NewRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 	r := &obsReporter{calls: make(chan int), release: make(chan struct{}), answers: []obsAnswer{
 		{lines: []consumer.Backlog{
@@ -481,23 +331,23 @@ func TestPollBacklog(t *testing.T) {
 	dlq := map[string]string{"consumer": "ledger", "source": "payments"}
 	errs := map[string]string{"consumer": "ledger"}
 	poll(1)
-	require.Equal(t, 7.0, obsValue(t, reg, middleware.MetricBacklog, lag("0")))
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBacklog, lag("1")))
-	require.Equal(t, 42.0, obsValue(t, reg, middleware.MetricBacklog, lag("2")))
-	require.Nil(t, obsFind(t, reg, middleware.MetricBacklog, lag("")), "unknown lag sets no series")
-	require.Equal(t, 3.0, obsValue(t, reg, middleware.MetricDeadLetters, dlq))
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBacklogPollErrors, errs))
+	require.Equal(t, 7.0, obsValue(t, reg, metrics.NameBacklog, lag("0")))
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameBacklog, lag("1")))
+	require.Equal(t, 42.0, obsValue(t, reg, metrics.NameBacklog, lag("2")))
+	require.Nil(t, obsFind(t, reg, metrics.NameBacklog, lag("")), "unknown lag sets no series")
+	require.Equal(t, 3.0, obsValue(t, reg, metrics.NameDeadLetters, dlq))
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameBacklogPollErrors, errs))
 
 	poll(2) // fails and keeps the values
-	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricBacklogPollErrors, errs))
-	require.Equal(t, 42.0, obsValue(t, reg, middleware.MetricBacklog, lag("2")))
+	require.Equal(t, 1.0, obsValue(t, reg, metrics.NameBacklogPollErrors, errs))
+	require.Equal(t, 42.0, obsValue(t, reg, metrics.NameBacklog, lag("2")))
 
 	poll(3)
-	require.Equal(t, 5.0, obsValue(t, reg, middleware.MetricBacklog, lag("0")))
-	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricBacklog, lag("1")))
-	require.Nil(t, obsFind(t, reg, middleware.MetricBacklog, lag("2")), "a partition no longer reported is removed")
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricDeadLetters, dlq))
-	require.Len(t, obsSeries(t, reg, middleware.MetricBacklog), 2)
+	require.Equal(t, 5.0, obsValue(t, reg, metrics.NameBacklog, lag("0")))
+	require.Equal(t, 1.0, obsValue(t, reg, metrics.NameBacklog, lag("1")))
+	require.Nil(t, obsFind(t, reg, metrics.NameBacklog, lag("2")), "a partition no longer reported is removed")
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameDeadLetters, dlq))
+	require.Len(t, obsSeries(t, reg, metrics.NameBacklog), 2)
 
 	cancel()
 	require.NoError(t, <-done)
@@ -591,7 +441,7 @@ func obsBenchRun(b *testing.B, n int, traceparent string, obs consumer.Observer,
 	b.Helper()
 	src := &obsBenchSource{n: int64(n), done: make(chan struct{}), closed: make(chan struct{})}
 	for i := range n {
-		m := obsMsg(fmt.Sprint("m-", i))
+		m := obstest.Msg(fmt.Sprint("m-", i))
 		m.Key = fmt.Sprint(i % 64)
 		m.Partition, m.Offset = int32(i%8), int64(i)
 		m.Headers = map[string]string{consumer.HeaderTraceParent: traceparent}
@@ -638,8 +488,8 @@ func obsBenchRun(b *testing.B, n int, traceparent string, obs consumer.Observer,
 // per attempt to report handler durations.
 func BenchmarkObservabilityOverhead(b *testing.B) {
 	type instrument func(b *testing.B) (consumer.Observer, []consumer.Middleware, func())
-	metrics := func(b *testing.B) (*middleware.Metrics, consumer.Observer) {
-		m, err := middleware.NewMetrics(prometheus.NewRegistry(), middleware.MetricsConfig{})
+	metrics := func(b *testing.B) (*metrics.Recorder, consumer.Observer) {
+		m, err := metrics.New(prometheus.NewRegistry(), metrics.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -647,7 +497,7 @@ func BenchmarkObservabilityOverhead(b *testing.B) {
 	}
 	tracing := func(sampler sdktrace.Sampler) (consumer.Middleware, func()) {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(obsDiscardExporter{}))
-		return middleware.Tracing(tp, propagation.TraceContext{}), func() { _ = tp.Shutdown(context.Background()) }
+		return tracing.Middleware(tp, propagation.TraceContext{}), func() { _ = tp.Shutdown(context.Background()) }
 	}
 	cases := []struct {
 		name        string
@@ -726,17 +576,17 @@ func BenchmarkObservabilityOverhead(b *testing.B) {
 	}
 }
 
-func ExampleNewMetrics() {
+func ExampleNew() {
 	reg := prometheus.NewRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Consumer: "ledger"})
+	m, err := metrics.New(reg, metrics.Config{Consumer: "ledger"})
 	if err != nil {
 		panic(err)
 	}
 	// m is the consumer's Observer; m.Middleware times the handler.
 	m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: &consumer.Message{Source: "payments"}, Outcome: consumer.OutcomeProcessed})
-	fmt.Println(testutil.CollectAndCount(reg, middleware.MetricMessages), "outcome series")
+	fmt.Println(testutil.CollectAndCount(reg, metrics.NameMessages), "outcome series")
 
-	_, err = middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	_, err = metrics.New(reg, metrics.Config{})
 	fmt.Println(errors.As(err, new(prometheus.AlreadyRegisteredError)))
 	// Output:
 	// 6 outcome series
@@ -748,7 +598,7 @@ func ExampleNewMetrics() {
 func TestMetricsOnMemoryBroker(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	reg := prometheus.NewPedanticRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 	claims, err := memstore.New(memstore.Config{})
 	require.NoError(t, err)
@@ -774,15 +624,15 @@ func TestMetricsOnMemoryBroker(t *testing.T) {
 		return nil
 	})
 	src := b.NewSource("payments", "ledger")
-	cfg := obsFastConfig()
+	cfg := obstest.FastConfig()
 	cfg.Observer = m.Observer("ledger")
 	c, err := consumer.New(src, h, cfg, m.Middleware, middleware.Idempotency(claims))
 	require.NoError(t, err)
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(ctx) }()
-	obsEventually(t, "every message is settled", func() bool {
+	require.Eventually(t, func() bool {
 		return b.Depth("payments") == 0 && b.InFlight("payments") == 0 && len(b.DeadLetters("payments", "ledger")) == 2
-	})
+	}, 10*time.Second, time.Millisecond, "every message is settled")
 
 	// A checkpoint of the backlog: nothing left, two dead letters.
 	r := &obsReporter{calls: make(chan int), release: make(chan struct{}), answers: []obsAnswer{{}}}
@@ -794,8 +644,8 @@ func TestMetricsOnMemoryBroker(t *testing.T) {
 	require.Equal(t, 1, <-r.calls)
 	r.release <- struct{}{}
 	require.Equal(t, 2, <-r.calls)
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricBacklog, map[string]string{"consumer": "ledger", "source": "payments", "partition": ""}))
-	require.Equal(t, 2.0, obsValue(t, reg, middleware.MetricDeadLetters, map[string]string{"consumer": "ledger", "source": "payments"}))
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameBacklog, map[string]string{"consumer": "ledger", "source": "payments", "partition": ""}))
+	require.Equal(t, 2.0, obsValue(t, reg, metrics.NameDeadLetters, map[string]string{"consumer": "ledger", "source": "payments"}))
 	stopPoll()
 	require.NoError(t, <-polled)
 
@@ -810,9 +660,9 @@ func TestMetricsOnMemoryBroker(t *testing.T) {
 		consumer.OutcomeFailed:       0,
 		consumer.OutcomeAbandoned:    0,
 	}
-	require.Len(t, obsSeries(t, reg, middleware.MetricMessages), len(want))
+	require.Len(t, obsSeries(t, reg, metrics.NameMessages), len(want))
 	for outcome, n := range want {
-		got := obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": string(outcome), "source": "payments"})
+		got := obsValue(t, reg, metrics.NameMessages, map[string]string{"consumer": "ledger", "outcome": string(outcome), "source": "payments"})
 		require.Equal(t, n, got, "outcome %s", outcome)
 	}
 }
@@ -833,17 +683,17 @@ func (f obsForward) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
 
 func TestMetricsInFlightOnlyWithMiddleware(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
-	m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obsMsg("a"), Outcome: consumer.OutcomeProcessed, Duration: time.Millisecond})
-	require.Empty(t, obsSeries(t, reg, middleware.MetricInFlight), "without the Middleware nobody counts handlers")
-	hist := obsFind(t, reg, middleware.MetricHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"})
+	m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obstest.Msg("a"), Outcome: consumer.OutcomeProcessed, Duration: time.Millisecond})
+	require.Empty(t, obsSeries(t, reg, metrics.NameInFlight), "without the Middleware nobody counts handlers")
+	hist := obsFind(t, reg, metrics.NameHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"})
 	require.Equal(t, uint64(1), hist.GetHistogram().GetSampleCount())
 	require.InDelta(t, 0.001, hist.GetHistogram().GetSampleSum(), 1e-9)
 
 	h := m.Middleware(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }))
-	require.NoError(t, h.Handle(consumer.WithName(context.Background(), "ledger"), obsMsg("b")))
-	require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, map[string]string{"consumer": "ledger", "source": "payments"}))
+	require.NoError(t, h.Handle(consumer.WithName(context.Background(), "ledger"), obstest.Msg("b")))
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameInFlight, map[string]string{"consumer": "ledger", "source": "payments"}))
 }
 
 // The duration histogram places every observation in the bucket
@@ -852,7 +702,7 @@ func TestMetricsInFlightOnlyWithMiddleware(t *testing.T) {
 func TestMetricsHistogramMatchesPrometheus(t *testing.T) {
 	for _, buckets := range [][]float64{nil, {0.001, 0.25, 1, math.Inf(+1)}} {
 		reg := prometheus.NewPedanticRegistry()
-		m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{Buckets: buckets})
+		m, err := metrics.New(reg, metrics.Config{Buckets: buckets})
 		require.NoError(t, err)
 		refBuckets := buckets
 		if refBuckets == nil {
@@ -870,12 +720,12 @@ func TestMetricsHistogramMatchesPrometheus(t *testing.T) {
 		}
 		durations = append(durations, 1, time.Minute, time.Duration(math.MaxInt64))
 		for _, d := range durations {
-			m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obsMsg("a"), Outcome: consumer.OutcomeProcessed, Duration: d})
+			m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obstest.Msg("a"), Outcome: consumer.OutcomeProcessed, Duration: d})
 			ref.Observe(d.Seconds())
 		}
 		var want dto.Metric
 		require.NoError(t, ref.Write(&want))
-		got := obsFind(t, reg, middleware.MetricHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"}).GetHistogram()
+		got := obsFind(t, reg, metrics.NameHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"}).GetHistogram()
 		require.Equal(t, want.GetHistogram().GetSampleCount(), got.GetSampleCount())
 		require.InEpsilon(t, want.GetHistogram().GetSampleSum(), got.GetSampleSum(), 1e-12)
 		require.Len(t, got.GetBucket(), len(want.GetHistogram().GetBucket()))
@@ -883,7 +733,7 @@ func TestMetricsHistogramMatchesPrometheus(t *testing.T) {
 			require.Equal(t, wb.GetUpperBound(), got.GetBucket()[i].GetUpperBound())
 			require.Equal(t, wb.GetCumulativeCount(), got.GetBucket()[i].GetCumulativeCount(), "bucket le=%g", wb.GetUpperBound())
 		}
-		require.Equal(t, float64(len(durations)), obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": "processed", "source": "payments"}))
+		require.Equal(t, float64(len(durations)), obsValue(t, reg, metrics.NameMessages, map[string]string{"consumer": "ledger", "outcome": "processed", "source": "payments"}))
 	}
 }
 
@@ -891,14 +741,14 @@ func TestMetricsHistogramMatchesPrometheus(t *testing.T) {
 // their durations observed.
 func TestMetricsCountsOtherOutcomes(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 	for range 3 {
-		m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obsMsg("a"), Outcome: "skipped", Duration: time.Second})
+		m.Settled(context.Background(), consumer.Event{Consumer: "ledger", Message: obstest.Msg("a"), Outcome: "skipped", Duration: time.Second})
 	}
-	require.Equal(t, 3.0, obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": "skipped", "source": "payments"}))
-	require.Len(t, obsSeries(t, reg, middleware.MetricMessages), 7)
-	hist := obsFind(t, reg, middleware.MetricHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"}).GetHistogram()
+	require.Equal(t, 3.0, obsValue(t, reg, metrics.NameMessages, map[string]string{"consumer": "ledger", "outcome": "skipped", "source": "payments"}))
+	require.Len(t, obsSeries(t, reg, metrics.NameMessages), 7)
+	hist := obsFind(t, reg, metrics.NameHandlerDuration, map[string]string{"consumer": "ledger", "source": "payments"}).GetHistogram()
 	require.Equal(t, uint64(3), hist.GetSampleCount())
 	require.Equal(t, 3.0, hist.GetSampleSum())
 }
@@ -907,7 +757,7 @@ func TestMetricsCountsOtherOutcomes(t *testing.T) {
 // in-flight gauge returns to zero.
 func TestMetricsConcurrentExactCounts(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 	h := m.Middleware(consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }))
 	ctx := consumer.WithName(context.Background(), "ledger")
@@ -932,7 +782,7 @@ func TestMetricsConcurrentExactCounts(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := range each {
-				msg := obsMsg("a")
+				msg := obstest.Msg("a")
 				if w%2 == 1 {
 					msg.Source = "payments.retry"
 				}
@@ -949,13 +799,13 @@ func TestMetricsConcurrentExactCounts(t *testing.T) {
 	for _, source := range []string{"payments", "payments.retry"} {
 		labels := map[string]string{"consumer": "ledger", "source": source}
 		for _, o := range outcomesCycle {
-			got := obsValue(t, reg, middleware.MetricMessages, map[string]string{"consumer": "ledger", "outcome": string(o), "source": source})
+			got := obsValue(t, reg, metrics.NameMessages, map[string]string{"consumer": "ledger", "outcome": string(o), "source": source})
 			require.Equal(t, float64(workers/2*each/len(outcomesCycle)), got, "%s %s", source, o)
 		}
-		hist := obsFind(t, reg, middleware.MetricHandlerDuration, labels).GetHistogram()
+		hist := obsFind(t, reg, metrics.NameHandlerDuration, labels).GetHistogram()
 		require.Equal(t, uint64(workers/2*each), hist.GetSampleCount())
 		require.InDelta(t, float64(workers/2)*float64(each*(each+1)/2)*1e-6, hist.GetSampleSum(), 1e-9)
-		require.Equal(t, 0.0, obsValue(t, reg, middleware.MetricInFlight, labels))
+		require.Equal(t, 0.0, obsValue(t, reg, metrics.NameInFlight, labels))
 	}
 }
 
@@ -968,13 +818,13 @@ var outcomesCycle = []consumer.Outcome{
 // untrimmed ones are not.
 func TestMetricsCountsTrimmedCopies(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	m, err := middleware.NewMetrics(reg, middleware.MetricsConfig{})
+	m, err := metrics.New(reg, metrics.Config{})
 	require.NoError(t, err)
 	ctx := context.Background()
-	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obsMsg("a"), Outcome: consumer.OutcomeDeadLettered, Trimmed: true})
-	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obsMsg("b"), Outcome: consumer.OutcomeDeadLettered, Trimmed: true})
-	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obsMsg("c"), Outcome: consumer.OutcomeRetried, Trimmed: true})
-	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obsMsg("d"), Outcome: consumer.OutcomeDeadLettered})
-	require.Equal(t, 2.0, obsValue(t, reg, middleware.MetricCopiesTrimmed, map[string]string{"consumer": "ledger", "outcome": "dead_lettered", "source": "payments"}))
-	require.Equal(t, 1.0, obsValue(t, reg, middleware.MetricCopiesTrimmed, map[string]string{"consumer": "ledger", "outcome": "retried", "source": "payments"}))
+	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obstest.Msg("a"), Outcome: consumer.OutcomeDeadLettered, Trimmed: true})
+	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obstest.Msg("b"), Outcome: consumer.OutcomeDeadLettered, Trimmed: true})
+	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obstest.Msg("c"), Outcome: consumer.OutcomeRetried, Trimmed: true})
+	m.Settled(ctx, consumer.Event{Consumer: "ledger", Message: obstest.Msg("d"), Outcome: consumer.OutcomeDeadLettered})
+	require.Equal(t, 2.0, obsValue(t, reg, metrics.NameCopiesTrimmed, map[string]string{"consumer": "ledger", "outcome": "dead_lettered", "source": "payments"}))
+	require.Equal(t, 1.0, obsValue(t, reg, metrics.NameCopiesTrimmed, map[string]string{"consumer": "ledger", "outcome": "retried", "source": "payments"}))
 }

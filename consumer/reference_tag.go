@@ -1,0 +1,5 @@
+//go:build oncely_plainsched
+
+package consumer
+
+func init() { plainByDefault = true }
