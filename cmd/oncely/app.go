@@ -15,10 +15,10 @@ import (
 // app runs one command line. Tests build one with buffers and a shared
 // memory broker.
 type app struct {
-	stdin          io.Reader // the body of `oncely publish`; empty by default
+	stdin io.Reader // the body of `oncely publish`; empty by default
 	// stdinTerminal: stdin is a terminal, where dlq purge may ask for
 	// confirmation. False by default.
-	stdinTerminal bool
+	stdinTerminal  bool
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	// openOpts are passed to adapters.Open (tests share a mem:// broker).

@@ -50,7 +50,7 @@ func cli(t *testing.T, env map[string]string, opts []adapters.Option, args ...st
 func TestHelpOnEveryCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"migrate", "--help"}, {"prune", "--help"}, {"dlq", "--help"}, {"dlq", "list", "--help"}, {"dlq", "show", "-h"},
-		{"dlq", "redrive", "--help"}, {"lag", "--help"}, {"publish", "--help"}, {"dev", "--help"}, {"dev", "kafka", "--help"}, {"crashtest", "--help"},
+		{"dlq", "redrive", "--help"}, {"dlq", "purge", "--help"}, {"lag", "--help"}, {"publish", "--help"}, {"dev", "--help"}, {"dev", "kafka", "--help"}, {"crashtest", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, out, errs := cli(t, nil, nil, args...)
@@ -68,7 +68,9 @@ func TestUsageErrorsSayWhatToDo(t *testing.T) {
 	}{
 		{nil, []string{"oncely needs a command", "migrate"}},
 		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "dlq", "oncely --help"}},
-		{[]string{"dlq", "purge"}, []string{`unknown command "purge" for oncely dlq`, "redrive"}},
+		{[]string{"dlq", "frob"}, []string{`unknown command "frob" for oncely dlq`, "redrive", "purge"}},
+		{[]string{"dlq", "purge", "--broker", "mem://", "--source", "s", "--consumer", "c"}, []string{"standard input is not a terminal", "--yes"}},
+		{[]string{"dlq", "purge", "--id", ""}, []string{"--id is empty"}},
 		{[]string{"dlq", "list"}, []string{"--broker (or BROKER_URL)", "kafka://", "--source", "--consumer", "dlq list --help"}},
 		{[]string{"dlq", "list", "--broker", "mem://", "--source", "s", "--consumer", "c", "extra"}, []string{`unexpected arguments ["extra"]`}},
 		{[]string{"dlq", "redrive", "--reason", "tired"}, []string{`unknown --reason "tired"`, "exhausted"}},
