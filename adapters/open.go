@@ -18,16 +18,17 @@
 //	kafka://   instance_id=ID (static membership; a restarted consumer takes its
 //	           partitions back at once), partitions=N, replication=N (of topics
 //	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place
-//	amqp://    queue_type=quorum|classic, prefetch=N (default 200), delivery_limit=N
+//	amqp://    queue_type=quorum|classic, prefetch=N (default 128), delivery_limit=N
 //	           (quorum x-delivery-limit), tiers=1s,10s,1m (retry queue TTLs),
 //	           key_header=NAME (ordering key header, default message-key)
 //	sqs://     endpoint=URL, visibility_timeout=30s, wait=0..20 (long-poll
-//	           seconds), receivers=N
+//	           seconds, default 5), receivers=N, dlq=NAME (the dead-letter queue)
 //	mem://     none
 //
 // Names: Kafka topics are <source>, <source>.<consumer>.retry.<tier> and
 // <source>.<consumer>.dlq; RabbitMQ queues the same; SQS queues <source> and
-// <source>-<consumer>-dlq. Source and Publish create what is missing.
+// <source>-<consumer>-dlq (shortened with a hash past SQS's 80 characters).
+// Source and Publish create what is missing.
 //
 // Besides consuming and publishing, a Broker offers what the oncely CLI needs
 // to operate a consumer: dead letters listed without removing them, redriven

@@ -33,13 +33,16 @@ import (
 // empty (sqs://) to use the standard AWS configuration chain; credentials
 // always come from that chain (static dummy ones for an endpoint without
 // any). The source is the queue name; the dead-letter queue is
-// "<source>-<consumer>-dlq". Source and Publish create missing queues.
+// "<source>-<consumer>-dlq" (sqs.DeadLetterQueueName: shortened with a hash
+// past 80 characters) unless dlq= names it. Source and Publish create
+// missing queues.
 // Query parameters:
 //
 //	endpoint=URL              SQS endpoint, e.g. an emulator at http://127.0.0.1:9324
 //	visibility_timeout=30s    visibility timeout of receives and renewals (default: the queue's)
 //	wait=20                   long-polling wait in seconds, 0-20 (default 5)
 //	receivers=N               concurrent receive calls (default 4)
+//	dlq=NAME                  the dead-letter queue of every source opened through this Broker
 //
 // On FIFO queues Publish deduplicates by message ID, and Redrive by an ID
 // unique to each redrive (SQS keeps deduplication IDs for five minutes, also
@@ -71,6 +74,12 @@ func openSQS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 		cfg.WaitTimeSeconds = n
 		if n == 0 {
 			cfg.WaitTimeSeconds = sqs.NoWait
+		}
+	}
+	if v := q.str("dlq"); v != "" {
+		cfg.DeadLetterQueueName = v
+		if !sqs.ValidQueueName(v) {
+			q.fail("dlq=%q: want an SQS queue name of at most 80 letters, digits, '-' and '_' (plus .fifo)", v)
 		}
 	}
 	if v := q.str("receivers"); v != "" {
@@ -152,6 +161,15 @@ func (s *sqsBroker) Source(ctx context.Context, source, consumerName string) (co
 	cfg := s.cfg
 	cfg.QueueName, cfg.Consumer, cfg.CreateQueues = source, consumerName, true
 	return sqs.New(ctx, cfg)
+}
+
+// deadLetterQueue names the dead-letter queue of (source, consumerName): the
+// URL's dlq parameter, else sqs.DeadLetterQueueName's default.
+func (s *sqsBroker) deadLetterQueue(source, consumerName string) string {
+	if s.cfg.DeadLetterQueueName != "" {
+		return s.cfg.DeadLetterQueueName
+	}
+	return sqs.DeadLetterQueueName(source, consumerName)
 }
 
 // queueURL looks queue up (creating it with create); "" when it does not
@@ -338,10 +356,7 @@ func (s *sqsBroker) Backlog(ctx context.Context, source, consumerName string) ([
 		return nil, err
 	}
 	dead := int64(0)
-	name, err := sqs.DeadLetterQueueName(source, consumerName)
-	if err != nil {
-		return nil, err
-	}
+	name := s.deadLetterQueue(source, consumerName)
 	durl, err := s.queueURL(ctx, name, false)
 	if err != nil {
 		return nil, err
@@ -398,10 +413,7 @@ func (s *sqsBroker) session(ctx context.Context, source, consumerName string) (*
 	if err := checkNames(source, consumerName); err != nil {
 		return nil, err
 	}
-	name, err := sqs.DeadLetterQueueName(source, consumerName)
-	if err != nil {
-		return nil, err
-	}
+	name := s.deadLetterQueue(source, consumerName)
 	durl, err := s.queueURL(ctx, name, false)
 	if err != nil {
 		return nil, err

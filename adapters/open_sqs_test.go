@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
+	"github.com/oncely/oncely/adapters/sqs"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/testenv"
 )
@@ -138,4 +139,51 @@ func TestSQSFIFOPublishLongID(t *testing.T) {
 	require.NoError(t, src.Close(ctx))
 	require.Equal(t, "abc", publishDedupID(&consumer.Message{ID: "abc"}))
 	require.Len(t, publishDedupID(m), len("sha256-")+64)
+}
+
+// TestSQSLongNames: a source and consumer name whose default dead-letter
+// queue name would exceed SQS's 80 characters start, dead-letter, list and
+// report depth (the name is shortened with a hash); dlq= names the
+// dead-letter queue instead. Catches a broker reading dead letters from a
+// queue other than the one the consumer writes to.
+func TestSQSLongNames(t *testing.T) {
+	endpoint := testenv.SQS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	suffix := rand.Uint32()
+	source := fmt.Sprintf("oncely-payments-settlement-requests-%08x", suffix)
+	consumerName := "ledger-postings-eu-west-1-primary"
+	custom := fmt.Sprintf("oncely-custom-dlq-%08x", suffix)
+	for _, tc := range []struct{ query, dlq string }{
+		{"", sqs.DeadLetterQueueName(source, consumerName)},
+		{"&dlq=" + custom, custom},
+	} {
+		u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1" + tc.query)
+		require.NoError(t, err)
+		b, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		require.Len(t, tc.dlq, min(80, len(tc.dlq)))
+		id := "long-" + tc.dlq
+		require.NoError(t, b.Publish(ctx, source, &consumer.Message{ID: id, Body: []byte("b")}))
+		src, err := b.Source(ctx, source, consumerName)
+		require.NoError(t, err, "len(source)+len(consumer) = %d", len(source)+len(consumerName))
+		d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+		headers := consumer.FailureHeaders(d.Message(), consumer.Failure{Consumer: consumerName, Err: errors.New("bad"), Reason: consumer.ReasonPermanent, NextAttempt: 1})
+		require.NoError(t, d.DeadLetter(ctx, headers))
+		require.NoError(t, src.Close(ctx))
+
+		dl, err := b.DeadLetters(ctx, source, consumerName, 0)
+		require.NoError(t, err)
+		require.Len(t, dl, 1)
+		require.Equal(t, id, dl[0].Message.ID)
+		rows, err := b.Backlog(ctx, source, consumerName)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), rows[0].DeadLetters, "depth read from %s", tc.dlq)
+		qurl, err := b.(*sqsBroker).queueURL(ctx, tc.dlq, false)
+		require.NoError(t, err)
+		require.NotEmpty(t, qurl, "the dead letter is in %s", tc.dlq)
+		require.NoError(t, b.Close())
+	}
+	_, err := Open(ctx, "sqs://us-east-1?endpoint="+endpoint+"&dlq=bad/name")
+	require.ErrorContains(t, err, `dlq="bad/name"`)
 }

@@ -1,6 +1,8 @@
 package sqs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -75,9 +77,9 @@ type Config struct {
 	Consumer string
 
 	// DeadLetterQueueName names the dead-letter queue. Defaults to
-	// "<queue>-<consumer>-dlq" (with ".fifo" appended for a FIFO source,
-	// whose dead-letter queue must be FIFO too), characters SQS does not
-	// allow in names replaced by "-".
+	// DeadLetterQueueName(queue, Consumer): "<queue>-<consumer>-dlq" (with
+	// ".fifo" appended for a FIFO source, whose dead-letter queue must be
+	// FIFO too), shortened with a hash when longer than 80 characters.
 	DeadLetterQueueName string
 
 	// Region is the AWS region. Defaults to the standard AWS configuration
@@ -216,10 +218,10 @@ func (c Config) validate() error {
 	if c.QueueURL == "" && c.QueueName == "" {
 		errs = append(errs, errors.New("QueueURL or QueueName is required"))
 	}
-	if c.QueueName != "" && !validQueueName(c.QueueName) {
+	if c.QueueName != "" && !ValidQueueName(c.QueueName) {
 		errs = append(errs, fmt.Errorf("QueueName %q is not a valid SQS queue name (1–80 of A-Z a-z 0-9 - _, plus .fifo for FIFO queues)", c.QueueName))
 	}
-	if c.DeadLetterQueueName != "" && !validQueueName(c.DeadLetterQueueName) {
+	if c.DeadLetterQueueName != "" && !ValidQueueName(c.DeadLetterQueueName) {
 		errs = append(errs, fmt.Errorf("DeadLetterQueueName %q is not a valid SQS queue name", c.DeadLetterQueueName))
 	}
 	if c.WaitTimeSeconds < 0 || c.WaitTimeSeconds > 20 {
@@ -259,15 +261,20 @@ func (c Config) validate() error {
 	return fmt.Errorf("oncely/sqs: invalid config: %w", errors.Join(errs...))
 }
 
-func validQueueName(n string) bool {
-	return len(n) <= 80 && queueName.MatchString(strings.TrimSuffix(n, ".fifo"))
+// ValidQueueName reports whether n is a name SQS accepts for a queue: 1 to 80
+// characters of letters, digits, '-' and '_', ".fifo" included.
+func ValidQueueName(n string) bool {
+	return len(n) <= maxQueueName && queueName.MatchString(strings.TrimSuffix(n, ".fifo"))
 }
 
 // DeadLetterQueueName derives the default dead-letter queue name for queue
-// and consumer: "<queue>-<consumer>-dlq" with characters SQS does not allow
-// replaced by '-', plus ".fifo" for FIFO queues. It fails when the name would
-// exceed SQS's 80 characters.
-func DeadLetterQueueName(queue, consumer string) (string, error) {
+// and consumer: "<queue>-<consumer>-dlq", characters SQS does not allow in
+// names replaced by '-', plus ".fifo" for a FIFO queue. A name that would
+// exceed SQS's 80 characters is shortened to fit: "<queue>-<consumer>" is
+// cut and a hash of the full queue and consumer names is inserted before
+// "-dlq", so the name stays stable across restarts and distinct for every
+// (queue, consumer) pair.
+func DeadLetterQueueName(queue, consumer string) string {
 	base, fifo := strings.CutSuffix(queue, ".fifo")
 	clean := func(s string) string {
 		return strings.Map(func(r rune) rune {
@@ -277,15 +284,21 @@ func DeadLetterQueueName(queue, consumer string) (string, error) {
 			return '-'
 		}, s)
 	}
-	name := clean(base) + "-" + clean(consumer) + "-dlq"
+	suffix := "-dlq"
 	if fifo {
-		name += ".fifo"
+		suffix += ".fifo"
 	}
-	if len(name) > 80 {
-		return "", fmt.Errorf("default dead-letter queue name %q is over SQS's 80-character limit; set DeadLetterQueueName", name)
+	name := clean(base) + "-" + clean(consumer)
+	if len(name)+len(suffix) > maxQueueName {
+		sum := sha256.Sum256([]byte(queue + "\x00" + consumer))
+		hash := "-" + hex.EncodeToString(sum[:])[:12]
+		name = name[:maxQueueName-len(hash)-len(suffix)] + hash
 	}
-	return name, nil
+	return name + suffix
 }
+
+// maxQueueName is SQS's limit on a queue name's length, ".fifo" included.
+const maxQueueName = 80
 
 // renewAfter is when, into a visibility window of length v, its extension is
 // sent: at renewAt (70 %) of it, earlier for short windows so the extension

@@ -44,15 +44,32 @@ func TestDeadLetterName(t *testing.T) {
 		{"payments.fifo", "ledger", "payments-ledger-dlq.fifo"},
 		{"payments", "billing.v2/eu", "payments-billing-v2-eu-dlq"},
 	} {
-		got, err := DeadLetterQueueName(tc.queue, tc.consumer)
-		require.NoError(t, err)
+		got := DeadLetterQueueName(tc.queue, tc.consumer)
 		require.Equal(t, tc.want, got)
-		require.True(t, validQueueName(got), got)
+		require.True(t, ValidQueueName(got), got)
 	}
-	_, err := DeadLetterQueueName(strings.Repeat("q", 70), "ledger")
-	require.ErrorContains(t, err, "80-character")
-	_, err = DeadLetterQueueName(strings.Repeat("q", 66)+".fifo", "ledger")
-	require.ErrorContains(t, err, "80-character", "the .fifo suffix counts towards the limit")
+}
+
+// TestDeadLetterNameShortened: a source and consumer name too long for
+// "<queue>-<consumer>-dlq" get a valid name of exactly 80 characters that
+// is stable and differs per pair, also where only the cut-off tail differs.
+// Catches a cut without the hash (two consumers sharing one DLQ) and a
+// ".fifo" suffix cut off.
+func TestDeadLetterNameShortened(t *testing.T) {
+	long := strings.Repeat("q", 70)
+	a, b := DeadLetterQueueName(long, "ledger-eu-west-1"), DeadLetterQueueName(long, "ledger-eu-west-2")
+	require.Len(t, a, 80)
+	require.True(t, ValidQueueName(a), a)
+	require.True(t, strings.HasPrefix(a, long[:40]), a)
+	require.True(t, strings.HasSuffix(a, "-dlq"), a)
+	require.NotEqual(t, a, b, "names differing only past the cut")
+	require.Equal(t, a, DeadLetterQueueName(long, "ledger-eu-west-1"), "stable")
+
+	f := DeadLetterQueueName(strings.Repeat("q", 66)+".fifo", "ledger")
+	require.Len(t, f, 80)
+	require.True(t, strings.HasSuffix(f, "-dlq.fifo"), f)
+	require.True(t, ValidQueueName(f), f)
+	require.Equal(t, "q-ledger-dlq", DeadLetterQueueName("q", "ledger"), "short names are not hashed")
 }
 
 func TestVisibilitySecondsRoundsUp(t *testing.T) {

@@ -69,8 +69,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		sends.Store(0)
 		cfg.Client = hookedClient(endpoint, countSends)
 		queue := uniqueQueue("big")
-		dlq, err := DeadLetterQueueName(queue, "ledger")
-		require.NoError(t, err)
+		dlq := DeadLetterQueueName(queue, "ledger")
 		createQueue(t, client, dlq, small)
 		if cfg.MaxMessageSize == 0 {
 			createQueue(t, client, queue, small)
@@ -128,8 +127,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 	})
 	t.Run("ProducerAttributeRemoved", func(t *testing.T) {
 		queue := uniqueQueue("wide")
-		dlq, err := DeadLetterQueueName(queue, "ledger")
-		require.NoError(t, err)
+		dlq := DeadLetterQueueName(queue, "ledger")
 		createQueue(t, client, dlq, small)
 		createQueue(t, client, queue, small)
 		src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: 2 * time.Second})
@@ -150,8 +148,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 	})
 	t.Run("NothingFits", func(t *testing.T) {
 		queue := uniqueQueue("huge")
-		dlq, err := DeadLetterQueueName(queue, "ledger")
-		require.NoError(t, err)
+		dlq := DeadLetterQueueName(queue, "ledger")
 		createQueue(t, client, dlq, small)
 		createQueue(t, client, queue, small)
 		src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: 2 * time.Second})
@@ -159,7 +156,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		id := "huge-" + strings.Repeat("i", limit-200)
 		publish(t, client, src.QueueURL(), &consumer.Message{ID: id, Body: []byte("b")})
 		d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
-		err = d.DeadLetter(ctx, deadLetterHeaders(d.Message(), 0))
+		err := d.DeadLetter(ctx, deadLetterHeaders(d.Message(), 0))
 		require.ErrorIs(t, err, consumer.ErrCopyRefused)
 		require.False(t, d.(*delivery).CopyTrimmed())
 		require.NoError(t, src.Close(ctx))
@@ -176,8 +173,7 @@ func TestRuntimeReportsTrimmed(t *testing.T) {
 	const limit = 4096
 	small := map[string]string{"MaximumMessageSize": strconv.Itoa(limit)}
 	queue := uniqueQueue("trim")
-	dlq, err := DeadLetterQueueName(queue, "ledger")
-	require.NoError(t, err)
+	dlq := DeadLetterQueueName(queue, "ledger")
 	createQueue(t, client, dlq, small)
 	createQueue(t, client, queue, small)
 	src := newSource(t, endpoint, Config{QueueName: queue})

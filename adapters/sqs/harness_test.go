@@ -126,7 +126,7 @@ func (h *harness) hook(in any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for source, armed := range h.fails {
-		dlq, _ := DeadLetterQueueName(source, adaptertest.ConsumerName)
+		dlq := DeadLetterQueueName(source, adaptertest.ConsumerName)
 		if armed == op && (queue == source || queue == dlq) {
 			delete(h.fails, source)
 			return fmt.Errorf("adaptertest: injected failure of the %s copy for %s", op, source)
@@ -227,10 +227,7 @@ func publish(t testing.TB, client *awssqs.Client, url string, msgs ...*consumer.
 // receives until no new message comes, then makes them visible again.
 func (h *harness) DeadLetters(t testing.TB, source, name string, n int, timeout time.Duration) []*consumer.Message {
 	t.Helper()
-	dlq, err := DeadLetterQueueName(source, name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dlq := DeadLetterQueueName(source, name)
 	return readQueue(t, h.client, h.queueURL(t, dlq), n, timeout)
 }
 

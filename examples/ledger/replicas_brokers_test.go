@@ -143,8 +143,7 @@ func sqsTopology(t *testing.T, brokerURL, source string) {
 	require.NoError(t, err)
 	cl := awssqs.New(awssqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(u.Query().Get("endpoint")),
 		Credentials: credentials.NewStaticCredentialsProvider("oncely", "oncely", "")})
-	dlq, err := sqs.DeadLetterQueueName(source, consumerName)
-	require.NoError(t, err)
+	dlq := sqs.DeadLetterQueueName(source, consumerName)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
