@@ -126,15 +126,6 @@ const (
 	ClassUnavailable
 )
 
-// The classes' former names.
-//
-// Deprecated: use ClassRetryable, ClassPermanent and ClassUnavailable.
-const (
-	Retryable = ClassRetryable
-	Fatal     = ClassPermanent
-	Outage    = ClassUnavailable
-)
-
 // String returns the name logs and traces give the class's settlement:
 // "retryable", "permanent" or "outage".
 func (c Class) String() string {
