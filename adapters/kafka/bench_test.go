@@ -167,27 +167,41 @@ func BenchmarkObservability(b *testing.B) {
 	}
 	topic := fillBenchTopic(b, addrs)
 	b.ResetTimer()
-	const rounds = 5
-	var withMetrics, withTracing []float64
-	for round := range rounds {
-		rates := map[string]float64{}
-		for _, mode := range []string{"oncely", "oncely+metrics", "oncely+tracing"} {
-			rates[mode] = runBenchChild(b, mode, addrs, topic, fmt.Sprintf("obs-%s-%d", strings.ReplaceAll(mode, "+", "-"), round)).rate()
-		}
-		withMetrics = append(withMetrics, rates["oncely+metrics"]/rates["oncely"])
-		withTracing = append(withTracing, rates["oncely+tracing"]/rates["oncely"])
-		b.Logf("round %d: bare %.0f/s, metrics %.0f/s (%.3fx), metrics+tracing %.0f/s (%.3fx)", round,
-			rates["oncely"], rates["oncely+metrics"], withMetrics[round], rates["oncely+tracing"], withTracing[round])
+	rounds := 5
+	if n, err := strconv.Atoi(os.Getenv("ONCELY_BENCH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
 	}
-	mid := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
-	m, tr := mid(withMetrics), mid(withTracing)
-	b.Logf("per-round rate ratios to bare: metrics %.3f (%s), metrics+unsampled tracing %.3f (%s)", m, fmtRatios(withMetrics), tr, fmtRatios(withTracing))
-	b.ReportMetric(m, "metrics_x_bare")
-	b.ReportMetric(tr, "tracing_x_bare")
+	modes := []string{"oncely", "oncely+metrics", "oncely+tracing"}
+	var withMetrics, withTracing, cpuMetrics, cpuTracing []float64
+	for round := range rounds {
+		res := map[string]benchResult{}
+		// The order rotates, so no mode always runs first (on colder caches).
+		for i := range modes {
+			mode := modes[(round+i)%len(modes)]
+			res[mode] = runBenchChild(b, mode, addrs, topic, fmt.Sprintf("obs-%s-%d", strings.ReplaceAll(mode, "+", "-"), round))
+		}
+		bare, m, tr := res["oncely"], res["oncely+metrics"], res["oncely+tracing"]
+		withMetrics = append(withMetrics, m.rate()/bare.rate())
+		withTracing = append(withTracing, tr.rate()/bare.rate())
+		cpuMetrics = append(cpuMetrics, m.CPU/bare.CPU)
+		cpuTracing = append(cpuTracing, tr.CPU/bare.CPU)
+		b.Logf("round %d: bare %.0f/s, metrics %.0f/s (%.3fx), metrics+tracing %.0f/s (%.3fx); CPU s %.2f, %.2f, %.2f", round,
+			bare.rate(), m.rate(), withMetrics[round], tr.rate(), withTracing[round], bare.CPU, m.CPU, tr.CPU)
+	}
+	mid := func(xs []float64) float64 { xs = slices.Clone(xs); slices.Sort(xs); return xs[len(xs)/2] }
+	b.Logf("per-round rate ratios to bare: metrics %.3f (%s), metrics+unsampled tracing %.3f (%s)",
+		mid(withMetrics), fmtRatios(withMetrics), mid(withTracing), fmtRatios(withTracing))
+	b.Logf("per-round CPU ratios to bare: metrics %.3f (%s), metrics+unsampled tracing %.3f (%s)",
+		mid(cpuMetrics), fmtRatios(cpuMetrics), mid(cpuTracing), fmtRatios(cpuTracing))
+	b.ReportMetric(mid(withMetrics), "metrics_x_bare")
+	b.ReportMetric(mid(withTracing), "tracing_x_bare")
+	b.ReportMetric(mid(cpuMetrics), "metrics_cpu_x_bare")
+	b.ReportMetric(mid(cpuTracing), "tracing_cpu_x_bare")
 }
 
 // fmtRatios lists sorted ratios with two decimals.
 func fmtRatios(xs []float64) string {
+	xs = slices.Sorted(slices.Values(xs))
 	parts := make([]string, len(xs))
 	for i, x := range xs {
 		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)

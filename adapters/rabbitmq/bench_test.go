@@ -107,27 +107,41 @@ func BenchmarkObservability(b *testing.B) {
 	for i := range ms {
 		ms[i] = &consumer.Message{ID: fmt.Sprintf("m-%07d", i), Key: fmt.Sprintf("k%d", i%64), Body: []byte("payload-0123456789-0123456789-0123456789")}
 	}
-	var withMetrics, withTracing []float64
+	modes := []string{"oncely", "oncely+metrics", "oncely+tracing"}
+	var withMetrics, withTracing, cpuMetrics, cpuTracing []float64
 	for range b.N {
 		for r := range rounds {
-			took := map[string]time.Duration{}
-			for _, mode := range []string{"oncely", "oncely+metrics", "oncely+tracing"} {
+			took, cpu := map[string]time.Duration{}, map[string]time.Duration{}
+			// The order rotates, so no mode always drains first.
+			for i := range modes {
+				mode := modes[(r+i)%len(modes)]
 				b.StopTimer()
 				publish(b, queue, ms...)
 				b.StartTimer()
+				c0 := cpuTime()
 				took[mode] = drainOncely(b, queue, n, mode)
+				cpu[mode] = cpuTime() - c0
 			}
 			withMetrics = append(withMetrics, took["oncely"].Seconds()/took["oncely+metrics"].Seconds())
 			withTracing = append(withTracing, took["oncely"].Seconds()/took["oncely+tracing"].Seconds())
-			b.Logf("round %d: bare %.0f msgs/s, metrics %.3fx, metrics+tracing %.3fx", r+1, float64(n)/took["oncely"].Seconds(), withMetrics[len(withMetrics)-1], withTracing[len(withTracing)-1])
+			cpuMetrics = append(cpuMetrics, cpu["oncely+metrics"].Seconds()/cpu["oncely"].Seconds())
+			cpuTracing = append(cpuTracing, cpu["oncely+tracing"].Seconds()/cpu["oncely"].Seconds())
+			b.Logf("round %d: bare %.0f msgs/s, metrics %.3fx, metrics+tracing %.3fx; CPU µs/msg %.2f, %.2f, %.2f", r+1,
+				float64(n)/took["oncely"].Seconds(), withMetrics[len(withMetrics)-1], withTracing[len(withTracing)-1],
+				perMsg(cpu["oncely"], n), perMsg(cpu["oncely+metrics"], n), perMsg(cpu["oncely+tracing"], n))
 		}
 	}
-	mid := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
-	m, tr := mid(withMetrics), mid(withTracing)
-	b.Logf("per-round rate ratios to bare: metrics %.3f %.3f, metrics+unsampled tracing %.3f %.3f", m, withMetrics, tr, withTracing)
-	b.ReportMetric(m, "metrics_x_bare")
-	b.ReportMetric(tr, "tracing_x_bare")
+	mid := func(xs []float64) float64 { xs = slices.Clone(xs); slices.Sort(xs); return xs[len(xs)/2] }
+	b.Logf("per-round rate ratios to bare: metrics %.3f %.3f, metrics+unsampled tracing %.3f %.3f", mid(withMetrics), withMetrics, mid(withTracing), withTracing)
+	b.Logf("per-round CPU ratios to bare: metrics %.3f %.3f, metrics+unsampled tracing %.3f %.3f", mid(cpuMetrics), cpuMetrics, mid(cpuTracing), cpuTracing)
+	b.ReportMetric(mid(withMetrics), "metrics_x_bare")
+	b.ReportMetric(mid(withTracing), "tracing_x_bare")
+	b.ReportMetric(mid(cpuMetrics), "metrics_cpu_x_bare")
+	b.ReportMetric(mid(cpuTracing), "tracing_cpu_x_bare")
 }
+
+// perMsg is d per message, in microseconds.
+func perMsg(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(n) }
 
 // cpuTime is the process's user+system CPU time: the consumer's own cost,
 // which machine load (the broker and other processes share two cores here)
