@@ -435,8 +435,6 @@ func (s *Source) depth(ctx context.Context, url string) (int64, error) {
 	return n, nil
 }
 
-// visibilitySeconds rounds d up to whole seconds, so a delay is never
-// shortened.
 // retryDelay is the delay Retry waits when asked for about d and no less
 // than atLeast (consumer.Capabilities.RetryDelay): whole seconds, the unit
 // of a visibility timeout; d rounded to the nearest second but at least 1s,
@@ -449,6 +447,8 @@ func retryDelay(d, atLeast time.Duration) time.Duration {
 	return max(s, time.Duration(visibilitySeconds(atLeast))*time.Second)
 }
 
+// visibilitySeconds rounds d up to whole seconds, so a delay is never
+// shortened.
 func visibilitySeconds(d time.Duration) int32 {
 	if d <= 0 {
 		return 0
