@@ -129,7 +129,8 @@ func withRuntime(b *testing.B, n int, cfg consumer.Config) cost {
 // reported, because the machines this runs on are shared:
 //
 //   - msgs/s, baseline_msgs/s: wall-clock throughput;
-//   - x_baseline: runtime throughput / baseline throughput (target >= 0.8);
+//   - x_baseline: runtime throughput / baseline throughput (a
+//     microbenchmark, not a target: see docs/benchmarks.md);
 //   - x_baseline_cpu: the same ratio in messages per CPU-second of the
 //     process, which other processes on the machine disturb less;
 //   - allocs/msg, baseline_allocs/msg: heap allocations per message.
