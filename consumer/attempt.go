@@ -136,8 +136,8 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 	}
 	class := c.cfg.Classify(err)
 	if class == ClassUnavailable {
-		dep := dependency(err)
-		if dep == nil || c.probe(c.hardCtx, dep) != nil {
+		dep, down := dependency(err)
+		if dep == nil || down || c.probe(c.hardCtx, dep) != nil {
 			c.breaker.failure(dep, err)
 			wait := c.cfg.OutageBackoff.Delay(outage, nil)
 			c.log.Info("outage: holding delivery and trying again", "message_id", msg.ID, "error", err, "in", wait.String())

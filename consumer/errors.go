@@ -67,6 +67,13 @@ type UnavailableError struct {
 	// Dependency is what failed, probed by the runtime before it calls the
 	// failure an outage. Nil: the failure is an outage without a probe.
 	Dependency Prober
+	// Down reports that Err itself shows Dependency was down (it refused or
+	// could not open a connection: no message can cause that). The failure
+	// is an outage whatever a later probe says — a dependency coming back
+	// between the failure and the probe does not make it the message's — and
+	// Dependency is probed only to learn when the outage is over. Set by
+	// DownFrom.
+	Down bool
 }
 
 func (e *UnavailableError) Error() string { return "unavailable: " + errString(e.Err) }
@@ -89,6 +96,17 @@ func UnavailableFrom(err error, dep Prober) error {
 		return nil
 	}
 	return &UnavailableError{Err: err, Dependency: dep}
+}
+
+// DownFrom wraps err as a failure that shows dep was down, such as a refused
+// connection: an outage without the probe's say, whose end the runtime
+// learns by probing dep (see UnavailableError.Down). DownFrom(nil, dep)
+// returns nil.
+func DownFrom(err error, dep Prober) error {
+	if err == nil {
+		return nil
+	}
+	return &UnavailableError{Err: err, Dependency: dep, Down: true}
 }
 
 // ErrCopyRefused is wrapped by Delivery.Retry and Delivery.DeadLetter when the

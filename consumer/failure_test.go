@@ -188,6 +188,44 @@ func TestDependencyAnswersMeansMessageFault(t *testing.T) {
 	}
 }
 
+// TestDownFromIsAnOutageWhateverTheProbe: a failure that shows its
+// dependency down (DownFrom: a refused connection) is an outage although the
+// dependency answers by the time it is probed — it came back in between —
+// so the message is held and tried again, never retried on the broker or
+// charged an attempt. Catches: the runtime letting a late probe's success
+// make a refused connection the message's fault (a database restart then
+// dead-letters messages).
+func TestDownFromIsAnOutageWhateverTheProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db := &dependency{} // answers every probe
+		var calls atomic.Int32
+		h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+			if calls.Add(1) <= 2 {
+				return consumer.DownFrom(errors.New("connection refused"), db)
+			}
+			return nil
+		})
+		e := newEnv(t, h, consumer.Config{Concurrency: 1, BreakerThreshold: 5, OutageBackoff: fastOutage, Retry: fastRetry(2)}, msgN(0, "a"))
+		e.start()
+		waitFor(t, "the message to be processed", func() bool { return e.rec.count(consumer.OutcomeProcessed) == 1 })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.rec.count(consumer.OutcomeRetried); got != 0 {
+			t.Errorf("%d broker retries, want 0: the failures were an outage", got)
+		}
+		if got := len(e.deadLetters()); got != 0 {
+			t.Errorf("%d dead letters, want 0", got)
+		}
+		if got := e.rec.count(consumer.OutcomeFailed); got != 2 {
+			t.Errorf("%d held failures, want 2", got)
+		}
+		if got := calls.Load(); got != 3 {
+			t.Errorf("%d handler calls, want 3 (two held, one success)", got)
+		}
+	})
+}
+
 // TestBreakerResumesWithoutHeldDelivery: the breaker opened by an outage
 // closes by probing once the dependency is back, although every held
 // delivery lost its lease meanwhile (nothing left to succeed); a plain

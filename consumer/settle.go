@@ -201,13 +201,13 @@ func (c *Consumer) probe(ctx context.Context, dep Prober) error {
 }
 
 // dependency returns the Dependency of the outermost UnavailableError in
-// err, or nil.
-func dependency(err error) Prober {
+// err (nil without one) and whether the error shows it down.
+func dependency(err error) (Prober, bool) {
 	var ue *UnavailableError
 	if errors.As(err, &ue) {
-		return ue.Dependency
+		return ue.Dependency, ue.Down
 	}
-	return nil
+	return nil, false
 }
 
 // trimmed reports whether d's adapter trimmed the copy it last published.

@@ -39,6 +39,9 @@ func Timeout(d time.Duration) consumer.Middleware {
 				var ue *consumer.UnavailableError
 				if consumer.Classify(err) == consumer.ClassUnavailable && !errors.Is(err, context.DeadlineExceeded) && errors.As(err, &ue) {
 					// Keep the dependency, so the runtime still probes it.
+					if ue.Down {
+						return consumer.DownFrom(timedOut, ue.Dependency)
+					}
 					return consumer.UnavailableFrom(timedOut, ue.Dependency)
 				}
 				return timedOut

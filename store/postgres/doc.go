@@ -67,7 +67,8 @@
 //
 // Outage or the message's failure is decided by probing the database, not by
 // the error's type. The Store is a consumer.Prober: Probe runs one cheap
-// statement on a pooled connection other than the failed one and fails when
+// statement on a new session (a server shutting down or starting up refuses
+// new sessions at once, while a pooled one may still answer) and fails when
 // the database cannot be reached, is read-only, the claims table is missing,
 // or the Store is closed. Errors that blame the store are wrapped with
 // consumer.UnavailableFrom(err, store): the runtime probes, holds the delivery
@@ -76,7 +77,10 @@
 //
 //   - A failure of the store's own statements (acquiring a connection,
 //     BEGIN, the claim, SAVEPOINT, COMMIT) is wrapped with
-//     consumer.UnavailableFrom, except a data error (SQLSTATE class 22) that
+//     consumer.UnavailableFrom — with consumer.DownFrom when no connection
+//     could be opened (refused, unreachable, "the database system is
+//     starting up"): no message causes that, so it is an outage even when the
+//     database is back by the time the runtime probes — except a data error (SQLSTATE class 22) that
 //     the claim raises for the message's own values, such as an ID that is
 //     not valid UTF-8 or holds a NUL byte (22021): that is returned as a
 //     plain, retryable error, never as unavailable. A failed COMMIT is never

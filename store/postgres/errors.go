@@ -45,9 +45,17 @@ func (s *Store) storeError(op string, err error) error {
 }
 
 // unavailable wraps a failure of the store's own statement op with
-// consumer.UnavailableFrom, naming s as the dependency to probe.
+// consumer.UnavailableFrom, naming s as the dependency to probe — or, when no
+// connection could be opened (refused, unreachable, the server starting up
+// or shutting down), with consumer.DownFrom: no message can cause that, so it
+// is an outage even if the database is back by the time the runtime probes.
 func (s *Store) unavailable(op string, err error) error {
-	return consumer.UnavailableFrom(fmt.Errorf("postgres store: %s: %w", op, err), s)
+	err = fmt.Errorf("postgres store: %s: %w", op, err)
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return consumer.DownFrom(err, s)
+	}
+	return consumer.UnavailableFrom(err, s)
 }
 
 // handlerError applies the package's rule to an error returned by a handler:

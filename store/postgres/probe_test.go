@@ -62,6 +62,42 @@ func TestProbe(t *testing.T) {
 		require.True(t, pgstore.IsConnectionError(err), "got %v", err)
 		require.Less(t, time.Since(start), 5*time.Second)
 	})
+	// A server refusing new sessions (shutting down, starting up) fails the
+	// probe although a pooled session still answers. Catches: a probe on a
+	// pooled session, which during pg_ctl stop -m fast answered before the
+	// server terminated it, so the outage was called the message's fault.
+	t.Run("new sessions refused", func(t *testing.T) {
+		db := pgtest.New(t)
+		p, pool := proxied(t, db, 2)
+		s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
+		closeAtEnd(t, s)
+		require.NoError(t, err)
+		require.NoError(t, s.Probe(probeCtx(t)))
+		require.NoError(t, pool.Ping(probeCtx(t)), "a pooled session stays open")
+		p.Refuse()
+		require.Error(t, s.Probe(probeCtx(t)))
+		require.NoError(t, pool.Ping(probeCtx(t)), "the pooled session still answers")
+		p.Accept()
+		require.NoError(t, s.Probe(probeCtx(t)))
+	})
+	// A store operation that cannot open a connection is an outage whatever
+	// a later probe says (consumer.DownFrom). Catches: a refused connection
+	// whose database is back when the runtime probes being charged to the
+	// message as an attempt.
+	t.Run("refused connection is down", func(t *testing.T) {
+		db := pgtest.New(t)
+		p, pool := proxied(t, db, 2)
+		s, err := pgstore.New(pool, pgstore.Config{Schema: db.Schema})
+		closeAtEnd(t, s)
+		require.NoError(t, err)
+		p.Refuse()
+		p.Cut()
+		_, err = s.Process(ctxT(t), "ledger", "m1", func(context.Context) error { return nil })
+		var ue *consumer.UnavailableError
+		require.ErrorAs(t, err, &ue, "got %v", err)
+		require.True(t, ue.Down, "a refused connection shows the database down: %v", err)
+		require.Equal(t, consumer.Prober(s), ue.Dependency, "probed to learn when it is back")
+	})
 	t.Run("read-only", func(t *testing.T) {
 		db := pgtest.New(t)
 		pool := db.NewPool(t, func(c *pgxpool.Config) {
