@@ -69,12 +69,31 @@ ensure_rabbitmq() {
   if ! port_open 5672; then
     command -v rabbitmq-server >/dev/null || apt_install rabbitmq-server
     log "starting RabbitMQ"
-    # Parallel test packages open many connections: give the broker room.
-    (ulimit -n 65536 2>/dev/null || true; rabbitmq-server -detached >/dev/null 2>&1) || true
+    # Parallel test packages open many connections: give the broker as many
+    # file descriptors as this machine allows (raising the soft limit to the
+    # hard one; a fixed number over the hard limit fails and changes nothing).
+    (ulimit -n "$(ulimit -Hn)" 2>/dev/null || true; rabbitmq-server -detached >/dev/null 2>&1) || true
     wait_port 5672 120 || { echo "RabbitMQ did not start on 127.0.0.1:5672" >&2; exit 1; }
   fi
   # The fault tests stop_app the broker; make sure a previous run left it up.
   timeout 60 rabbitmqctl -q await_startup >/dev/null 2>&1 || { rabbitmqctl -q start_app >/dev/null 2>&1 || true; timeout 60 rabbitmqctl -q await_startup; }
+  rabbitmq_test_user
+}
+
+# rabbitmq_test_user makes sure the tests' login works before any test runs:
+# a broker left on this machine by hand may have lost or changed the default
+# guest user, and every AMQP test would then fail at its handshake.
+rabbitmq_test_user() {
+  [ "$RABBITMQ_URL" = "amqp://guest:guest@127.0.0.1:5672/" ] || return 0
+  if ! timeout 30 rabbitmqctl -q authenticate_user guest guest >/dev/null 2>&1; then
+    log "RabbitMQ refuses guest/guest: restoring the test user"
+    rabbitmqctl -q add_user guest guest >/dev/null 2>&1 || rabbitmqctl -q change_password guest guest >/dev/null
+    rabbitmqctl -q set_user_tags guest administrator >/dev/null
+  fi
+  rabbitmqctl -q list_vhosts 2>/dev/null | grep -qx / || rabbitmqctl -q add_vhost / >/dev/null
+  rabbitmqctl -q set_permissions -p / guest '.*' '.*' '.*' >/dev/null
+  timeout 30 rabbitmq-diagnostics -q check_port_connectivity >/dev/null ||
+    { echo "RabbitMQ does not accept connections on its ports" >&2; rabbitmq-diagnostics -q listeners >&2 || true; exit 1; }
 }
 
 ensure_sqs() {
