@@ -58,7 +58,7 @@ wait:
 		select {
 		case <-ch:
 		case <-timer.C:
-			s.log.Warn("revoke: deliveries did not settle in time; they will be redelivered to the new owner", "timeout", s.cfg.RevokeTimeout)
+			s.log.Warn("revoke: deliveries did not settle in time; they will be redelivered to the new owner", "timeout", s.cfg.RevokeTimeout.String())
 			break wait
 		case <-ctx.Done():
 			break wait

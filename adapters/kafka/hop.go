@@ -90,7 +90,7 @@ func (s *Source) hop(p *partition, e *entry) {
 			return // revoked, lost or closed: the next owner hops it again
 		}
 		s.log.Warn("retry tier: a record not yet due could not be re-published; retrying (its offset stays uncommitted)",
-			"tier_topic", e.rec.Topic, "partition", e.rec.Partition, "offset", e.rec.Offset, "retry_in", wait, "error", err)
+			"tier_topic", e.rec.Topic, "partition", e.rec.Partition, "offset", e.rec.Offset, "retry_in", wait.String(), "error", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-p.lease.Done():

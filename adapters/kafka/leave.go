@@ -31,7 +31,7 @@ func (s *Source) closeClient() {
 		return
 	case <-t.C:
 	}
-	s.log.Warn("leaving the consumer group is waiting for a rebalance in progress (a dead member's session?); closing without leaving", "waited", leaveTimeout)
+	s.log.Warn("leaving the consumer group is waiting for a rebalance in progress (a dead member's session?); closing without leaving", "waited", leaveTimeout.String())
 	s.cancelCl()
 	<-done
 }

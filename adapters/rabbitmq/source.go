@@ -242,7 +242,7 @@ func (src *Source) park(dv *delivery, wait time.Duration) {
 			})
 			cancel()
 			if err == nil {
-				src.log.Debug("retried copy came back early; parked again", "message_id", dv.msg.ID, "queue", queue, "remaining", wait)
+				src.log.Debug("retried copy came back early; parked again", "message_id", dv.msg.ID, "queue", queue, "remaining", wait.String())
 				return
 			}
 			if errors.Is(err, ErrStaleDelivery) {

@@ -150,7 +150,7 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 	vis := visibilitySeconds(after)
 	if left := int32((MaxVisibility - time.Since(d.received) - visibilityMargin) / time.Second); vis > left {
 		vis = max(left, 0)
-		d.s.log.Warn("retry delay capped to what is left of SQS's 12h visibility limit for this receive", "message_id", d.msg.ID, "delay", after, "capped_to", time.Duration(vis)*time.Second)
+		d.s.log.Warn("retry delay capped to what is left of SQS's 12h visibility limit for this receive", "message_id", d.msg.ID, "delay", after.String(), "capped_to", (time.Duration(vis) * time.Second).String())
 	}
 	d.pauseRenewal()
 	d.call.Lock()
