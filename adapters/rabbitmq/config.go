@@ -20,9 +20,8 @@ const (
 	// MaxInFlight below the prefetch (Capabilities.Prefetch), because
 	// deliveries it has no room for would sit unhandled in the client and
 	// return to the queue on every close; with a Concurrency below 16, lower
-	// the prefetch to 8 × Concurrency or raise MaxInFlight. Measured here
-	// (BenchmarkConsume, 30,000 messages): prefetch 32 drained 25–31k
-	// msgs/s, 128 drained 49–66k, 200 drained 66k.
+	// the prefetch to 8 × Concurrency or raise MaxInFlight. A smaller
+	// prefetch costs throughput (docs/benchmarks.md measures it).
 	PrefetchDefault = 128
 	// DeliveryLimitDefault is the quorum queue's x-delivery-limit, a guard
 	// against crash loops: after this many deliveries returned unacknowledged
