@@ -30,9 +30,13 @@ const (
 const fitErrorBytes = 512
 
 // CopySize measures a copy as a broker counts it against its limit.
+//
+// For adapter authors (see the package doc).
 type CopySize func(body []byte, headers map[string]string) int
 
 // Fitted is a copy made to fit a broker's size limit by FitCopy.
+//
+// For adapter authors (see the package doc).
 type Fitted struct {
 	Body    []byte
 	Headers map[string]string
@@ -69,6 +73,8 @@ type Fitted struct {
 // fits, FitCopy returns an error wrapping ErrCopyRefused: only when what is
 // never removed is over the limit by itself. body and headers are not
 // modified.
+//
+// For adapter authors (see the package doc).
 func FitCopy(body []byte, headers map[string]string, limit int, size CopySize, dead bool, keep ...string) (Fitted, error) {
 	f := Fitted{Body: body, Headers: headers}
 	if limit <= 0 || size(body, headers) <= limit {
@@ -143,6 +149,8 @@ func refusedCopy(n, limit int) error {
 // dead-letter copy to fit the broker's limit (see FitCopy). After a
 // successful Retry or DeadLetter the runtime asks it, to count and report
 // trimmed copies (Event.Trimmed).
+//
+// For adapter authors (see the package doc).
 type CopyTrimmer interface {
 	// CopyTrimmed reports whether the copy last published for this delivery
 	// was trimmed (failure headers shortened or the body removed).

@@ -32,8 +32,9 @@
 // An application needs New, Config (with Ordering and Observer), Consumer's
 // Run, Stop and Paused, the Handler, HandlerFunc, Middleware, Chain and
 // Recover shapes, Message, and the error wrappers that steer settlement:
-// Permanent, RetryAfter, Unavailable and UnavailableFrom (with Prober or
-// ProberFunc for the dependency to probe). Classify and Class let a
+// Permanent, RetryAfter, Unavailable, UnavailableFrom and DownFrom (with
+// Prober or ProberFunc for the dependency to probe), and the error types they
+// make (PermanentError, RetryAfterError, UnavailableError, PanicError). Classify and Class let a
 // Config.Classify delegate to the default; Event and Outcome are what an
 // Observer sees.
 //

@@ -50,6 +50,8 @@ const (
 
 // Failure is the context of one failed attempt, turned into headers by
 // FailureHeaders.
+//
+// For adapter authors (see the package doc).
 type Failure struct {
 	Consumer string
 	Err      error
@@ -66,6 +68,8 @@ type Failure struct {
 // FailureHeaders returns the headers for a retried or dead-lettered copy of msg:
 // msg's own headers, the "original" headers kept from the first hop (or set from
 // msg on the first hop), and the error headers of f replacing any earlier ones.
+//
+// For adapter authors (see the package doc).
 func FailureHeaders(msg *Message, f Failure) map[string]string {
 	h := maps.Clone(msg.Headers)
 	if h == nil {
@@ -121,6 +125,8 @@ func FailureHeaders(msg *Message, f Failure) map[string]string {
 // AttemptFromHeaders returns the attempt number carried in HeaderAttempt, or 0
 // when absent or malformed (a malformed header must not crash a consumer; the
 // broker's own counter, if any, still applies).
+//
+// For adapter authors (see the package doc).
 func AttemptFromHeaders(h map[string]string) int {
 	v, ok := h[HeaderAttempt]
 	if !ok {
@@ -135,6 +141,8 @@ func AttemptFromHeaders(h map[string]string) int {
 
 // NotBeforeFromHeaders returns HeaderRetryNotBefore, or zero when absent or
 // malformed.
+//
+// For adapter authors (see the package doc).
 func NotBeforeFromHeaders(h map[string]string) time.Time {
 	t, err := time.Parse(timeLayout, h[HeaderRetryNotBefore])
 	if err != nil {

@@ -10,6 +10,8 @@ import "context"
 // NameFromContext returns the consumer name the runtime put in a handler's
 // context, or "" outside a Consumer. For middleware authors: idempotency
 // stores key claims by it.
+//
+// For middleware authors (see the package doc).
 func NameFromContext(ctx context.Context) string {
 	s, _ := ctx.Value(nameKey).(string)
 	return s
@@ -17,6 +19,8 @@ func NameFromContext(ctx context.Context) string {
 
 // WithName returns ctx carrying consumer name, as the runtime does for every
 // handler call. Use it to call a handler chain directly in tests.
+//
+// For middleware authors (see the package doc).
 func WithName(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, nameKey, name)
 }
@@ -24,6 +28,8 @@ func WithName(ctx context.Context, name string) context.Context {
 // BrokerFromContext returns the broker name (Capabilities.Broker, such as
 // "kafka") the runtime put in a handler's context, or "" outside a Consumer.
 // For middleware authors: tracing reports it as messaging.system.
+//
+// For middleware authors (see the package doc).
 func BrokerFromContext(ctx context.Context) string {
 	s, _ := ctx.Value(brokerKey).(string)
 	return s
@@ -31,6 +37,8 @@ func BrokerFromContext(ctx context.Context) string {
 
 // WithBroker returns ctx carrying broker name, as the runtime does for every
 // handler call. Use it to call a handler chain directly in tests.
+//
+// For middleware authors (see the package doc).
 func WithBroker(ctx context.Context, broker string) context.Context {
 	return context.WithValue(ctx, brokerKey, broker)
 }
@@ -39,6 +47,8 @@ func WithBroker(ctx context.Context, broker string) context.Context {
 // processed and skipped the handler; the runtime then acks the delivery and
 // reports outcome OutcomeDuplicate. For middleware authors: idempotency
 // middleware calls it.
+//
+// For middleware authors (see the package doc).
 func MarkDuplicate(ctx context.Context) {
 	if s, ok := ctx.Value(stateKey).(*deliveryState); ok {
 		s.duplicate.Store(true)
@@ -47,6 +57,8 @@ func MarkDuplicate(ctx context.Context) {
 
 // IsDuplicate reports whether MarkDuplicate was called on ctx's attempt.
 // For middleware authors: logging reports such attempts as duplicates.
+//
+// For middleware authors (see the package doc).
 func IsDuplicate(ctx context.Context) bool {
 	s, ok := ctx.Value(stateKey).(*deliveryState)
 	return ok && s.duplicate.Load()
@@ -55,6 +67,8 @@ func IsDuplicate(ctx context.Context) bool {
 // WithAttemptState returns ctx able to record MarkDuplicate, as the runtime
 // gives each attempt. For middleware authors: use it to call a handler
 // chain directly in tests.
+//
+// For middleware authors (see the package doc).
 func WithAttemptState(ctx context.Context) context.Context {
 	return &attemptCtx{Context: ctx}
 }

@@ -8,6 +8,8 @@ import (
 // Source is what a broker adapter implements: it yields deliveries and owns the
 // broker's lease on them (Kafka offsets, AMQP delivery tags, SQS receipt
 // handles and visibility).
+//
+// For adapter authors (see the package doc).
 type Source interface {
 	// Receive blocks until at least one delivery is available and returns at
 	// most max of them (max >= 1). The runtime calls it only when it has room
@@ -35,6 +37,8 @@ type Source interface {
 // Delivery is one message plus the means to settle it. The runtime settles
 // each delivery at most once; adapters may treat a second settlement as a bug
 // and return ErrAlreadySettled.
+//
+// For adapter authors (see the package doc).
 type Delivery interface {
 	// Message returns the message. The runtime and middleware may read it
 	// concurrently with nothing else; it must not change after Receive.
@@ -62,6 +66,8 @@ type Delivery interface {
 // handler runs (a revoked Kafka partition, an SQS visibility extension that
 // failed, a closed AMQP channel). When Lost is closed the runtime cancels the
 // handler's context and does not settle the delivery.
+//
+// For adapter authors (see the package doc).
 type Leased interface {
 	Lost() <-chan struct{}
 }
@@ -72,12 +78,16 @@ type Leased interface {
 // goroutine per delivery, and records the loss in the same hook: a lease
 // already done when its delivery starts is seen at once, one that ends
 // later a moment after it ends (as if it had ended then).
+//
+// For adapter authors (see the package doc).
 type LeaseContexter interface {
 	LeaseContext() context.Context
 }
 
 // Capabilities is an adapter's capability table. The runtime and the adapters
 // reject configurations a broker cannot honour, at start-up.
+//
+// For adapter authors (see the package doc).
 type Capabilities struct {
 	// Broker names the broker, e.g. "kafka", "rabbitmq", "sqs", "memory".
 	Broker string
@@ -129,6 +139,8 @@ type Capabilities struct {
 // destinations). New refuses a Config.Name that differs from it, since
 // idempotency claims would then live under one name and dead letters under
 // another.
+//
+// For adapter authors (see the package doc).
 type ConsumerNamer interface {
 	ConsumerName() string
 }
@@ -136,11 +148,15 @@ type ConsumerNamer interface {
 // BacklogReporter is implemented by sources that can say how far behind the
 // consumer is: Kafka lag per partition, queue depth for RabbitMQ and SQS. The
 // metrics poller and the CLI's lag command use it.
+//
+// For adapter authors (see the package doc).
 type BacklogReporter interface {
 	Backlog(ctx context.Context) ([]Backlog, error)
 }
 
 // Backlog is one line of a BacklogReporter's answer.
+//
+// For adapter authors (see the package doc).
 type Backlog struct {
 	// Source is the topic or queue.
 	Source string
