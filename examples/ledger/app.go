@@ -113,12 +113,15 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return fmt.Errorf("creating the ledger tables: %w", err)
 	}
 
-	var mws []consumer.Middleware
+	var (
+		mws []consumer.Middleware
+		st  *postgres.Store
+	)
 	if cfg.dedupe {
 		if err := postgres.Migrate(ctx, pool, cfg.schema); err != nil {
 			return fmt.Errorf("migrating the oncely store: %w", err)
 		}
-		st, err := postgres.New(pool, postgres.Config{Schema: cfg.schema, Logger: log})
+		st, err = postgres.New(pool, postgres.Config{Schema: cfg.schema, Logger: log})
 		if err != nil {
 			return err
 		}
@@ -153,6 +156,19 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		},
 		SoftStopTimeout: 20 * time.Second,
 		Logger:          log,
+	}
+	if st != nil {
+		// A copy delivered after its claim was pruned would run the handler
+		// again: claims must outlive the longest retry, as the broker waits
+		// it, plus a day to replay dead letters.
+		longest := ccfg.Retry.LongestDelay()
+		if caps := src.Capabilities(); caps.RetryDelay != nil {
+			longest = caps.RetryDelay(longest, 0)
+		}
+		if err := st.ValidateRetention(longest + 24*time.Hour); err != nil {
+			_ = src.Close(ctx)
+			return err
+		}
 	}
 	var obs *observability
 	if cfg.addr != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -39,4 +40,20 @@ func TestReplicasStartTogether(t *testing.T) {
 			require.NoError(t, err, "round %d", round)
 		}
 	}
+}
+
+// TestRetentionOutlivesRetries: a retry policy whose longest retry (plus a
+// day to replay dead letters) outlives the claims' retention is refused at
+// start, before any message is consumed. Catches: a ledger that starts with
+// claims pruned before a retried copy comes back, which would apply that
+// payment twice.
+func TestRetentionOutlivesRetries(t *testing.T) {
+	e := newLedgerEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: true, concurrency: 4, source: "payments",
+		schema: e.schema, maxAttempts: 3, retryDelay: 24 * time.Hour} // retries of up to 10 days > 7 days' retention
+	err := serve(ctx, cfg, slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "retention")
+	require.NoError(t, ctx.Err(), "refused at start, not at the deadline")
 }
