@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -55,5 +56,23 @@ func TestRetentionOutlivesRetries(t *testing.T) {
 		schema: e.schema, maxAttempts: 3, retryDelay: 24 * time.Hour} // retries of up to 10 days > 7 days' retention
 	err := serve(ctx, cfg, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "retention")
+	require.NoError(t, ctx.Err(), "refused at start, not at the deadline")
+}
+
+// TestOpsAddressInUse: an ops address that cannot be bound ends serve at
+// once with the bind error, before any message is consumed. Catches: health
+// and metrics endpoints served from a goroutine that drops the bind error,
+// so the ledger runs on without them and reports a clean stop.
+func TestOpsAddressInUse(t *testing.T) {
+	e := newLedgerEnv(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: true, concurrency: 4, source: "payments",
+		schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, addr: ln.Addr().String()}
+	err = serve(ctx, cfg, slog.New(slog.DiscardHandler))
+	require.ErrorContains(t, err, "address already in use")
 	require.NoError(t, ctx.Err(), "refused at start, not at the deadline")
 }
