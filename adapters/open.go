@@ -129,6 +129,7 @@ type scheme struct {
 func schemes() []scheme {
 	return []scheme{
 		{"kafka", "kafka://host:port[,host:port]", openKafka},
+		{"kafkas", "kafkas://user:pass@host:port[,host:port]", openKafka},
 		{"amqp", "amqp://user:pass@host:port/vhost", openRabbitMQ},
 		{"amqps", "amqps://user:pass@host:port/vhost", openRabbitMQ},
 		{"sqs", "sqs://REGION?endpoint=URL", openSQS},
