@@ -104,20 +104,24 @@ func TestKafkaSecureFailures(t *testing.T) {
 	const wrongPassword = "wrong-Pa55word-xyz"
 	for _, tc := range []struct {
 		name, url, want string // want "" means Open succeeds
+		log             string // in the logs, when set
 	}{
-		{"wrong password scram", secureURL(sb, "kafkas", sb.User, wrongPassword, url.Values{"tls_ca": {sb.CA}}), "Authentication failed"},
-		{"wrong password plain", secureURL(sb, "kafkas", sb.User, wrongPassword, url.Values{"tls_ca": {sb.CA}, "sasl": {"plain"}}), "Authentication failed"},
-		{"unknown user", secureURL(sb, "kafkas", "nobody", sb.Password, url.Values{"tls_ca": {sb.CA}, "sasl": {"scram-sha-256"}}), "Authentication failed"},
-		{"no SASL", secureURL(sb, "kafkas", "", "", url.Values{"tls_ca": {sb.CA}}), "no Kafka broker answers"},
-		{"wrong CA", secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_ca": {otherCA}}), "x509: certificate signed by unknown authority"},
-		{"system CAs", secureURL(sb, "kafkas", sb.User, sb.Password, nil), "x509: certificate signed by unknown authority"},
-		{"wrong server name", secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_ca": {sb.CA}, "tls_server_name": {"kafka.example.com"}}), "valid for localhost, not kafka.example.com"},
-		{"server name", secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_ca": {sb.CA}, "tls_server_name": {"localhost"}}), ""},
-		{"skip verify", secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_insecure_skip_verify": {"true"}}), ""},
-		{"tls=true", secureURL(sb, "kafka", sb.User, sb.Password, url.Values{"tls": {"true"}, "tls_ca": {sb.CA}}), ""},
-		{"client certificate", secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_ca": {sb.CA}, "tls_cert": {clientCert}, "tls_key": {clientKey}}), ""},
-		{"plaintext to TLS", secureURL(sb, "kafka", sb.User, sb.Password, nil), "plaintext connection speaking to a tls endpoint"},
-		{"nothing listening", "kafkas://" + url.UserPassword(sb.User, sb.Password).String() + "@127.0.0.1:1?tls_ca=" + url.QueryEscape(sb.CA), "no Kafka broker answers"},
+		// The broker names the mechanism the client chose: these also catch
+		// a sasl= value mapped to the wrong mechanism.
+		{name: "wrong password scram", url: secureURL(sb, "kafkas", sb.User, wrongPassword, url.Values{"tls_ca": {sb.CA}}), want: "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"},
+		{name: "wrong password plain", url: secureURL(sb, "kafkas", sb.User, wrongPassword, url.Values{"tls_ca": {sb.CA}, "sasl": {"plain"}}), want: "Authentication failed: Invalid username or password"},
+		{name: "unknown user", url: secureURL(sb, "kafkas", "nobody", sb.Password, url.Values{"tls_ca": {sb.CA}, "sasl": {"scram-sha-256"}}), want: "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"},
+		{name: "no SASL", url: secureURL(sb, "kafkas", "", "", url.Values{"tls_ca": {sb.CA}}), want: "no Kafka broker answers"},
+		{name: "wrong CA", url: secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_ca": {otherCA}}), want: "x509: certificate signed by unknown authority"},
+		{name: "system CAs", url: secureURL(sb, "kafkas", sb.User, sb.Password, nil), want: "x509: certificate signed by unknown authority"},
+		{name: "wrong server name", url: secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_ca": {sb.CA}, "tls_server_name": {"kafka.example.com"}}), want: "valid for localhost, not kafka.example.com"},
+		{name: "server name", url: secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_ca": {sb.CA}, "tls_server_name": {"localhost"}})},
+		{name: "skip verify", url: secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_insecure_skip_verify": {"true"}})},
+		{name: "tls=true", url: secureURL(sb, "kafka", sb.User, sb.Password, url.Values{"tls": {"true"}, "tls_ca": {sb.CA}})},
+		{name: "client certificate", url: secureURL(sb, "kafkas", sb.User, sb.Password, url.Values{"tls_ca": {sb.CA}, "tls_cert": {clientCert}, "tls_key": {clientKey}})},
+		{name: "plaintext to TLS", url: secureURL(sb, "kafka", sb.User, sb.Password, nil), want: "plaintext connection speaking to a tls endpoint"},
+		{name: "PLAIN without TLS", url: "kafka://" + url.UserPassword(sb.User, sb.Password).String() + "@127.0.0.1:1?sasl=plain", want: "no Kafka broker answers", log: "SASL PLAIN without TLS sends the password unencrypted"},
+		{name: "nothing listening", url: "kafkas://" + url.UserPassword(sb.User, sb.Password).String() + "@127.0.0.1:1?tls_ca=" + url.QueryEscape(sb.CA), want: "no Kafka broker answers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -129,6 +133,7 @@ func TestKafkaSecureFailures(t *testing.T) {
 			require.Less(t, took, 6*time.Second)
 			require.NotContains(t, buf.String(), sb.Password)
 			require.NotContains(t, buf.String(), wrongPassword)
+			require.Contains(t, buf.String(), tc.log)
 			if tc.want == "" {
 				require.NoError(t, err)
 				require.NoError(t, b.Close())
