@@ -18,6 +18,7 @@
 # (oncely) with the password KAFKA_SASL_PASSWORD (random at every start). No
 # authorizer: an authenticated user may do anything. Controller and
 # inter-broker traffic stay on the plaintext listeners.
+#
 # The broker's jars (scripts/kafka/pom.xml: org.apache.kafka:kafka_2.13 and its
 # runtime dependencies) come from Maven Central once and stay cached in
 # .tmp/kafka/lib until the pom changes. The data directory is a fresh temporary
@@ -26,8 +27,8 @@
 # rebalance without the initial delay, internal topics have one replica.
 #
 # Environment: KAFKA_PORT (first port tried, default 19092; the controller
-# takes the next one, the SASL_SSL listener the one after), KAFKA_HEAP (default 512m), KAFKA_START_TIMEOUT
-# (seconds, default 120).
+# takes the next one, the SASL_SSL listener the one after), KAFKA_HEAP
+# (default 512m), KAFKA_START_TIMEOUT (seconds, default 120).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=$root/.tmp/kafka
