@@ -2,10 +2,14 @@
 // only its source ("payments") and consumer ("ledger") and the same handler
 // runs on any broker:
 //
-//	kafka://host:port[,host:port]        Kafka (adapters/kafka)
+//	kafka://host:port[,host:port]        Kafka (adapters/kafka); kafkas:// for TLS,
+//	                                     kafkas://user:pass@… for SASL over TLS
 //	amqp://user:pass@host:port/vhost     RabbitMQ (adapters/rabbitmq); amqps:// for TLS
 //	sqs://REGION?endpoint=URL            Amazon SQS or an emulator (adapters/sqs)
 //	mem://                               a process-local memory broker (adapters/memory)
+//
+// Open's errors show the URL with its password redacted (user:xxxxx@); the
+// Kafka adapter puts a URL's password in no error and no log.
 //
 // A mem:// broker lives in the process that opened it: two processes (or two
 // Open calls) never share one, and its messages die with the process. Use it
@@ -17,7 +21,13 @@
 //
 //	kafka://   instance_id=ID (static membership; a restarted consumer takes its
 //	           partitions back at once), partitions=N, replication=N (of topics
-//	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place
+//	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place;
+//	           security: tls=true (as kafkas://), tls_ca=FILE (PEM; default the
+//	           system's CAs), tls_cert=FILE and tls_key=FILE (client certificate,
+//	           both or neither), tls_server_name=NAME (default each broker's host),
+//	           tls_insecure_skip_verify=true (no verification: for tests only),
+//	           sasl=scram-sha-512|scram-sha-256|plain (with user:pass@; default
+//	           scram-sha-512). SASL is on when the URL has user info.
 //	amqp://    queue_type=quorum|classic, prefetch=N (default 128), delivery_limit=N
 //	           (quorum x-delivery-limit), tiers=1s,10s,1m (retry queue TTLs),
 //	           key_header=NAME (ordering key header, default message-key)
@@ -129,6 +139,7 @@ type scheme struct {
 func schemes() []scheme {
 	return []scheme{
 		{"kafka", "kafka://host:port[,host:port]", openKafka},
+		{"kafkas", "kafkas://user:pass@host:port[,host:port]", openKafka},
 		{"amqp", "amqp://user:pass@host:port/vhost", openRabbitMQ},
 		{"amqps", "amqps://user:pass@host:port/vhost", openRabbitMQ},
 		{"sqs", "sqs://REGION?endpoint=URL", openSQS},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,8 +17,9 @@ import (
 	"github.com/oncely/oncely/retry"
 )
 
-// openKafka opens kafka://host:port[,host:port] with adapters/kafka. The
-// consumer name is the consumer group. Query parameters:
+// openKafka opens kafka://[USER:PASSWORD@]host:port[,host:port] (kafkas://
+// for TLS) with adapters/kafka. The consumer name is the consumer group.
+// Query parameters:
 //
 //	instance_id=ID        static membership (kafka.Config.InstanceID): a restarted
 //	                      consumer takes its partitions back at once; unique per live member
@@ -25,7 +27,16 @@ import (
 //	replication=N         replication factor of topics created (default: the broker's)
 //	tiers=1s,10s,1m       retry topic delays (default 1s,10s,1m,10m,1h)
 //	retry=topics|in-place retry mode (default topics)
+//	tls=true              TLS, as kafkas:// (default false for kafka://)
+//	tls_ca=FILE           PEM CA certificates to verify brokers with (default: the system's)
+//	tls_cert=FILE         PEM client certificate (mutual TLS), with tls_key
+//	tls_key=FILE          PEM key of tls_cert
+//	tls_server_name=NAME  name brokers' certificates must carry (default: each broker's host)
+//	tls_insecure_skip_verify=true  no certificate check: for tests only
+//	sasl=MECHANISM        with USER:PASSWORD: scram-sha-512 (default), scram-sha-256 or plain
 //
+// The TLS and SASL settings apply to every connection of the broker: its
+// Sources, Publish, and the dead-letter, redrive and backlog tools.
 // Publish creates the topic when absent. Dead letters are read from
 // "<source>.<consumer>.dlq" (kafka.DeadLetterReader); a record Redrive moved
 // back is recorded as removed in the group "<source>.<consumer>.dlq.redrive"
@@ -63,11 +74,9 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	default:
 		q.fail("retry=%q: want topics or in-place", v)
 	}
-	if u.User != nil {
-		q.fail("kafka:// URLs take no user or password (SASL is not configurable by URL)")
-	}
+	secure := kafkaSecurity(u, q, o.logger)
 	if u.Path != "" && u.Path != "/" {
-		q.fail("kafka:// URLs take no path, got %q", u.Path)
+		q.fail("%s:// URLs take no path, got %q", u.Scheme, u.Path)
 	}
 	var brokers []string
 	for h := range strings.SplitSeq(u.Host, ",") {
@@ -80,14 +89,15 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 		brokers = append(brokers, h)
 	}
 	if len(brokers) == 0 {
-		q.fail("no broker address; write kafka://host:port[,host:port]")
+		q.fail("no broker address; write %s://host:port[,host:port]", u.Scheme)
 	}
 	if err := q.err(); err != nil {
 		return nil, err
 	}
 	cfg.Brokers = brokers
 	cfg.Logger = o.logger
-	c, err := kafka.NewClient(brokers, kgo.ProducerLinger(0), kgo.RequiredAcks(kgo.AllISRAcks()))
+	cfg.Opts = secure
+	c, err := kafka.NewClient(brokers, append(slices.Clone(secure), kgo.ProducerLinger(0), kgo.RequiredAcks(kgo.AllISRAcks()))...)
 	if err != nil {
 		return nil, err
 	}

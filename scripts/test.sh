@@ -4,8 +4,10 @@
 #   PostgreSQL (127.0.0.1:5432), RabbitMQ (127.0.0.1:5672), the local-aws-sqs
 #   emulator (127.0.0.1:9324), and Apache Kafka (scripts/kafka.sh: fetched from
 #   Maven Central, one KRaft node on 127.0.0.1, stopped when this script exits;
-#   its address is exported as KAFKA_BROKERS, and a KAFKA_BROKERS already set
-#   is used instead). Unit tests that need kfake's hooks run it in-process.
+#   its address is exported as KAFKA_BROKERS, its SASL_SSL listener's as
+#   KAFKA_SASL_BROKERS, KAFKA_TLS_CA, KAFKA_SASL_USER and KAFKA_SASL_PASSWORD,
+#   and a KAFKA_BROKERS already set is used instead). Unit tests that need
+#   kfake's hooks run it in-process.
 # Then: gofmt, go vet, staticcheck, `go test -race ./...`, and last, serially,
 # the fault tests that stop and restart shared services (build tag `faults`).
 #
@@ -107,6 +109,9 @@ ensure_kafka() {
   vars=$("$root/scripts/kafka.sh" start)
   eval "$vars"
   export KAFKA_BROKERS
+  # The SASL_SSL listener of the adapters' TLS and SASL tests (set only when
+  # kafka.sh started the broker or they were set already).
+  export KAFKA_SASL_BROKERS KAFKA_TLS_CA KAFKA_SASL_USER KAFKA_SASL_PASSWORD
   if [ -n "$KAFKA_DIR" ]; then
     trap '"$root/scripts/kafka.sh" stop "$KAFKA_DIR"' EXIT
   fi

@@ -13,7 +13,8 @@
 //	oncely dev kafka     [--addr 127.0.0.1:9092]
 //	oncely crashtest     [--brokers rabbitmq,kafka,sqs] [--kills 100] [--messages 2000]
 //
-// The broker URL (--broker, or BROKER_URL) is one of kafka://host:port,
+// The broker URL (--broker, or BROKER_URL) is one of kafka://host:port
+// (kafkas://user:pass@host:port for TLS and SASL),
 // amqp://user:pass@host:port/vhost, sqs://REGION?endpoint=URL or mem://.
 // Every command takes --help.
 package main
