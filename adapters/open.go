@@ -35,8 +35,9 @@
 // name is its own consumer group: two names of one source each get every
 // message (fan-out). On RabbitMQ, SQS and memory the names share the
 // source's one queue and split its messages: to give two consumers every
-// message there, give each its own source (publish to both). Either way, idempotency claims and
-// the retry and dead-letter destinations are kept per name.
+// message there, give each its own source (publish to both). Either way,
+// idempotency claims and the retry and dead-letter destinations are kept per
+// name.
 //
 // Besides consuming and publishing, a Broker offers what the oncely CLI needs
 // to operate a consumer: dead letters listed without removing them, redriven
