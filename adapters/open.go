@@ -40,6 +40,15 @@
 // <source>-<consumer>-dlq (shortened with a hash past SQS's 80 characters).
 // Source and Publish create what is missing.
 //
+// What a consumer name means depends on the broker
+// (consumer.Capabilities.FanOut, docs/brokers.md). On Kafka each consumer
+// name is its own consumer group: two names of one source each get every
+// message (fan-out). On RabbitMQ, SQS and memory the names share the
+// source's one queue and split its messages: to give two consumers every
+// message there, give each its own source (publish to both). Either way,
+// idempotency claims and the retry and dead-letter destinations are kept per
+// name.
+//
 // Besides consuming and publishing, a Broker offers what the oncely CLI needs
 // to operate a consumer: dead letters listed without removing them, redriven
 // back to their source (same message ID, attempt count reset), and the
@@ -69,6 +78,10 @@ type Broker interface {
 
 	// Source opens a consumer.Source reading source as consumerName,
 	// creating the source, retry and dead-letter destinations when absent.
+	// Several Sources of one (source, consumerName) share its messages. Two
+	// consumer names of one source each get every message on Kafka, and
+	// split the messages of the one queue on RabbitMQ, SQS and memory (the
+	// Source's Capabilities().FanOut reports which; see the package doc).
 	Source(ctx context.Context, source, consumerName string) (consumer.Source, error)
 
 	// Publish sends msgs to source with each message's ID in the broker's

@@ -139,7 +139,7 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 		dep, down := dependency(err)
 		if dep == nil || down || c.probe(c.hardCtx, dep) != nil {
 			c.breaker.failure(dep, err)
-			wait := c.cfg.OutageBackoff.Delay(outage, nil)
+			wait := outageDelay(c.cfg.OutageBackoff, outage)
 			c.log.Info("outage: holding delivery and trying again", "message_id", msg.ID, "error", err, "in", wait.String())
 			c.observe(Event{Message: msg, Outcome: OutcomeFailed, Err: err, Duration: dur})
 			if !c.holdFor(wait) {

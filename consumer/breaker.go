@@ -18,8 +18,11 @@ import (
 // it does. A failure without a dependency to ask (an Unavailable error
 // without one, a settlement on a Source that is no Prober) closes it once no
 // delivery is held any more, so a breaker whose held deliveries all lost
-// their leases resumes intake too: within the backoff's maximum interval of
-// the outage's end, either way.
+// their leases resumes intake too. Its waits never exceed the backoff's
+// MaxInterval (see outageDelay), so a dependency that answers again is found
+// within MaxInterval + ProbeTimeout (a probe under way when it comes back
+// may still fail after ProbeTimeout) plus the round trip of the probe that
+// finds it up.
 type breaker struct {
 	dirty       atomic.Bool // consecutive > 0 or open: success and wait must take the lock
 	mu          sync.Mutex
@@ -73,7 +76,7 @@ func (b *breaker) failure(dep Prober, err error) {
 func (b *breaker) probeLoop(changed <-chan struct{}) {
 	defer b.loops.Done()
 	for n := 1; ; n++ {
-		t := time.NewTimer(b.backoff.Delay(n, nil))
+		t := time.NewTimer(outageDelay(b.backoff, n))
 		select {
 		case <-changed:
 			t.Stop()
@@ -100,6 +103,19 @@ func (b *breaker) probeLoop(changed <-chan struct{}) {
 		b.reset()
 		return
 	}
+}
+
+// outageDelay is p's jittered delay after failure n, never over
+// p.MaxInterval: a delay jitter took above it is folded back below it by as
+// much (2×MaxInterval − delay), so waits at the cap stay spread out (no herd
+// of consumers probing at once) and the resume bound of Config.OutageBackoff
+// holds. p must have its defaults (MaxInterval > 0, Jitter < 1).
+func outageDelay(p retry.Policy, n int) time.Duration {
+	d := p.Delay(n, nil)
+	if d > p.MaxInterval {
+		d = 2*p.MaxInterval - d
+	}
+	return d
 }
 
 // hold and unhold bracket a delivery's wait in an outage backoff.

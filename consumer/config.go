@@ -121,12 +121,16 @@ type Config struct {
 	// ProbeTimeoutDefault (5s).
 	ProbeTimeout time.Duration
 
-	// OutageBackoff spaces the attempts at a delivery held by an outage, and
-	// the breaker's probes while it is open (so intake resumes within
-	// MaxInterval of an outage's end). The
-	// zero value backs off from 100ms to 30s with jitter; MaxAttempts is
-	// ignored (held deliveries are tried until they succeed or the consumer
-	// stops).
+	// OutageBackoff spaces the attempts at a delivery held by an outage, the
+	// Receive calls after a failed one, and the breaker's probes while it is
+	// open. No wait exceeds MaxInterval: jitter spreads the waits at the cap
+	// below it, never above. So once the dependency that opened the breaker
+	// answers again, intake resumes within MaxInterval + ProbeTimeout (a
+	// probe under way when it comes back may still fail after ProbeTimeout;
+	// the next starts within MaxInterval), plus the round trip of the probe
+	// that finds it up. The zero value backs off from 100ms to 30s with
+	// jitter; MaxAttempts is ignored (held deliveries are tried until they
+	// succeed or the consumer stops).
 	OutageBackoff retry.Policy
 
 	// Logger receives the runtime's logs. Defaults to slog.Default().

@@ -45,7 +45,7 @@ func (c *Consumer) intake(ctx context.Context) ([]Delivery, error) {
 			return ds, err
 		}
 		c.failures++
-		d := c.cfg.OutageBackoff.Delay(c.failures, nil)
+		d := outageDelay(c.cfg.OutageBackoff, c.failures)
 		c.log.Error("receive failed; retrying", "error", err, "in", d.String())
 		if !sleep(ctx, d) {
 			return ds, ctx.Err()

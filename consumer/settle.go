@@ -150,7 +150,7 @@ func (c *Consumer) failed(d Delivery, msg *Message, what string, try int, faults
 	}
 	src, _ := c.src.(Prober)
 	messageFault := errors.Is(err, ErrCopyRefused) || (src != nil && c.probe(c.hardCtx, src) == nil)
-	wait := c.cfg.OutageBackoff.Delay(try, nil)
+	wait := outageDelay(c.cfg.OutageBackoff, try)
 	if messageFault && what == "retry" {
 		*faults++
 		if errors.Is(err, ErrCopyRefused) || c.cfg.Retry.Exhausted(msg.Attempt+*faults) {

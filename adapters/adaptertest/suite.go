@@ -46,6 +46,10 @@ const (
 //     carries reason, error, error type, attempt, consumer and original source;
 //   - MissingID: a message without ID is dead-lettered with reason missing-id
 //     and never reaches the handler;
+//   - InvalidID: a message whose ID the runtime refuses (it holds a TAB) is
+//     dead-lettered with reason invalid-id, its ID kept, and never reaches
+//     the handler, while the messages published with it, on its key, are
+//     handled in order;
 //   - Backpressure: Receive never hands out more than asked, and a Consumer
 //     never holds more than MaxInFlight deliveries;
 //   - KeyOrder: messages with one key are handled in publish order while
@@ -71,6 +75,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("RetryTimeline", func(t *testing.T) { testRetryTimeline(t, h) })
 	t.Run("DeadLetter", func(t *testing.T) { testDeadLetter(t, h) })
 	t.Run("MissingID", func(t *testing.T) { testMissingID(t, h) })
+	t.Run("InvalidID", func(t *testing.T) { testInvalidID(t, h) })
 	t.Run("Backpressure", func(t *testing.T) { testBackpressure(t, h) })
 	t.Run("KeyOrder", func(t *testing.T) { testKeyOrder(t, h) })
 	t.Run("SettleTwice", func(t *testing.T) { testSettleTwice(t, h) })
@@ -364,45 +369,6 @@ func testDeadLetter(t *testing.T, h Harness) {
 	check(exh, consumer.ReasonExhausted, "still failing", "*errors.errorString", "2")
 	if st := src.Stats(); st.DeadLettered != 2 || st.Retried != 1 || st.Acked != 0 || st.Double != 0 || st.Outstanding != 0 {
 		t.Errorf("settlements: %+v, want 2 dead letters and 1 retry", st)
-	}
-}
-
-func testMissingID(t *testing.T, h Harness) {
-	name := SourceName("noid")
-	noID := msg("", "k", "no-id-body")
-	ok := msg("has-id", "k", "ok-body")
-	h.Publish(t, name, noID, ok)
-
-	var mu sync.Mutex
-	var handled []string
-	src := NewCountingSource(h.NewSource(t, name, ConsumerName))
-	stop := run(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		mu.Lock()
-		defer mu.Unlock()
-		handled = append(handled, m.ID)
-		return nil
-	}), consumer.Config{Concurrency: 2})
-	dl := h.DeadLetters(t, name, ConsumerName, 1, WaitTimeout)
-	waitFor(t, "the message with an ID", func() bool { return src.Stats().Acked >= 1 })
-	stop()
-
-	if len(dl) != 1 {
-		t.Fatalf("%d dead letters, want 1", len(dl))
-	}
-	m := dl[0]
-	if m.ID != "" || string(m.Body) != "no-id-body" || m.Key != "k" {
-		t.Errorf("dead letter ID %q key %q body %q, want \"\" \"k\" \"no-id-body\"", m.ID, m.Key, m.Body)
-	}
-	if r := m.Header(consumer.HeaderDeadLetterReason); r != consumer.ReasonMissingID {
-		t.Errorf("reason %q, want %q", r, consumer.ReasonMissingID)
-	}
-	if m.Header(consumer.HeaderConsumer) != ConsumerName || m.Header(consumer.HeaderOriginalSource) != name {
-		t.Errorf("headers %v lack consumer/original source", m.Headers)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(handled, []string{"has-id"}) {
-		t.Errorf("handler saw %q, want only [has-id]", handled)
 	}
 }
 
