@@ -152,7 +152,10 @@ var ErrUnsupportedScheme = errors.New("unsupported broker URL scheme")
 
 // Open returns the Broker for rawURL. It checks the URL and its query
 // parameters, then connects where the adapter needs a connection up front.
-// Errors name the problem and list the supported forms.
+// Errors name the problem and list the supported forms. For kafka:// it
+// waits for a broker to answer at most kafka.ConnectTimeout (10s), even when
+// ctx has no deadline, then fails naming the addresses; the Broker's Source
+// is bounded the same way (kafka.New).
 func Open(ctx context.Context, rawURL string, opts ...Option) (Broker, error) {
 	o := options{logger: slog.Default()}
 	for _, opt := range opts {

@@ -91,7 +91,7 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, kafka.ConnectTimeout)
 	defer cancel()
 	if err := c.Ping(pctx); err != nil {
 		c.Close()
