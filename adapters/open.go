@@ -17,7 +17,10 @@
 //
 //	kafka://   instance_id=ID (static membership; a restarted consumer takes its
 //	           partitions back at once), partitions=N, replication=N (of topics
-//	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place
+//	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place,
+//	           group_protocol=classic|consumer (default classic; consumer is Kafka 4's
+//	           KIP-848 protocol), session_timeout=45s (classic only: the broker sets
+//	           it under the consumer protocol, so it is refused there)
 //	amqp://    queue_type=quorum|classic, prefetch=N (default 128), delivery_limit=N
 //	           (quorum x-delivery-limit), tiers=1s,10s,1m (retry queue TTLs),
 //	           key_header=NAME (ordering key header, default message-key)

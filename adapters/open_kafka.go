@@ -25,6 +25,17 @@ import (
 //	replication=N         replication factor of topics created (default: the broker's)
 //	tiers=1s,10s,1m       retry topic delays (default 1s,10s,1m,10m,1h)
 //	retry=topics|in-place retry mode (default topics)
+//	group_protocol=classic|consumer
+//	                      consumer group protocol (default classic); consumer is
+//	                      Kafka 4's KIP-848 protocol, the broker assigning partitions
+//	                      (kgo.ServerSideBalancer; Kafka 4.3+ advised)
+//	session_timeout=45s   classic protocol only: how long the group waits for a
+//	                      crashed member before moving its partitions (default
+//	                      franz-go's 45s; the broker refuses values outside its
+//	                      group.min/max.session.timeout.ms). The heartbeat interval
+//	                      is a third of it, at most franz-go's default 3s. Refused
+//	                      with group_protocol=consumer, where the session timeout
+//	                      is the broker's group.consumer.session.timeout.ms
 //
 // Publish creates the topic when absent. Dead letters are read from
 // "<source>.<consumer>.dlq" (kafka.DeadLetterReader); a record Redrive moved
@@ -63,6 +74,26 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	default:
 		q.fail("retry=%q: want topics or in-place", v)
 	}
+	consumerProtocol := false
+	switch v := q.str("group_protocol"); v {
+	case "", "classic":
+	case "consumer":
+		consumerProtocol = true
+		cfg.Opts = append(cfg.Opts, kgo.ServerSideBalancer())
+	default:
+		q.fail("group_protocol=%q: want classic or consumer", v)
+	}
+	if v := q.str("session_timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		switch {
+		case consumerProtocol:
+			q.fail("session_timeout=%s: under group_protocol=consumer the session timeout is the broker's group.consumer.session.timeout.ms; remove it, or use group_protocol=classic", v)
+		case err != nil || d <= 0:
+			q.fail("session_timeout=%q: want a positive duration such as 45s", v)
+		default:
+			cfg.Opts = append(cfg.Opts, kgo.SessionTimeout(d), kgo.HeartbeatInterval(min(heartbeatIntervalMax, d/3)))
+		}
+	}
 	if u.User != nil {
 		q.fail("kafka:// URLs take no user or password (SASL is not configurable by URL)")
 	}
@@ -99,6 +130,10 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	}
 	return &kafkaBroker{cfg: cfg, c: c, created: map[string]bool{}}, nil
 }
+
+// heartbeatIntervalMax is franz-go's default heartbeat interval, kept for
+// session timeouts of 9s and more (Kafka advises at most a third of it).
+const heartbeatIntervalMax = 3 * time.Second
 
 func parseTiers(s string) (retry.Tiers, error) {
 	var t retry.Tiers
