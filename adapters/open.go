@@ -21,7 +21,10 @@
 //
 //	kafka://   instance_id=ID (static membership; a restarted consumer takes its
 //	           partitions back at once), partitions=N, replication=N (of topics
-//	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place;
+//	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place,
+//	           group_protocol=classic|consumer (default classic; consumer is Kafka 4's
+//	           KIP-848 protocol), session_timeout=45s (classic only: the broker sets
+//	           it under the consumer protocol, so it is refused there);
 //	           security: tls=true (as kafkas://), tls_ca=FILE (PEM; default the
 //	           system's CAs), tls_cert=FILE and tls_key=FILE (client certificate,
 //	           both or neither), tls_server_name=NAME (default each broker's host),
@@ -176,7 +179,10 @@ var ErrUnsupportedScheme = errors.New("unsupported broker URL scheme")
 
 // Open returns the Broker for rawURL. It checks the URL and its query
 // parameters, then connects where the adapter needs a connection up front.
-// Errors name the problem and list the supported forms.
+// Errors name the problem and list the supported forms. For kafka:// it
+// waits for a broker to answer at most kafka.ConnectTimeout (10s), even when
+// ctx has no deadline, then fails naming the addresses; the Broker's Source
+// is bounded the same way (kafka.New).
 func Open(ctx context.Context, rawURL string, opts ...Option) (Broker, error) {
 	o := options{logger: slog.Default()}
 	for _, opt := range opts {

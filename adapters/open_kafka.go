@@ -27,6 +27,17 @@ import (
 //	replication=N         replication factor of topics created (default: the broker's)
 //	tiers=1s,10s,1m       retry topic delays (default 1s,10s,1m,10m,1h)
 //	retry=topics|in-place retry mode (default topics)
+//	group_protocol=classic|consumer
+//	                      consumer group protocol (default classic); consumer is
+//	                      Kafka 4's KIP-848 protocol, the broker assigning partitions
+//	                      (kgo.ServerSideBalancer; Kafka 4.3+ advised)
+//	session_timeout=45s   classic protocol only: how long the group waits for a
+//	                      crashed member before moving its partitions (default
+//	                      franz-go's 45s; the broker refuses values outside its
+//	                      group.min/max.session.timeout.ms). The heartbeat interval
+//	                      is a third of it, at most franz-go's default 3s. Refused
+//	                      with group_protocol=consumer, where the session timeout
+//	                      is the broker's group.consumer.session.timeout.ms
 //	tls=true              TLS, as kafkas:// (default false for kafka://)
 //	tls_ca=FILE           PEM CA certificates to verify brokers with (default: the system's)
 //	tls_cert=FILE         PEM client certificate (mutual TLS), with tls_key
@@ -75,6 +86,26 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 		q.fail("retry=%q: want topics or in-place", v)
 	}
 	secure := kafkaSecurity(u, q, o.logger)
+	consumerProtocol := false
+	switch v := q.str("group_protocol"); v {
+	case "", "classic":
+	case "consumer":
+		consumerProtocol = true
+		cfg.Opts = append(cfg.Opts, kgo.ServerSideBalancer())
+	default:
+		q.fail("group_protocol=%q: want classic or consumer", v)
+	}
+	if v := q.str("session_timeout"); v != "" {
+		d, err := time.ParseDuration(v)
+		switch {
+		case consumerProtocol:
+			q.fail("session_timeout=%s: under group_protocol=consumer the session timeout is the broker's group.consumer.session.timeout.ms; remove it, or use group_protocol=classic", v)
+		case err != nil || d <= 0:
+			q.fail("session_timeout=%q: want a positive duration such as 45s", v)
+		default:
+			cfg.Opts = append(cfg.Opts, kgo.SessionTimeout(d), kgo.HeartbeatInterval(min(heartbeatIntervalMax, d/3)))
+		}
+	}
 	if u.Path != "" && u.Path != "/" {
 		q.fail("%s:// URLs take no path, got %q", u.Scheme, u.Path)
 	}
@@ -96,12 +127,12 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	}
 	cfg.Brokers = brokers
 	cfg.Logger = o.logger
-	cfg.Opts = secure
+	cfg.Opts = append(slices.Clone(secure), cfg.Opts...) // security for every client, then the group's options
 	c, err := kafka.NewClient(brokers, append(slices.Clone(secure), kgo.ProducerLinger(0), kgo.RequiredAcks(kgo.AllISRAcks()))...)
 	if err != nil {
 		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, kafka.ConnectTimeout)
 	defer cancel()
 	if err := c.Ping(pctx); err != nil {
 		c.Close()
@@ -109,6 +140,10 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	}
 	return &kafkaBroker{cfg: cfg, c: c, created: map[string]bool{}}, nil
 }
+
+// heartbeatIntervalMax is franz-go's default heartbeat interval, kept for
+// session timeouts of 9s and more (Kafka advises at most a third of it).
+const heartbeatIntervalMax = 3 * time.Second
 
 func parseTiers(s string) (retry.Tiers, error) {
 	var t retry.Tiers

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -88,12 +86,7 @@ func runPurge(t *testing.T, url string) {
 
 func TestPurgeMemory(t *testing.T) { runPurge(t, "mem://") }
 
-func TestPurgeKafka(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	runPurge(t, "kafka://"+strings.Join(c.ListenAddrs(), ","))
-}
+func TestPurgeKafka(t *testing.T) { runPurge(t, suiteKafka(t)) }
 
 func TestPurgeRabbitMQ(t *testing.T) { runPurge(t, testenv.RabbitMQ(t)) }
 

@@ -2,12 +2,10 @@ package adapters_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -72,12 +70,7 @@ func runRedrive(t *testing.T, url string) {
 
 func TestRedriveMemory(t *testing.T) { runRedrive(t, "mem://") }
 
-func TestRedriveKafka(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	runRedrive(t, "kafka://"+strings.Join(c.ListenAddrs(), ",")+"?tiers=100ms,1s")
-}
+func TestRedriveKafka(t *testing.T) { runRedrive(t, suiteKafka(t)+"?tiers=100ms,1s") }
 
 func TestRedriveRabbitMQ(t *testing.T) { runRedrive(t, testenv.RabbitMQ(t)+"?tiers=100ms,1s") }
 

@@ -40,17 +40,17 @@ func (o *trimObserver) events() []consumer.Event {
 // nothing loops.
 func TestRuntimeCopyTooLarge(t *testing.T) {
 	t.Parallel()
-	c := newFake(t)
-	addrs := c.ListenAddrs()
+	addrs := brokers(t)
 	topic := uniqueTopic("toolarge")
+	group := topic // unique: a real broker keeps groups across runs
 	const tier = 200 * time.Millisecond
-	tierTopic, dlq := RetryTopic(topic, "tl", tier), DeadLetterTopic(topic, "tl")
+	tierTopic, dlq := RetryTopic(topic, group, tier), DeadLetterTopic(topic, group)
 	createTopics(t, addrs, 0, topic)
 	createTopics(t, addrs, 20000, tierTopic, dlq)
 	body := noise(19800)
 	publish(t, client(t, addrs), topic, &consumer.Message{ID: "big", Key: "k", Body: body})
 
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "tl", Tiers: retry.Tiers{tier}})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, Tiers: retry.Tiers{tier}})
 	var obs trimObserver
 	var mu sync.Mutex
 	handled := 0
@@ -59,7 +59,7 @@ func TestRuntimeCopyTooLarge(t *testing.T) {
 		handled++
 		mu.Unlock()
 		return errors.New("handler failed")
-	}), consumer.Config{Name: "tl", Observer: &obs, Retry: retry.Policy{MaxAttempts: 5, InitialInterval: tier, Jitter: retry.NoJitter}})
+	}), consumer.Config{Name: group, Observer: &obs, Retry: retry.Policy{MaxAttempts: 5, InitialInterval: tier, Jitter: retry.NoJitter}})
 	dl := readAll(t, addrs, dlq, 1, 20*time.Second)
 	adaptertest.WaitUntil(t, 10*time.Second, "the settlement event", func() bool { return len(obs.events()) >= 1 })
 	time.Sleep(time.Second) // an observation window: nothing more happens
@@ -83,7 +83,7 @@ func TestRuntimeCopyTooLarge(t *testing.T) {
 	require.Equal(t, consumer.OutcomeDeadLettered, evs[0].Outcome)
 	require.True(t, evs[0].Trimmed)
 	require.Empty(t, readAll(t, addrs, tierTopic, 0, 0), "no retry copy")
-	offs, err := kadmClient(t, addrs).FetchOffsets(context.Background(), "tl")
+	offs, err := kadmClient(t, addrs).FetchOffsets(context.Background(), group)
 	require.NoError(t, err)
 	o, ok := offs.Lookup(topic, 0)
 	require.True(t, ok)

@@ -85,15 +85,15 @@ func sha(b []byte) string {
 // markers, keeping its failure context.
 func TestCopyFittedToTopicLimit(t *testing.T) {
 	t.Parallel()
-	c := newFake(t)
-	addrs := c.ListenAddrs()
+	addrs := brokers(t)
 	topic := uniqueTopic("fit")
+	group := topic // unique: a real broker keeps groups across runs
 	const tier = 100 * time.Millisecond
-	tierTopic, dlq := RetryTopic(topic, "fit", tier), DeadLetterTopic(topic, "fit")
+	tierTopic, dlq := RetryTopic(topic, group, tier), DeadLetterTopic(topic, group)
 	createTopics(t, addrs, 0, topic)
 	createTopics(t, addrs, 20000, tierTopic, dlq)
 	var produced produceCounter
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "fit", Tiers: retry.Tiers{tier}, Opts: []kgo.Opt{kgo.WithHooks(&produced)}})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, Tiers: retry.Tiers{tier}, Opts: []kgo.Opt{kgo.WithHooks(&produced)}})
 	defer src.Close(context.Background())
 	require.Equal(t, int32(20000), src.batchLimit(dlq))
 	require.Equal(t, int32(20000), src.batchLimit(tierTopic))
@@ -163,13 +163,13 @@ func (c *produceCounter) counts() map[string]int {
 // ErrCopyRefused wrapping the broker's MESSAGE_TOO_LARGE.
 func TestCopyRefusedByBroker(t *testing.T) {
 	t.Parallel()
-	c := newFake(t)
-	addrs := c.ListenAddrs()
+	addrs := brokers(t)
 	topic := uniqueTopic("refused")
+	group := topic // unique: a real broker keeps groups across runs
 	const tier = 100 * time.Millisecond
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "rf", TopicPartitions: 1, Tiers: retry.Tiers{tier}})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1, Tiers: retry.Tiers{tier}})
 	defer src.Close(context.Background())
-	setMaxBytes(t, addrs, 5000, RetryTopic(topic, "rf", tier), DeadLetterTopic(topic, "rf"))
+	setMaxBytes(t, addrs, 5000, RetryTopic(topic, group, tier), DeadLetterTopic(topic, group))
 	body := noise(8000)
 	publish(t, client(t, addrs), topic, &consumer.Message{ID: "m", Key: "k", Body: body})
 	d := receiveN(t, src, 1, 20*time.Second)[0]
@@ -181,7 +181,7 @@ func TestCopyRefusedByBroker(t *testing.T) {
 	require.ErrorIs(t, err, kerr.MessageTooLarge)
 	require.NoError(t, d.DeadLetter(ctx, map[string]string{consumer.HeaderError: "boom", consumer.HeaderDeadLetterReason: consumer.ReasonRetryRefused}))
 	require.True(t, d.(consumer.CopyTrimmer).CopyTrimmed())
-	dl := readAll(t, addrs, DeadLetterTopic(topic, "rf"), 1, 10*time.Second)
+	dl := readAll(t, addrs, DeadLetterTopic(topic, group), 1, 10*time.Second)
 	require.Len(t, dl, 1)
 	require.Empty(t, dl[0].Body)
 	require.Equal(t, "8000", dl[0].Header(consumer.HeaderBodyRemovedSize))
@@ -194,13 +194,13 @@ func TestCopyRefusedByBroker(t *testing.T) {
 // bounded by the topic's limit too.
 func TestConcurrentCopiesStayUnderTopicLimit(t *testing.T) {
 	t.Parallel()
-	c := newFake(t)
-	addrs := c.ListenAddrs()
+	addrs := brokers(t)
 	topic := uniqueTopic("batch")
-	dlq := DeadLetterTopic(topic, "bt")
+	group := topic // unique: a real broker keeps groups across runs
+	dlq := DeadLetterTopic(topic, group)
 	createTopics(t, addrs, 0, topic)
 	createTopics(t, addrs, 20000, dlq)
-	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: "bt", Tiers: retry.Tiers{time.Second}})
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, Tiers: retry.Tiers{time.Second}})
 	defer src.Close(context.Background())
 	const n = 8
 	msgs := make([]*consumer.Message, n)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -14,6 +16,24 @@ import (
 )
 
 var _ consumer.Prober = (*Source)(nil)
+
+// ConnectTimeout bounds the first contact with the brokers (New, and
+// adapters.Open for kafka:// URLs) when the caller's context has no earlier
+// deadline: a broker address that accepts TCP connections but never
+// answers, like one that refuses them or does not resolve, fails with an
+// error naming the addresses instead of hanging.
+const ConnectTimeout = 10 * time.Second
+
+// reach returns nil once one of brokers answered cl, and otherwise an error
+// naming brokers, after at most ConnectTimeout.
+func reach(ctx context.Context, cl *kgo.Client, brokers []string) error {
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+	defer cancel()
+	if err := cl.Ping(ctx); err != nil {
+		return fmt.Errorf("no Kafka broker answers at %s (waited up to %s): %w", strings.Join(brokers, ","), ConnectTimeout, err)
+	}
+	return nil
+}
 
 // Probe asks the cluster, through the Source's client, for the metadata of
 // the source, retry and dead-letter topics (one Metadata request, never

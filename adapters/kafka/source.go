@@ -78,7 +78,10 @@ type tp struct {
 // New connects to the brokers, creates the source, retry and dead-letter
 // topics when absent, and joins the consumer group. It fails with every
 // configuration problem at once, or with ErrTopicCreation when a topic can
-// be neither found nor created.
+// be neither found nor created. When no broker answers (an address that
+// refuses connections, does not resolve, or accepts them but never answers)
+// it fails with ErrTopicCreation naming the addresses within ConnectTimeout
+// (10s), even when ctx has no deadline.
 func New(ctx context.Context, cfg Config) (*Source, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -115,6 +118,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	err = checkOpts(admCl)
+	if err == nil {
+		if rerr := reach(ctx, admCl, cfg.Brokers); rerr != nil {
+			err = fmt.Errorf("%w: %w", ErrTopicCreation, rerr)
+		}
+	}
 	if err == nil {
 		err = ensureTopics(ctx, admCl, append(consumed, s.dlq), configs, cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
 	}
