@@ -116,17 +116,9 @@ func (r *rabbitBroker) connection(ctx context.Context) (*amqp.Connection, error)
 	if r.conn != nil && !r.conn.IsClosed() {
 		return r.conn, nil
 	}
-	timeout := 15 * time.Second
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	conn, err := amqp.DialConfig(r.cfg.URL, amqp.Config{
-		Dial:       amqp.DefaultDial(timeout),
-		Heartbeat:  10 * time.Second,
-		Properties: amqp.Table{"connection_name": "oncely tools"},
-	})
+	conn, err := rabbitmq.Dial(ctx, rabbitmq.Config{URL: r.cfg.URL, TLS: r.cfg.TLS, ConnectionName: "oncely tools", Logger: r.cfg.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("no RabbitMQ answers at %s: %w", redact(r.cfg.URL), err)
+		return nil, err
 	}
 	r.conn = conn
 	return conn, nil
