@@ -65,9 +65,10 @@ func TestOpenRabbitMQTLS(t *testing.T) {
 }
 
 // TestOpenRabbitMQTLSWrongCA opens amqps:// trusting a CA that did not sign
-// the broker's certificate. Catches: a TLS failure reported as an
-// unreachable broker or a refused login, a slow failure, and the password
-// in the error.
+// the broker's certificate, then with a server name the certificate does
+// not carry, then amqp:// on the TLS port. Catches: a TLS failure reported
+// as an unreachable broker or a refused login, a slow failure, the
+// password in the error, and tls_server_name ignored.
 func TestOpenRabbitMQTLSWrongCA(t *testing.T) {
 	raw, _ := testenv.RabbitMQTLS(t)
 	other := filepath.Join(t.TempDir(), "other-ca.pem")
@@ -83,6 +84,17 @@ func TestOpenRabbitMQTLSWrongCA(t *testing.T) {
 	require.ErrorContains(t, err, "certificate signed by unknown authority")
 	require.NotErrorIs(t, err, rabbitmq.ErrLoginRefused)
 	require.NotContains(t, err.Error(), "s3cret-tls-pw")
+
+	// The right CA, a name the certificate does not carry.
+	_, ca := testenv.RabbitMQTLS(t)
+	_, err = adapters.Open(context.Background(), raw+"?tls_ca="+url.QueryEscape(ca)+"&tls_server_name=rabbit.example")
+	require.ErrorContains(t, err, "TLS: the broker's certificate is not trusted")
+	require.ErrorContains(t, err, "not rabbit.example")
+
+	// amqp:// on the TLS port.
+	u.Scheme = "amqp"
+	_, err = adapters.Open(context.Background(), u.String())
+	require.ErrorContains(t, err, "the answer is not AMQP (a TLS port? write amqps:// for it)")
 }
 
 // TestOpenRabbitMQTLSParameters checks the tls_* parameters before any

@@ -140,6 +140,8 @@ func dialError(rawURL string, handshake time.Duration, connectErr, readErr, err 
 		return fmt.Errorf("RabbitMQ at %s: TLS: the broker refused the handshake (a client certificate it wants or does not trust?): %w", where, err)
 	case timedOut:
 		return fmt.Errorf("RabbitMQ at %s accepted the TCP connection but did not answer the handshake within %s (an AMQP port? amqps:// needs a TLS one): %w", where, handshake, readErr)
+	case errors.As(err, &ae) && !server && ae.Code == amqp.FrameError:
+		return fmt.Errorf("RabbitMQ at %s: the answer is not AMQP (a TLS port? write amqps:// for it): %w", where, err)
 	}
 	return fmt.Errorf("connecting to %s: %w", where, err)
 }
