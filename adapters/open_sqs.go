@@ -114,6 +114,11 @@ func openSQS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	return &sqsBroker{cfg: cfg, client: client, transport: tr, urls: map[string]string{}}, nil
 }
 
+// ErrNoCredentials is returned (wrapped, with the SDK's reason) by Open for
+// an sqs:// URL without endpoint= when the AWS SDK's default chain finds no
+// credentials.
+var ErrNoCredentials = errors.New("no AWS credentials found")
+
 // credentialsTimeout bounds looking up AWS credentials at Open (the
 // default chain may ask the EC2 instance metadata service, which is not
 // there outside AWS).
@@ -148,7 +153,7 @@ func sqsClient(ctx context.Context, region, endpoint string, hc *awshttp.Buildab
 		cctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
 		defer cancel()
 		if _, err := awsCfg.Credentials.Retrieve(cctx); err != nil {
-			return nil, fmt.Errorf("no AWS credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run where an instance/task role is available: %w", err)
+			return nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run where an instance/task role is available: %w", ErrNoCredentials, err)
 		}
 	}
 	return awssqs.NewFromConfig(awsCfg, func(o *awssqs.Options) {

@@ -37,5 +37,6 @@ func TestOpenSQSWithoutCredentials(t *testing.T) {
 	require.Less(t, time.Since(start), 5*time.Second)
 	require.ErrorContains(t, err, "no AWS credentials found: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run where an instance/task role is available")
 	require.ErrorContains(t, err, "EC2 IMDS", "the SDK's own reason is kept")
+	require.ErrorIs(t, err, adapters.ErrNoCredentials)
 	require.NotContains(t, err.Error(), "does not answer")
 }
