@@ -68,6 +68,7 @@ pg_trust_local() {
 
 ensure_rabbitmq() {
   command -v rabbitmq-server >/dev/null || apt_install rabbitmq-server
+  command -v openssl >/dev/null || apt_install openssl
   # The amqps:// tests' TLS listener (127.0.0.1:5671, test CA): its config must
   # be in place before the broker starts, so a broker running without it (or
   # with certificates since renewed) is restarted.
