@@ -3,6 +3,7 @@ package rabbitmq
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -126,5 +127,59 @@ func TestSilentBrokerBoundedByHandshakeTimeout(t *testing.T) {
 	if err == nil || errors.Is(err, ErrLoginRefused) || !errors.Is(err, os.ErrDeadlineExceeded) ||
 		!strings.Contains(err.Error(), "did not answer the handshake within 1s") {
 		t.Fatalf("want a handshake timeout, got %v", err)
+	}
+}
+
+// TestUnansweredLoginSaysSo dials the real broker through a relay that
+// passes the AMQP protocol header and then nothing more from the client:
+// the broker sends connection.start and never sees the login. Catches: a
+// broker that does not answer the login reported as a certain refusal
+// (amqp091-go says ErrCredentials for any failure at that step), and the
+// login not bounded by HandshakeTimeout.
+func TestUnansweredLoginSaysSo(t *testing.T) {
+	target, err := url.Parse(testenv.RabbitMQ(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	relayed := make(chan struct{})
+	go func() {
+		defer close(relayed)
+		client, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer func() { _ = client.Close() }()
+		server, err := net.Dial("tcp", target.Host)
+		if err != nil {
+			return
+		}
+		defer func() { _ = server.Close() }()
+		if _, err := io.CopyN(server, client, 8); err != nil { // "AMQP\x00\x00\x09\x01"
+			return
+		}
+		go func() { // the login goes nowhere; the client's close ends the relay
+			_, _ = io.Copy(io.Discard, client)
+			_ = server.Close()
+		}()
+		_, _ = io.Copy(client, server)
+	}()
+	raw := withUserinfo(t, "guest", "guest", "")
+	u, _ := url.Parse(raw)
+	u.Host = ln.Addr().String()
+	start := time.Now()
+	_, err = Dial(context.Background(), Config{URL: u.String(), HandshakeTimeout: time.Second})
+	took := time.Since(start)
+	_ = ln.Close()
+	<-relayed
+	if took > 3*time.Second {
+		t.Errorf("took %s with a 1s HandshakeTimeout", took)
+	}
+	if err == nil || errors.Is(err, ErrLoginRefused) ||
+		!strings.Contains(err.Error(), `login refused for user "guest", or the broker did not answer the login within 1s`) {
+		t.Fatalf("want an unanswered login, got %v", err)
 	}
 }
