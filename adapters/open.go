@@ -33,7 +33,9 @@
 //	           scram-sha-512). SASL is on when the URL has user info.
 //	amqp://    queue_type=quorum|classic, prefetch=N (default 128), delivery_limit=N
 //	           (quorum x-delivery-limit), tiers=1s,10s,1m (retry queue TTLs),
-//	           key_header=NAME (ordering key header, default message-key)
+//	           key_header=NAME (ordering key header, default message-key);
+//	           amqps:// also tls_ca=FILE, tls_cert=FILE, tls_key=FILE,
+//	           tls_server_name=NAME, tls_insecure_skip_verify=true
 //	sqs://     endpoint=URL, visibility_timeout=30s, wait=0..20 (long-poll
 //	           seconds, default 5), receivers=N, dlq=NAME (the dead-letter queue)
 //	mem://     none

@@ -31,6 +31,15 @@ import (
 //	                           dead-letter copies are trimmed to fit it before they are published
 //	tiers=1s,10s,1m            retry queue delays (default 1s,10s,1m,10m,1h)
 //	key_header=NAME            header carrying the ordering key (default message-key)
+//	tls_ca, tls_cert, tls_key, tls_server_name, tls_insecure_skip_verify
+//	                           TLS for amqps:// (see queryTLS); without them the system's roots
+//	                           and the URL's host as server name
+//
+// Every connection (Source sessions, the Publisher, the tools connection)
+// uses the same TLS settings. The TCP connect is bounded by 15 s and the
+// rest of opening a connection (TLS, login, vhost) by 5 s; a refused login
+// or vhost is reported as such (rabbitmq.ErrLoginRefused,
+// rabbitmq.ErrVhostRefused), with the user and vhost and never the password.
 //
 // Backlog counts ready messages (a passive declare cannot count messages
 // other connections hold unacknowledged). Dead letters are browsed with
@@ -73,6 +82,9 @@ func openRabbitMQ(ctx context.Context, u *url.URL, o options) (Broker, error) {
 		cfg.Tiers = t
 	}
 	cfg.KeyHeader = q.str("key_header")
+	if cfg.TLS = queryTLS(q); cfg.TLS != nil && u.Scheme != "amqps" {
+		q.fail("tls_* parameters configure TLS, which needs amqps:// (the broker's TLS port, usually 5671)")
+	}
 	if u.Host == "" {
 		q.fail("no host; write amqp://user:pass@host:port/vhost")
 	}
@@ -85,7 +97,7 @@ func openRabbitMQ(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	if _, err := amqp.ParseURI(cfg.URL); err != nil {
 		return nil, err
 	}
-	pub, err := rabbitmq.NewPublisher(rabbitmq.PublisherConfig{URL: cfg.URL, QueueType: cfg.QueueType, DeliveryLimit: cfg.DeliveryLimit,
+	pub, err := rabbitmq.NewPublisher(rabbitmq.PublisherConfig{URL: cfg.URL, TLS: cfg.TLS, QueueType: cfg.QueueType, DeliveryLimit: cfg.DeliveryLimit,
 		KeyHeader: cfg.KeyHeader, Logger: o.logger})
 	if err != nil {
 		return nil, err
@@ -116,17 +128,9 @@ func (r *rabbitBroker) connection(ctx context.Context) (*amqp.Connection, error)
 	if r.conn != nil && !r.conn.IsClosed() {
 		return r.conn, nil
 	}
-	timeout := 15 * time.Second
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	conn, err := amqp.DialConfig(r.cfg.URL, amqp.Config{
-		Dial:       amqp.DefaultDial(timeout),
-		Heartbeat:  10 * time.Second,
-		Properties: amqp.Table{"connection_name": "oncely tools"},
-	})
+	conn, err := rabbitmq.Dial(ctx, rabbitmq.Config{URL: r.cfg.URL, TLS: r.cfg.TLS, ConnectionName: "oncely tools", Logger: r.cfg.Logger})
 	if err != nil {
-		return nil, fmt.Errorf("no RabbitMQ answers at %s: %w", redact(r.cfg.URL), err)
+		return nil, err
 	}
 	r.conn = conn
 	return conn, nil

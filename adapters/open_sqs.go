@@ -32,7 +32,8 @@ import (
 // openSQS opens sqs://REGION?endpoint=URL with adapters/sqs. REGION may be
 // empty (sqs://) to use the standard AWS configuration chain; credentials
 // always come from that chain (static dummy ones for an endpoint without
-// any). The source is the queue name; the dead-letter queue is
+// any). Without an endpoint, Open fails when the chain finds no
+// credentials, saying so, rather than with the first request's error. The source is the queue name; the dead-letter queue is
 // "<source>-<consumer>-dlq" (sqs.DeadLetterQueueName: shortened with a hash
 // past 80 characters) unless dlq= names it. Source and Publish create
 // missing queues.
@@ -113,6 +114,16 @@ func openSQS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	return &sqsBroker{cfg: cfg, client: client, transport: tr, urls: map[string]string{}}, nil
 }
 
+// ErrNoCredentials is returned (wrapped, with the SDK's reason) by Open for
+// an sqs:// URL without endpoint= when the AWS SDK's default chain finds no
+// credentials.
+var ErrNoCredentials = errors.New("no AWS credentials found")
+
+// credentialsTimeout bounds looking up AWS credentials at Open (the
+// default chain may ask the EC2 instance metadata service, which is not
+// there outside AWS).
+const credentialsTimeout = 10 * time.Second
+
 func sqsClient(ctx context.Context, region, endpoint string, hc *awshttp.BuildableClient) (*awssqs.Client, error) {
 	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithHTTPClient(hc)}
 	if region != "" {
@@ -135,6 +146,15 @@ func sqsClient(ctx context.Context, region, endpoint string, hc *awshttp.Buildab
 	}
 	if awsCfg.Region == "" {
 		return nil, errors.New("no AWS region: write sqs://REGION or set AWS_REGION")
+	}
+	if endpoint == "" {
+		// Without credentials every request fails, and the SDK's error reads
+		// like an unreachable SQS; say what is missing instead.
+		cctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
+		defer cancel()
+		if _, err := awsCfg.Credentials.Retrieve(cctx); err != nil {
+			return nil, fmt.Errorf("%w: set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or run where an instance/task role is available: %w", ErrNoCredentials, err)
+		}
 	}
 	return awssqs.NewFromConfig(awsCfg, func(o *awssqs.Options) {
 		if endpoint != "" {

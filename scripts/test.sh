@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole oncely test suite, as CI runs it. It starts every service the tests
 # need, installing it from Debian's packages or npm when missing:
-#   PostgreSQL (127.0.0.1:5432), RabbitMQ (127.0.0.1:5672), the local-aws-sqs
+#   PostgreSQL (127.0.0.1:5432), RabbitMQ (127.0.0.1:5672, and 5671 for TLS with
+#   a test CA from scripts/rabbitmq-tls.sh: RABBITMQ_TLS_URL, RABBITMQ_TLS_CA), the local-aws-sqs
 #   emulator (127.0.0.1:9324), and Apache Kafka (scripts/kafka.sh: fetched from
 #   Maven Central, one KRaft node on 127.0.0.1, stopped when this script exits;
 #   its address is exported as KAFKA_BROKERS, its SASL_SSL listener's as
@@ -68,8 +69,19 @@ pg_trust_local() {
 }
 
 ensure_rabbitmq() {
+  command -v rabbitmq-server >/dev/null || apt_install rabbitmq-server
+  command -v openssl >/dev/null || apt_install openssl
+  # The amqps:// tests' TLS listener (127.0.0.1:5671, test CA): its config must
+  # be in place before the broker starts, so a broker running without it (or
+  # with certificates since renewed) is restarted.
+  local tls i=0
+  tls=$("$root/scripts/rabbitmq-tls.sh")
+  if port_open 5672 && { [ -n "$tls" ] || ! port_open 5671; }; then
+    log "restarting RabbitMQ to load its TLS listener"
+    timeout 60 rabbitmqctl -q stop >/dev/null 2>&1 || true
+    while port_open 5672 && ((i++ < 120)); do sleep 0.25; done
+  fi
   if ! port_open 5672; then
-    command -v rabbitmq-server >/dev/null || apt_install rabbitmq-server
     log "starting RabbitMQ"
     # Parallel test packages open many connections: give the broker as many
     # file descriptors as this machine allows (raising the soft limit to the
@@ -79,6 +91,9 @@ ensure_rabbitmq() {
   fi
   # The fault tests stop_app the broker; make sure a previous run left it up.
   timeout 60 rabbitmqctl -q await_startup >/dev/null 2>&1 || { rabbitmqctl -q start_app >/dev/null 2>&1 || true; timeout 60 rabbitmqctl -q await_startup; }
+  wait_port 5671 30 || { echo "RabbitMQ has no TLS listener on 127.0.0.1:5671 (see /etc/rabbitmq/conf.d/90-oncely-tls.conf)" >&2; exit 1; }
+  export RABBITMQ_TLS_URL=${RABBITMQ_TLS_URL:-amqps://guest:guest@localhost:5671/}
+  export RABBITMQ_TLS_CA=${RABBITMQ_TLS_CA:-${RABBITMQ_TLS_DIR:-/var/lib/rabbitmq/oncely-tls}/ca.pem}
   rabbitmq_test_user
 }
 

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,8 +42,11 @@ const (
 	MaxMessageSizeDefault = 128 << 20
 	// KeyHeaderDefault is the header carrying the ordering key.
 	KeyHeaderDefault = "message-key"
-	// DialTimeoutDefault bounds a TCP connect plus the AMQP handshake.
+	// DialTimeoutDefault bounds a TCP connect.
 	DialTimeoutDefault = 15 * time.Second
+	// HandshakeTimeoutDefault bounds what follows the TCP connect: the TLS
+	// handshake, the AMQP handshake, the login and opening the vhost.
+	HandshakeTimeoutDefault = 5 * time.Second
 	// RPCTimeoutDefault bounds one channel RPC (open, declare, qos, consume,
 	// cancel, close), which amqp091-go would otherwise wait for forever.
 	RPCTimeoutDefault = 15 * time.Second
@@ -81,6 +85,13 @@ const (
 type Config struct {
 	// URL is the broker, amqp://user:pass@host:port/vhost (amqps:// for TLS).
 	URL string
+
+	// TLS configures amqps:// connections: the CA (RootCAs), a client
+	// certificate, the server name (defaults to the URL's host). Nil means
+	// amqp091-go's default for amqps://: the system's roots, or the URL's
+	// own cacertfile, certfile and keyfile parameters. Setting it for an
+	// amqp:// URL is an error: it would not be used.
+	TLS *tls.Config
 
 	// Queue is the source queue. Retried copies come back to it through the
 	// per-tier retry queues. One queue feeds one logical consumer: several
@@ -157,9 +168,17 @@ type Config struct {
 	// jitter; MaxAttempts is ignored (the adapter reconnects until closed).
 	ReconnectBackoff retry.Policy
 
-	// DialTimeout bounds a TCP connect plus the AMQP handshake. Defaults to
-	// DialTimeoutDefault (15s).
+	// DialTimeout bounds a TCP connect. Defaults to DialTimeoutDefault
+	// (15s).
 	DialTimeout time.Duration
+
+	// HandshakeTimeout bounds the rest of opening a connection: TLS, the
+	// AMQP handshake, the login and the vhost. A broker silent past it at
+	// the login step is reported as a login refused or not answered (a
+	// RabbitMQ refusing a login closes the connection after 3 s; amqp091-go
+	// does not ask it for the reason). Defaults to HandshakeTimeoutDefault
+	// (5s).
+	HandshakeTimeout time.Duration
 
 	// RPCTimeout bounds each channel RPC; a broker that does not answer in
 	// time gets its connection closed and the supervisor reconnects.
@@ -200,6 +219,9 @@ func (c Config) withDefaults() Config {
 	if c.DialTimeout == 0 {
 		c.DialTimeout = DialTimeoutDefault
 	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = HandshakeTimeoutDefault
+	}
 	if c.RPCTimeout == 0 {
 		c.RPCTimeout = RPCTimeoutDefault
 	}
@@ -226,10 +248,8 @@ func reconnectDefaults(p retry.Policy) retry.Policy {
 // validate reports every invalid field, after defaults.
 func (c Config) validate() error {
 	var errs []error
-	if c.URL == "" {
-		errs = append(errs, errors.New("config.URL is required (amqp://user:pass@host:port/vhost)"))
-	} else if _, err := amqp.ParseURI(c.URL); err != nil {
-		errs = append(errs, fmt.Errorf("config.URL does not parse: %w", err))
+	if err := c.validateConnection(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Queue == "" {
 		errs = append(errs, errors.New("config.Queue is required"))
@@ -289,7 +309,7 @@ func (c Config) validate() error {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"DialTimeout", c.DialTimeout}, {"RPCTimeout", c.RPCTimeout}, {"Heartbeat", c.Heartbeat}} {
+	}{{"DialTimeout", c.DialTimeout}, {"HandshakeTimeout", c.HandshakeTimeout}, {"RPCTimeout", c.RPCTimeout}, {"Heartbeat", c.Heartbeat}} {
 		if f.d < 0 {
 			errs = append(errs, fmt.Errorf("config.%s must be > 0, got %s", f.name, f.d))
 		}
@@ -298,4 +318,19 @@ func (c Config) validate() error {
 		return nil
 	}
 	return fmt.Errorf("rabbitmq: invalid config: %w", errors.Join(errs...))
+}
+
+// validateConnection checks the fields a connection needs: URL and TLS.
+func (c Config) validateConnection() error {
+	if c.URL == "" {
+		return errors.New("config.URL is required (amqp://user:pass@host:port/vhost)")
+	}
+	u, err := amqp.ParseURI(c.URL)
+	if err != nil {
+		return fmt.Errorf("config.URL does not parse: %w", err)
+	}
+	if c.TLS != nil && u.Scheme != "amqps" {
+		return fmt.Errorf("config.TLS is set but the URL's scheme is %s; write amqps:// for TLS", u.Scheme)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -57,6 +58,9 @@ func TestConfigRefuses(t *testing.T) {
 		{"unsorted tiers", func(c *Config) { c.Tiers = retry.Tiers{time.Second, time.Millisecond} }, "strictly increasing"},
 		{"long names", func(c *Config) { c.Queue = strings.Repeat("q", 250) }, "over AMQP's 255"},
 		{"negative timeout", func(c *Config) { c.RPCTimeout = -time.Second }, "RPCTimeout must be > 0"},
+		{"negative handshake", func(c *Config) { c.HandshakeTimeout = -time.Second }, "HandshakeTimeout must be > 0"},
+		// Catches TLS settings silently unused on a plain amqp:// URL.
+		{"TLS without amqps", func(c *Config) { c.TLS = &tls.Config{} }, "write amqps:// for TLS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok

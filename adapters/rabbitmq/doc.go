@@ -102,6 +102,12 @@
 // channel is drained by a goroutine of its own, and every channel RPC is
 // bounded by Config.RPCTimeout.
 //
+// Opening a connection is bounded twice: Config.DialTimeout (15s) for the
+// TCP connect, Config.HandshakeTimeout (5s) for TLS, the AMQP handshake,
+// the login and the vhost. A refused login wraps ErrLoginRefused, a refused
+// vhost ErrVhostRefused; errors name user and vhost, never the password.
+// amqps:// connections use Config.TLS.
+//
 // Close cancels the consumer, waits for settlements in flight, writes the
 // pending acks, closes the consume channel, then the publish channel, then
 // the connection: no ack is lost, and the queue keeps exactly the

@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,8 +21,10 @@ const publishChunk = 1000
 // PublisherConfig configures a Publisher. URL is required; every other zero
 // field means the default of the Config field of the same name.
 type PublisherConfig struct {
-	// URL is the broker, amqp://user:pass@host:port/vhost.
+	// URL is the broker, amqp://user:pass@host:port/vhost (amqps:// for
+	// TLS, configured by TLS as in Config).
 	URL string
+	TLS *tls.Config
 	// QueueType and DeliveryLimit shape the source queues the Publisher
 	// declares when absent; they must match the consumers' Config, whose
 	// source queue arguments do not depend on the consumer name.
@@ -34,8 +37,9 @@ type PublisherConfig struct {
 	// ReconnectBackoff spaces attempts after a failed or unconfirmed
 	// publish.
 	ReconnectBackoff retry.Policy
-	// DialTimeout, RPCTimeout and Heartbeat bound the connection.
-	DialTimeout, RPCTimeout, Heartbeat time.Duration
+	// DialTimeout, HandshakeTimeout, RPCTimeout and Heartbeat bound the
+	// connection.
+	DialTimeout, HandshakeTimeout, RPCTimeout, Heartbeat time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -63,10 +67,10 @@ type Publisher struct {
 // NewPublisher validates cfg; it connects on the first Publish.
 func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 	c := Config{
-		URL: cfg.URL, Queue: "publisher", Consumer: "publisher",
+		URL: cfg.URL, TLS: cfg.TLS, Queue: "publisher", Consumer: "publisher",
 		QueueType: cfg.QueueType, DeliveryLimit: cfg.DeliveryLimit, KeyHeader: cfg.KeyHeader,
 		ConnectionName: cfg.ConnectionName, ReconnectBackoff: cfg.ReconnectBackoff,
-		DialTimeout: cfg.DialTimeout, RPCTimeout: cfg.RPCTimeout, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger,
+		DialTimeout: cfg.DialTimeout, HandshakeTimeout: cfg.HandshakeTimeout, RPCTimeout: cfg.RPCTimeout, Heartbeat: cfg.Heartbeat, Logger: cfg.Logger,
 	}
 	if c.ConnectionName == "" {
 		c.ConnectionName = "oncely publisher"
@@ -89,7 +93,9 @@ func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 // its Headers as string headers, persistent. It declares queue as a source
 // queue when absent (an existing queue is used as it is), and returns once
 // every message is confirmed, or ctx's error with the count still
-// unconfirmed.
+// unconfirmed. A refused login (ErrLoginRefused), vhost (ErrVhostRefused)
+// or queue (ErrTopologyMismatch) is returned at once: trying again would
+// not help.
 func (p *Publisher) Publish(ctx context.Context, queue string, msgs ...*consumer.Message) error {
 	pending := make([]outgoing, len(msgs))
 	now := time.Now()
@@ -132,7 +138,7 @@ func (p *Publisher) Publish(ctx context.Context, queue string, msgs ...*consumer
 			}
 		} else {
 			last = err
-			if errors.Is(err, ErrTopologyMismatch) {
+			if errors.Is(err, ErrTopologyMismatch) || errors.Is(err, ErrLoginRefused) || errors.Is(err, ErrVhostRefused) {
 				return fmt.Errorf("rabbitmq: publish: %w", err)
 			}
 		}
@@ -160,7 +166,7 @@ func (p *Publisher) session(ctx context.Context, queue string) (*confirmer, erro
 	}
 	if p.ch == nil || p.ch.IsClosed() {
 		p.dropLocked()
-		conn, err := dial(p.cfg)
+		conn, err := dial(ctx, p.cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,35 +64,11 @@ func (src *Source) rpc(ctx context.Context, conn *amqp.Connection, what string, 
 	}
 }
 
-// dial opens a connection with the configured name, heartbeat and
-// timeouts (DialTimeout bounds the TCP connect and the AMQP handshake).
-func dial(cfg Config) (*amqp.Connection, error) {
-	conn, err := amqp.DialConfig(cfg.URL, amqp.Config{
-		Heartbeat:  cfg.Heartbeat,
-		Locale:     "en_US",
-		Properties: amqp.Table{"connection_name": cfg.ConnectionName},
-		Dial:       amqp.DefaultDial(cfg.DialTimeout),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", redactURL(cfg.URL), err)
-	}
-	return conn, nil
-}
-
-func redactURL(raw string) string {
-	u, err := amqp.ParseURI(raw)
-	if err != nil {
-		return "the broker"
-	}
-	u.Password = ""
-	return u.Scheme + "://" + u.Host + ":" + strconv.Itoa(u.Port) + "/" + url.PathEscape(u.Vhost)
-}
-
 // connect opens a session: connection, topology, consume channel with its
 // prefetch, publish channel in confirm mode, and the consumer. Every Notify
 // channel gets a goroutine that drains it until the library closes it.
 func (src *Source) connect(ctx context.Context) (_ *session, err error) {
-	conn, err := dial(src.cfg)
+	conn, err := dial(ctx, src.cfg)
 	if err != nil {
 		return nil, err
 	}

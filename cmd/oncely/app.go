@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/adapters/rabbitmq"
 )
 
 // app runs one command line. Tests build one with buffers and a shared
@@ -177,7 +178,12 @@ func (a *app) openBroker(ctx context.Context, cmd, url string, missing []string)
 		return nil, usagef("%s needs %s (run %s --help)", cmd, strings.Join(missing, " and "), cmd)
 	}
 	br, err := adapters.Open(ctx, url, a.openOpts...)
-	if err != nil {
+	switch {
+	case errors.Is(err, rabbitmq.ErrLoginRefused) || errors.Is(err, rabbitmq.ErrVhostRefused):
+		return nil, fmt.Errorf("%w\n(the broker answered: check the user, password and vhost in --broker / BROKER_URL)", err)
+	case errors.Is(err, adapters.ErrNoCredentials):
+		return nil, fmt.Errorf("%w\n(nothing was sent to SQS: provide AWS credentials to this process)", err)
+	case err != nil:
 		return nil, fmt.Errorf("%w\n(check --broker / BROKER_URL and that the broker is running)", err)
 	}
 	return br, nil

@@ -70,6 +70,8 @@ func require(t testing.TB, service, env, def string) string {
 			host = net.JoinHostPort(u.Hostname(), "5432")
 		case "amqp":
 			host = net.JoinHostPort(u.Hostname(), "5672")
+		case "amqps":
+			host = net.JoinHostPort(u.Hostname(), "5671")
 		case "http":
 			host = net.JoinHostPort(u.Hostname(), "80")
 		}
