@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -16,19 +17,30 @@ import (
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/kafkatest"
+	"github.com/oncely/oncely/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if err := logCheck.Err(); err != nil && code == 0 {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(code)
+	}))
 }
 
-// testLogger discards logs unless ONCELY_TEST_LOG is set.
-func testLogger() *slog.Logger {
+// logCheck sees every line the tests' loggers write (see testenv.LogCheck).
+var logCheck = testenv.NewLogCheck(func() slog.Handler {
 	if os.Getenv("ONCELY_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
 	}
-	return slog.New(slog.DiscardHandler)
-}
+	return slog.DiscardHandler
+}())
+
+// testLogger discards logs unless ONCELY_TEST_LOG is set; TestMain fails
+// the run when a line carried a time.Duration attribute.
+func testLogger() *slog.Logger { return slog.New(logCheck) }
 
 // brokers returns the Kafka of the integration tests: the Apache Kafka in
 // KAFKA_BROKERS (scripts/test.sh starts one; required under CI=true) or, outside

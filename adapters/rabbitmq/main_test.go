@@ -31,6 +31,10 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
 			code = 1
 		}
+		if err := logCheck().Err(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
@@ -41,12 +45,18 @@ var retryFast = retry.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval
 // testTiers are short retry tiers for tests.
 var testTiers = retry.Tiers{100 * time.Millisecond, 300 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second}
 
-func testLogger() *slog.Logger {
+// logCheck sees every line the tests' loggers write (see testenv.LogCheck);
+// TestMain fails the run when a line carried a time.Duration attribute.
+// (testing.Verbose is known only once the tests run.)
+var logCheck = sync.OnceValue(func() *testenv.LogCheck {
+	next := slog.DiscardHandler
 	if testing.Verbose() {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		next = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})
 	}
-	return slog.New(slog.DiscardHandler)
-}
+	return testenv.NewLogCheck(next)
+})
+
+func testLogger() *slog.Logger { return slog.New(logCheck()) }
 
 func uniqueName(prefix string) string {
 	return fmt.Sprintf("oncely-rmq-%s-%08x", prefix, rand.Uint32())

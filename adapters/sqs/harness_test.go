@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,13 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+		goleak.Cleanup(func(code int) {
+			if err := logCheck.Err(); err != nil && code == 0 {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(code)
+		}),
 	)
 }
 
@@ -78,7 +86,11 @@ func uniqueQueue(prefix string) string {
 	return fmt.Sprintf("oncely-%s-%08x", prefix, rand.Uint32())
 }
 
-func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+// logCheck sees every line the tests' loggers write (see testenv.LogCheck);
+// TestMain fails the run when a line carried a time.Duration attribute.
+var logCheck = testenv.NewLogCheck(slog.DiscardHandler)
+
+func quietLogger() *slog.Logger { return slog.New(logCheck) }
 
 // harness connects the adapter conformance suite to the emulator.
 //
