@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,12 +15,26 @@ import (
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/retry"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if err := logCheck.Err(); err != nil && code == 0 {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(code)
+	}))
+}
 
-var discard = slog.New(slog.DiscardHandler)
+// logCheck sees every line the runtime logs in the tests that use discard
+// (see testenv.LogCheck): TestMain fails the run when one carried a
+// time.Duration attribute.
+var logCheck = testenv.NewLogCheck(slog.DiscardHandler)
+
+var discard = slog.New(logCheck)
 
 // fastRetry retries after 1ms, up to attempts attempts.
 func fastRetry(attempts int) retry.Policy {
