@@ -18,8 +18,9 @@ import (
 	"github.com/oncely/oncely/store/postgres"
 )
 
-// consumerName is the consumer the ledger runs as; the source is -source
-// (default "payments"). Only BROKER_URL changes between brokers.
+// consumerName is the consumer the ledger runs as unless -consumer says
+// otherwise; the source is -source (default "payments"). Only BROKER_URL
+// changes between brokers.
 const consumerName = "ledger"
 
 // tablesSQL creates the ledger's tables when absent. ledger_entries has no
@@ -137,13 +138,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	defer broker.Close()
-	src, err := broker.Source(ctx, cfg.source, consumerName)
+	src, err := broker.Source(ctx, cfg.source, cfg.consumer)
 	if err != nil {
 		return err
 	}
 
 	ccfg := consumer.Config{
-		Name:        consumerName,
+		Name:        cfg.consumer,
 		Concurrency: cfg.concurrency,
 		// The runtime's window must hold what the broker pushes ahead (the
 		// RabbitMQ prefetch, 128 by default): the default 8 × Concurrency
@@ -172,7 +173,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	var obs *observability
 	if cfg.addr != "" {
-		obs, err = newObservability(cfg.addr, consumerName, log)
+		obs, err = newObservability(cfg.addr, cfg.consumer, log)
 		if err != nil {
 			_ = src.Close(ctx)
 			return err
@@ -193,7 +194,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		defer stopObs()
 	}
-	log.Info("ledger started", "broker", broker.Kind(), "source", cfg.source, "consumer", consumerName,
+	log.Info("ledger started", "broker", broker.Kind(), "source", cfg.source, "consumer", cfg.consumer,
 		"dedupe", cfg.dedupe, "concurrency", cfg.concurrency)
 	if err := c.Run(ctx); err != nil {
 		return err

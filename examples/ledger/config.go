@@ -18,6 +18,7 @@ type config struct {
 	addr         string
 	schema       string
 	source       string
+	consumer     string
 	handlerDelay time.Duration
 	maxAttempts  int
 	retryDelay   time.Duration
@@ -32,6 +33,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.IntVar(&c.concurrency, "concurrency", 16, "handler goroutines")
 	fs.StringVar(&c.addr, "addr", "", "serve /metrics, /livez and /readyz on this address (e.g. :9090); empty: no HTTP server")
 	fs.StringVar(&c.source, "source", "payments", "source to consume (topic or queue); tests use a unique name")
+	fs.StringVar(&c.consumer, "consumer", consumerName, "consumer name: the Kafka group, the claims' and dead letters' owner; tests sharing a broker use a unique one")
 	fs.StringVar(&c.schema, "schema", "oncely", "Postgres schema of the oncely claims table")
 	fs.DurationVar(&c.handlerDelay, "handler-delay", 0, "extra time each payment takes, to simulate work (crash tests use it so kills land mid-stream)")
 	fs.IntVar(&c.maxAttempts, "max-attempts", 3, "attempts before a failing payment is dead-lettered")
@@ -76,6 +78,9 @@ Flags:
 	}
 	if c.maxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("-max-attempts must be >= 1, got %d", c.maxAttempts))
+	}
+	if c.consumer == "" {
+		errs = append(errs, errors.New("-consumer must not be empty"))
 	}
 	if c.retryDelay <= 0 {
 		errs = append(errs, fmt.Errorf("-retry-delay must be > 0, got %s", c.retryDelay))

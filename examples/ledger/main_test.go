@@ -131,7 +131,7 @@ func TestLedger(t *testing.T) {
 			var logs testenv.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			addr := freeAddr(t)
-			cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: dedupe, concurrency: 4, source: "payments",
+			cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: dedupe, concurrency: 4, source: "payments", consumer: consumerName,
 				schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, addr: addr}
 			done := make(chan error, 1)
 			go func() { done <- serve(ctx, cfg, log) }()

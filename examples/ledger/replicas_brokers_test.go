@@ -45,7 +45,7 @@ func brokerCases() []brokerCase {
 // kafkaTopology: the source, one topic per default tier and the dead-letter
 // topic, each with startPartitions partitions, the tiers keeping records a
 // week beyond their delay; then deleted.
-func kafkaTopology(t *testing.T, brokerURL, source string) {
+func kafkaTopology(t *testing.T, brokerURL, source, consumerName string) {
 	u, err := url.Parse(brokerURL)
 	require.NoError(t, err)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(u.Host, ",")...))
@@ -100,7 +100,7 @@ func kafkaTopology(t *testing.T, brokerURL, source string) {
 // rabbitTopology: every queue exists, and a sixth instance declaring the
 // topology with the arguments it wants is accepted (the broker refuses a
 // declaration whose arguments differ); then deleted.
-func rabbitTopology(t *testing.T, brokerURL, source string) {
+func rabbitTopology(t *testing.T, brokerURL, source, consumerName string) {
 	queues := []string{source, rabbitmq.DeadLetterQueue(source, consumerName)}
 	for _, d := range retry.DefaultTiers {
 		queues = append(queues, source+"."+consumerName+".retry."+retry.Name(d))
@@ -138,7 +138,7 @@ func rabbitTopology(t *testing.T, brokerURL, source string) {
 
 // sqsTopology: exactly the source queue and its dead-letter queue; then
 // deleted.
-func sqsTopology(t *testing.T, brokerURL, source string) {
+func sqsTopology(t *testing.T, brokerURL, source, consumerName string) {
 	u, err := url.Parse(brokerURL)
 	require.NoError(t, err)
 	cl := awssqs.New(awssqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(u.Query().Get("endpoint")),

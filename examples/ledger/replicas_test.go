@@ -98,7 +98,7 @@ type brokerCase struct {
 	url func(t *testing.T) string
 	// topology checks that source's destinations are what one instance
 	// creates, and removes them at the end of the test.
-	topology func(t *testing.T, url, source string)
+	topology func(t *testing.T, url, source, consumerName string)
 }
 
 // TestInstancesStartTogether: five ledger processes started at the same
@@ -125,11 +125,14 @@ func TestInstancesStartTogether(t *testing.T) {
 				_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
 				_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+store+" CASCADE")
 			})
-			source := "payments-start-" + suffix
+			// A consumer name of its own: on Kafka it is the group, and members
+			// of other tests' "ledger" group on the shared broker would take
+			// partitions in its rebalances.
+			source, name := "payments-start-"+suffix, "ledger-start-"+suffix
 			brokerURL := bc.url(t)
-			bc.topology(t, brokerURL, source) // registers the cleanup; checks after the instances ran
+			bc.topology(t, brokerURL, source, name) // registers the cleanup; checks after the instances ran
 
-			ins := startInstances(t, brokerURL, dbURL+"&search_path="+schema, "-source", source, "-schema", store, "-concurrency", "2", "-handler-delay", "20ms")
+			ins := startInstances(t, brokerURL, dbURL+"&search_path="+schema, "-source", source, "-consumer", name, "-schema", store, "-concurrency", "2", "-handler-delay", "20ms")
 			for i, in := range ins {
 				waitLog(t, in, i, `"msg":"ledger started"`)
 			}

@@ -52,7 +52,7 @@ func TestRetentionOutlivesRetries(t *testing.T) {
 	e := newLedgerEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: true, concurrency: 4, source: "payments",
+	cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: true, concurrency: 4, source: "payments", consumer: consumerName,
 		schema: e.schema, maxAttempts: 3, retryDelay: 24 * time.Hour} // retries of up to 10 days > 7 days' retention
 	err := serve(ctx, cfg, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "retention")
@@ -70,7 +70,7 @@ func TestOpsAddressInUse(t *testing.T) {
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: true, concurrency: 4, source: "payments",
+	cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: true, concurrency: 4, source: "payments", consumer: consumerName,
 		schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, addr: ln.Addr().String()}
 	err = serve(ctx, cfg, slog.New(slog.DiscardHandler))
 	require.ErrorContains(t, err, "address already in use")
