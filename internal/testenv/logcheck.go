@@ -18,7 +18,6 @@ import (
 type LogCheck struct {
 	next  slog.Handler
 	found *durations
-	attrs []slog.Attr // checked when added
 }
 
 type durations struct {
