@@ -318,7 +318,7 @@ func (d *delivery) renew() {
 			stopped := d.stopped
 			d.mu.Unlock()
 			if !stopped {
-				s.log.Warn("lease given up: MaxExtension reached while the handler runs", "message_id", d.msg.ID, "max_extension", s.cfg.MaxExtension)
+				s.log.Warn("lease given up: MaxExtension reached while the handler runs", "message_id", d.msg.ID, "max_extension", s.cfg.MaxExtension.String())
 				d.markLost()
 			}
 		})
