@@ -73,28 +73,55 @@ ensure_rabbitmq() {
   command -v openssl >/dev/null || apt_install openssl
   # The amqps:// tests' TLS listener (127.0.0.1:5671, test CA): its config must
   # be in place before the broker starts, so a broker running without it (or
-  # with certificates since renewed) is restarted.
-  local tls i=0
+  # with certificates since renewed) is restarted; so is one that accepts
+  # connections but does not answer the AMQP protocol header (a wedged node).
+  local tls data
   tls=$("$root/scripts/rabbitmq-tls.sh")
-  if port_open 5672 && { [ -n "$tls" ] || ! port_open 5671; }; then
-    log "restarting RabbitMQ to load its TLS listener"
-    timeout 60 rabbitmqctl -q stop >/dev/null 2>&1 || true
-    while port_open 5672 && ((i++ < 120)); do sleep 0.25; done
+  if port_open 5672 && { [ -n "$tls" ] || ! port_open 5671 || ! amqp_answers; }; then
+    log "restarting RabbitMQ (TLS listener to load, or the node does not answer)"
+    stop_rabbitmq
   fi
   if ! port_open 5672; then
-    log "starting RabbitMQ"
+    # A fresh node database on every start, like Kafka's: queues left by
+    # earlier runs are not recovered (hundreds of quorum queues were, and a
+    # node recovering them stopped answering new connections).
+    data=$(mktemp -d "${TMPDIR:-/tmp}/oncely-rabbitmq.XXXXXX")
+    chown rabbitmq:rabbitmq "$data"
+    log "starting RabbitMQ (node data in $data)"
     # Parallel test packages open many connections: give the broker as many
     # file descriptors as this machine allows (raising the soft limit to the
     # hard one; a fixed number over the hard limit fails and changes nothing).
-    (ulimit -n "$(ulimit -Hn)" 2>/dev/null || true; rabbitmq-server -detached >/dev/null 2>&1) || true
+    (ulimit -n "$(ulimit -Hn)" 2>/dev/null || true; RABBITMQ_MNESIA_BASE=$data rabbitmq-server -detached >/dev/null 2>&1) || true
     wait_port 5672 120 || { echo "RabbitMQ did not start on 127.0.0.1:5672" >&2; exit 1; }
   fi
   # The fault tests stop_app the broker; make sure a previous run left it up.
   timeout 60 rabbitmqctl -q await_startup >/dev/null 2>&1 || { rabbitmqctl -q start_app >/dev/null 2>&1 || true; timeout 60 rabbitmqctl -q await_startup; }
   wait_port 5671 30 || { echo "RabbitMQ has no TLS listener on 127.0.0.1:5671 (see /etc/rabbitmq/conf.d/90-oncely-tls.conf)" >&2; exit 1; }
+  amqp_answers || { echo "RabbitMQ on 127.0.0.1:5672 does not answer the AMQP protocol header" >&2; exit 1; }
   export RABBITMQ_TLS_URL=${RABBITMQ_TLS_URL:-amqps://guest:guest@localhost:5671/}
   export RABBITMQ_TLS_CA=${RABBITMQ_TLS_CA:-${RABBITMQ_TLS_DIR:-/var/lib/rabbitmq/oncely-tls}/ca.pem}
   rabbitmq_test_user
+}
+
+# amqp_answers reports whether the broker on 5672 answers the AMQP 0-9-1
+# protocol header with its connection.start within 10 seconds.
+amqp_answers() {
+  local n
+  n=$(timeout -s KILL 10 bash -c 'exec 3<>/dev/tcp/127.0.0.1/5672 && printf "AMQP\x00\x00\x09\x01" >&3 && head -c 7 <&3 | wc -c' 2>/dev/null) || return 1
+  [ "${n:-0}" -gt 0 ]
+}
+
+# stop_rabbitmq stops the local node: rabbitmqctl stop, and when that does
+# not end it within a minute (a wedged node), SIGKILL to its processes.
+stop_rabbitmq() {
+  local i=0
+  timeout -s KILL 60 rabbitmqctl -q stop >/dev/null 2>&1 || true
+  while port_open 5672 && ((i++ < 40)); do sleep 0.25; done
+  if port_open 5672; then
+    pkill -KILL -u rabbitmq beam.smp || true
+    i=0
+    while port_open 5672 && ((i++ < 40)); do sleep 0.25; done
+  fi
 }
 
 # rabbitmq_test_user makes sure the tests' login works before any test runs:

@@ -46,7 +46,7 @@ const (
 	DialTimeoutDefault = 15 * time.Second
 	// HandshakeTimeoutDefault bounds what follows the TCP connect: the TLS
 	// handshake, the AMQP handshake, the login and opening the vhost.
-	HandshakeTimeoutDefault = 5 * time.Second
+	HandshakeTimeoutDefault = 10 * time.Second
 	// RPCTimeoutDefault bounds one channel RPC (open, declare, qos, consume,
 	// cancel, close), which amqp091-go would otherwise wait for forever.
 	RPCTimeoutDefault = 15 * time.Second

@@ -103,7 +103,7 @@
 // bounded by Config.RPCTimeout.
 //
 // Opening a connection is bounded twice: Config.DialTimeout (15s) for the
-// TCP connect, Config.HandshakeTimeout (5s) for TLS, the AMQP handshake,
+// TCP connect, Config.HandshakeTimeout (10s) for TLS, the AMQP handshake,
 // the login and the vhost. A refused login wraps ErrLoginRefused, a refused
 // vhost ErrVhostRefused; errors name user and vhost, never the password.
 // amqps:// connections use Config.TLS.
