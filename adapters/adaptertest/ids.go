@@ -14,27 +14,7 @@ import (
 // the handler (and to a store, which keys claims by it).
 func testMissingID(t *testing.T, h Harness) {
 	name := SourceName("noid")
-	noID := msg("", "k", "no-id-body")
-	ok := msg("has-id", "k", "ok-body")
-	h.Publish(t, name, noID, ok)
-
-	var mu sync.Mutex
-	var handled []string
-	src := NewCountingSource(h.NewSource(t, name, ConsumerName))
-	stop := run(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		mu.Lock()
-		defer mu.Unlock()
-		handled = append(handled, m.ID)
-		return nil
-	}), consumer.Config{Concurrency: 2})
-	dl := h.DeadLetters(t, name, ConsumerName, 1, WaitTimeout)
-	waitFor(t, "the message with an ID", func() bool { return src.Stats().Acked >= 1 })
-	stop()
-
-	if len(dl) != 1 {
-		t.Fatalf("%d dead letters, want 1", len(dl))
-	}
-	m := dl[0]
+	m, _, handled := deadLetterOne(t, h, name, 1, msg("", "k", "no-id-body"), msg("has-id", "k", "ok-body"))
 	if m.ID != "" || string(m.Body) != "no-id-body" || m.Key != "k" {
 		t.Errorf("dead letter ID %q key %q body %q, want \"\" \"k\" \"no-id-body\"", m.ID, m.Key, m.Body)
 	}
@@ -44,8 +24,6 @@ func testMissingID(t *testing.T, h Harness) {
 	if m.Header(consumer.HeaderConsumer) != ConsumerName || m.Header(consumer.HeaderOriginalSource) != name {
 		t.Errorf("headers %v lack consumer/original source", m.Headers)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if !slices.Equal(handled, []string{"has-id"}) {
 		t.Errorf("handler saw %q, want only [has-id]", handled)
 	}
@@ -65,25 +43,7 @@ const invalidID = "tab\tid"
 func testInvalidID(t *testing.T, h Harness) {
 	name := SourceName("badid")
 	bad := msg(invalidID, "k", "invalid-id-body")
-	h.Publish(t, name, msg("before", "k", "b"), bad, msg("after-1", "k", "b"), msg("after-2", "k", "b"))
-
-	var mu sync.Mutex
-	var handled []string
-	src := NewCountingSource(h.NewSource(t, name, ConsumerName))
-	stop := run(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		mu.Lock()
-		defer mu.Unlock()
-		handled = append(handled, m.ID)
-		return nil
-	}), consumer.Config{Concurrency: 2})
-	dl := h.DeadLetters(t, name, ConsumerName, 1, WaitTimeout)
-	waitFor(t, "the three messages with a valid ID", func() bool { return src.Stats().Acked >= 3 })
-	stop()
-
-	if len(dl) != 1 {
-		t.Fatalf("%d dead letters, want 1", len(dl))
-	}
-	m := dl[0]
+	m, src, handled := deadLetterOne(t, h, name, 3, msg("before", "k", "b"), bad, msg("after-1", "k", "b"), msg("after-2", "k", "b"))
 	if m.ID != bad.ID || string(m.Body) != string(bad.Body) || m.Key != bad.Key {
 		t.Errorf("dead letter ID %q key %q body %q, want %q %q %q", m.ID, m.Key, m.Body, bad.ID, bad.Key, bad.Body)
 	}
@@ -96,9 +56,34 @@ func testInvalidID(t *testing.T, h Harness) {
 	if st := src.Stats(); st.Acked != 3 || st.DeadLettered != 1 || st.Retried != 0 || st.Double != 0 || st.Outstanding != 0 {
 		t.Errorf("settlements: %+v, want 3 acks and 1 dead letter", st)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if want := []string{"before", "after-1", "after-2"}; !slices.Equal(handled, want) {
 		t.Errorf("handler saw %q, want %q", handled, want)
 	}
+}
+
+// deadLetterOne publishes msgs to the source name, runs a consumer that
+// records the IDs it handles until acked deliveries were acked and one dead
+// letter arrived, and returns that dead letter, the counting source and the
+// handled IDs in order.
+func deadLetterOne(t *testing.T, h Harness, name string, acked int, msgs ...*consumer.Message) (*consumer.Message, *CountingSource, []string) {
+	t.Helper()
+	h.Publish(t, name, msgs...)
+	var mu sync.Mutex
+	var handled []string
+	src := NewCountingSource(h.NewSource(t, name, ConsumerName))
+	stop := run(t, src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		handled = append(handled, m.ID)
+		return nil
+	}), consumer.Config{Concurrency: 2})
+	dl := h.DeadLetters(t, name, ConsumerName, 1, WaitTimeout)
+	waitFor(t, "the messages with a valid ID", func() bool { return src.Stats().Acked >= acked })
+	stop()
+	if len(dl) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(dl))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return dl[0], src, slices.Clone(handled)
 }
