@@ -2,14 +2,7 @@ package adapters_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -71,8 +64,7 @@ func TestOpenRabbitMQTLS(t *testing.T) {
 // password in the error, and tls_server_name ignored.
 func TestOpenRabbitMQTLSWrongCA(t *testing.T) {
 	raw, _ := testenv.RabbitMQTLS(t)
-	other := filepath.Join(t.TempDir(), "other-ca.pem")
-	require.NoError(t, os.WriteFile(other, selfSignedCA(t), 0o600))
+	other, _, _ := writeTestPKI(t, t.TempDir()) // a CA that is not the broker's
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
 	u.User = url.UserPassword(u.User.Username(), "s3cret-tls-pw")
@@ -116,19 +108,4 @@ func TestOpenRabbitMQTLSParameters(t *testing.T) {
 			require.NotContains(t, err.Error(), "secret")
 		})
 	}
-}
-
-// selfSignedCA returns the PEM of a fresh CA certificate.
-func selfSignedCA(t *testing.T) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "not the test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
