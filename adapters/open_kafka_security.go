@@ -2,10 +2,8 @@ package adapters
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"log/slog"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 
@@ -45,52 +43,23 @@ func kafkaSecurity(u *url.URL, q *query, log *slog.Logger) []kgo.Opt {
 	return opts
 }
 
-// kafkaTLS returns the TLS configuration of the tls_* parameters, or nil
-// when TLS is off (then every tls_* parameter is refused).
+// kafkaTLS returns the TLS configuration of the tls_* parameters (queryTLS;
+// with none, TLS 1.2 or later against the system's roots, each broker
+// verified against its own host), or nil when TLS is off (then every tls_*
+// parameter is refused).
 func kafkaTLS(q *query, on bool) *tls.Config {
-	ca, cert, key := q.str("tls_ca"), q.str("tls_cert"), q.str("tls_key")
-	name, skip := q.str("tls_server_name"), q.str("tls_insecure_skip_verify")
 	if !on {
-		for p, v := range map[string]string{"tls_ca": ca, "tls_cert": cert, "tls_key": key, "tls_server_name": name, "tls_insecure_skip_verify": skip} {
-			if v != "" {
+		for _, p := range []string{"tls_ca", "tls_cert", "tls_key", "tls_server_name", "tls_insecure_skip_verify"} {
+			if q.str(p) != "" {
 				q.fail("%s needs TLS: write kafkas:// or add tls=true", p)
 			}
 		}
 		return nil
 	}
-	// ServerName empty: franz-go verifies each broker against its own host.
-	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: name}
-	if ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			q.fail("tls_ca: reading the CA file: %w", err)
-		} else {
-			c.RootCAs = x509.NewCertPool()
-			if !c.RootCAs.AppendCertsFromPEM(pem) {
-				q.fail("tls_ca=%q: no PEM certificate in the file", ca)
-			}
-		}
+	if c := queryTLS(q); c != nil {
+		return c
 	}
-	switch {
-	case cert != "" && key != "":
-		kp, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			q.fail("tls_cert=%q, tls_key=%q: loading the client certificate: %w", cert, key, err)
-		}
-		c.Certificates = []tls.Certificate{kp}
-	case cert != "":
-		q.fail("tls_cert without tls_key: a client certificate needs both")
-	case key != "":
-		q.fail("tls_key without tls_cert: a client certificate needs both")
-	}
-	if skip != "" {
-		b, err := strconv.ParseBool(skip)
-		if err != nil {
-			q.fail("tls_insecure_skip_verify=%q: want true or false", skip)
-		}
-		c.InsecureSkipVerify = b
-	}
-	return c
+	return &tls.Config{MinVersion: tls.VersionTLS12}
 }
 
 // kafkaSASL returns the SASL mechanism of u's user info and the sasl

@@ -97,7 +97,7 @@ func TestOpenRabbitMQTLSParameters(t *testing.T) {
 	require.NoError(t, os.WriteFile(notPEM, []byte("not a certificate"), 0o600))
 	for _, tc := range []struct{ url, want string }{
 		{"amqp://guest:secret@127.0.0.1:1/?tls_ca=/x", "needs amqps://"},
-		{"amqps://guest:secret@127.0.0.1:1/?tls_cert=/x", "tls_cert and tls_key go together"},
+		{"amqps://guest:secret@127.0.0.1:1/?tls_cert=/x", "tls_cert without tls_key"},
 		{"amqps://guest:secret@127.0.0.1:1/?tls_ca=" + url.QueryEscape(notPEM), "no PEM certificate in the file"},
 		{"amqps://guest:secret@127.0.0.1:1/?tls_ca=/nonexistent/ca.pem", "no such file"},
 		{"amqps://guest:secret@127.0.0.1:1/?tls_insecure_skip_verify=yes", "want true or false"},

@@ -41,7 +41,7 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		{"kafka://127.0.0.1:1?sasl=scram-sha-512", "sasl=scram-sha-512 needs a user and a password"},
 		{"kafkas://u:secret@127.0.0.1:1?sasl=gssapi", `sasl="gssapi": want plain, scram-sha-256 or scram-sha-512`},
 		{"kafkas://u@127.0.0.1:1", "SASL needs a user and a password"},
-		{"kafkas://u:secret@127.0.0.1:1?tls_ca=/nonexistent/ca.pem", "tls_ca: reading the CA file: open /nonexistent/ca.pem"},
+		{"kafkas://u:secret@127.0.0.1:1?tls_ca=/nonexistent/ca.pem", "reading the CA file: open /nonexistent/ca.pem"},
 		{"kafkas://u:secret@127.0.0.1:1?tls_ca=/dev/null", `tls_ca="/dev/null": no PEM certificate`},
 		{"kafkas://u:secret@127.0.0.1:1?tls_cert=/tmp/c.pem", "tls_cert without tls_key"},
 		{"kafkas://u:secret@127.0.0.1:1?tls_key=/tmp/k.pem", "tls_key without tls_cert"},

@@ -10,6 +10,7 @@ import (
 // queryTLS reads a broker URL's TLS parameters and returns the *tls.Config
 // they describe, or nil when none is given (the client's default: the
 // system's roots, the URL's host as server name). Files are read once, here.
+// Every broker's URL reads its TLS settings here (amqps://, kafkas://).
 //
 //	tls_ca=FILE                    PEM CA certificates the broker's certificate must chain to
 //	                               (instead of the system's roots)
@@ -28,7 +29,7 @@ func queryTLS(q *query) *tls.Config {
 		pem, err := os.ReadFile(ca)
 		switch {
 		case err != nil:
-			q.fail("tls_ca=%q: %w", ca, err)
+			q.fail("tls_ca=%q: reading the CA file: %w", ca, err)
 		default:
 			c.RootCAs = x509.NewCertPool()
 			if !c.RootCAs.AppendCertsFromPEM(pem) {
@@ -37,12 +38,14 @@ func queryTLS(q *query) *tls.Config {
 		}
 	}
 	switch {
-	case (cert == "") != (key == ""):
-		q.fail("tls_cert and tls_key go together: give both files or neither")
+	case cert != "" && key == "":
+		q.fail("tls_cert without tls_key: a client certificate needs both files")
+	case key != "" && cert == "":
+		q.fail("tls_key without tls_cert: a client certificate needs both files")
 	case cert != "":
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
-			q.fail("tls_cert=%q, tls_key=%q: %w", cert, key, err)
+			q.fail("tls_cert=%q, tls_key=%q: loading the client certificate: %w", cert, key, err)
 		} else {
 			c.Certificates = []tls.Certificate{pair}
 		}
