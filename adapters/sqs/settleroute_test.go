@@ -119,7 +119,13 @@ func TestRuntimeSQSDownHoldsRetry(t *testing.T) {
 	stop()
 
 	mu.Lock()
-	require.Equal(t, []int{1, 2}, attempts, "the held retry was applied once SQS answered")
+	// Handled twice: attempt 1, then once the held retry was applied. The
+	// second attempt is ApproximateReceiveCount, which is 2 — or more when a
+	// long poll the cut connection abandoned was served the message first
+	// (SQS serves a poll whose caller went away), as one CI run saw.
+	require.Len(t, attempts, 2, "the held retry was applied once SQS answered: %v", attempts)
+	require.Equal(t, 1, attempts[0])
+	require.GreaterOrEqual(t, attempts[1], 2, "the retry came back as a later attempt")
 	mu.Unlock()
 	require.Equal(t, int32(1), rec.closed.Load(), "the breaker closed by itself")
 	require.Equal(t, 1, rec.count(consumer.OutcomeRetried))
