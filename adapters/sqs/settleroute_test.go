@@ -82,7 +82,7 @@ func TestRuntimeRetryVisibilityFailsSQSUp(t *testing.T) {
 // ChangeMessageVisibility is due is an outage: the delivery is held
 // unsettled, the breaker opens, nothing is dead-lettered; once SQS answers
 // again the breaker closes by itself and the retry is applied, so the
-// message comes back at attempt 2 and is processed. Catches: SQS down taken
+// message comes back at a later attempt and is processed. Catches: SQS down taken
 // for the message's fault (attempts spent, dead-lettered retry-refused), a
 // breaker that never opens, or one that never closes.
 func TestRuntimeSQSDownHoldsRetry(t *testing.T) {
