@@ -178,3 +178,14 @@ type attempt struct {
 	actx attemptCtx
 	sctx settleCtx
 }
+
+// worker is one worker's attempt state, reused across its deliveries: the
+// scheduler runs one delivery at a time on each worker (jobs.run).
+type worker struct {
+	a      attempt // contexts under c.hardCtx and c.baseCtx
+	leases map[context.Context]*leaseState
+	// The lease state used last, checked before the map.
+	lastLease context.Context
+	last      *leaseState
+	pruneIn   int // new leases until the full map may be pruned again
+}

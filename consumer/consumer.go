@@ -38,45 +38,15 @@ type Consumer struct {
 	window *window
 	epoch  time.Time // with a monotonic reading: handler timing reads only that clock
 
-	lanes laneTable            // nil slots when deliveries are not ordered
-	plain *scheduler[Delivery] // the reference scheduler, when used (see reference.go)
+	sched   runner    // runs deliveries on workers (see schedule.go)
+	workers []*worker // each worker's attempt state, made by New
 
-	// Guarded by mu: the lanes' state, the run queue of tasks, the idle
-	// workers waiting on work for it, and the intake role.
-	mu         sync.Mutex
-	runq       []task // runq[runqHead:] waits for a worker
-	runqHead   int
-	solo       *worker // runs a batch without lanes (see dispatchLocked)
-	soloRuns   uint64  // solo runs started; the current one's number
-	work       sync.Cond
-	idle       int  // workers waiting on work
-	quitting   bool // set after the drain: idle workers exit
-	receiving  bool // a worker holds the intake role
-	intakeOff  bool // intake stopped for good: no Receive starts
-	intakeErr  error
-	intakeIdle sync.Cond // broadcast when receiving turns false
+	// Owned by the goroutine in jobs.receive (see intake).
+	intakeCtx context.Context // cancelled when the stop begins
+	excess    []Delivery      // returned beyond what was asked, not scheduled yet
+	failures  int             // consecutive Receive failures
 
-	workers    []*worker   // made by New
-	started    int         // workers whose goroutines started (see wakeLocked)
-	helpTimer  *time.Timer // runs help; stopped when not armed
-	helpArmed  bool
-	spreading  bool      // handlers are slow: wake idle workers for tasks at once
-	armedAt    uint64    // completed when help was armed
-	armedUntil uint64    // dequeued once the tasks waiting when help was armed are taken
-	armedSolo  uint64    // the solo run when help was armed, or 0
-	armedNext  int32     // its worker's next claim then
-	armedTime  time.Time // then, when armedSolo is set
-	completed  uint64    // deliveries processed
-	dequeued   uint64    // tasks taken from the run queue
-
-	// Owned by the worker holding the intake role.
-	intakeCtx  context.Context // cancelled when the stop begins
-	intakeDone chan struct{}   // closed when intake stops by itself
-	excess     []Delivery      // returned beyond what was asked, not dispatched yet
-	failures   int             // consecutive Receive failures
-
-	breaker    breaker
-	goroutines sync.WaitGroup // the started workers
+	breaker breaker
 
 	baseCtx    context.Context // never cancelled by the stop sequence; carries values
 	ident      ctxIdent        // baseCtx's name and broker, for attempt contexts
@@ -119,29 +89,32 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		ident:   ctxIdent{name: cfg.Name, broker: caps.Broker},
 		stopCh:  make(chan struct{}),
 		done:    make(chan struct{}),
-
-		intakeDone: make(chan struct{}),
 	}
-	// One worker runs deliveries in arrival order: it needs no lanes.
-	if cfg.Ordering != Unordered && cfg.Concurrency > 1 {
-		c.lanes = newLaneTable(cfg.MaxInFlight)
-	}
-	c.work.L = &c.mu
-	c.intakeIdle.L = &c.mu
-	// Made here, not in Run, so that Run's start allocates little: its
-	// contexts, and then one goroutine.
-	c.helpTimer = time.AfterFunc(time.Hour, c.help)
-	c.helpTimer.Stop()
 	c.workers = make([]*worker, cfg.Concurrency)
 	for i := range c.workers {
-		c.workers[i] = &worker{run: make([]task, 0, grabMax), a: attempt{actx: attemptCtx{ident: &c.ident}}}
+		c.workers[i] = &worker{a: attempt{actx: attemptCtx{ident: &c.ident}}}
 	}
 	c.breaker.init(cfg.BreakerThreshold, cfg.OutageBackoff, c.probe, cfg.Observer, c.log)
-	if plainByDefault {
-		c.usePlain()
-	}
+	c.sched = newRunner(c.jobs(), plainByDefault)
 	return c, nil
 }
+
+// jobs is the Consumer's side of the scheduling seam: intake, lanes by
+// Ordering, process on the worker's attempt state, and the window.
+func (c *Consumer) jobs() jobs[Delivery] {
+	return jobs[Delivery]{
+		workers:  c.cfg.Concurrency,
+		inFlight: c.cfg.MaxInFlight,
+		receive:  func() ([]Delivery, error) { return c.intake(c.intakeCtx) },
+		lane:     laneFunc(&c.cfg),
+		run:      func(w int, d Delivery) { c.process(c.workers[w], d) },
+		ran:      c.window.release,
+		room:     c.window.room,
+	}
+}
+
+// usePlain makes c run on the plain reference scheduler; before Run only.
+func (c *Consumer) usePlain() { c.sched = newRunner(c.jobs(), true) }
 
 // Run consumes until ctx is done (cancelled or past its deadline alike) or
 // Stop is called, then stops gracefully:
@@ -172,52 +145,31 @@ func (c *Consumer) Run(ctx context.Context) error {
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	defer stopIntake()
 	c.intakeCtx = intakeCtx
-	defer c.helpTimer.Stop()
 	for _, w := range c.workers {
 		w.a.actx.Context, w.a.sctx.Context = c.hardCtx, c.baseCtx
 	}
-	c.mu.Lock()
-	if c.plain != nil {
-		c.startPlainLocked()
-	} else {
-		c.startWorkerLocked() // the rest start as work finds no idle worker
-	}
-	c.mu.Unlock()
+	c.sched.start()
 
 	select {
 	case <-ctx.Done():
 	case <-c.stopCh:
-	case <-c.intakeDone:
+	case <-c.sched.intakeStopped():
 	}
 	c.log.Info("stopping: intake closed, draining in-flight deliveries")
 	stopIntake()
-	c.mu.Lock()
-	c.intakeOff = true
-	for c.receiving {
-		c.intakeIdle.Wait()
-	}
-	srcErr := c.intakeErr
-	c.mu.Unlock()
+	srcErr := c.sched.stopIntake()
 
 	err := c.drain()
-	// Workers exit once the run queue is empty. After a clean drain nothing
-	// is queued; after ErrStuckHandlers the stuck workers leave when their
+	// Workers exit once nothing is left to run. After a clean drain nothing
+	// is; after ErrStuckHandlers the stuck workers leave when their
 	// handlers return, abandoning what is left (closed is set, so nothing of
-	// theirs is settled).
-	c.mu.Lock()
-	c.quitting = true
-	c.work.Broadcast()
-	c.mu.Unlock()
-	if c.plain != nil {
-		c.plain.stop()
-	}
+	// theirs is settled), and their lease states stay: the hard stop has
+	// cancelled their contexts.
+	c.sched.stop()
 	if err == nil {
-		c.goroutines.Wait()
-		if c.plain != nil {
-			c.plain.wait()
-			for _, w := range c.workers {
-				w.close()
-			}
+		c.sched.wait()
+		for _, w := range c.workers {
+			w.close()
 		}
 	}
 	c.closed.Store(true)

@@ -5,14 +5,14 @@ import (
 	"errors"
 )
 
-// intake is one turn of the intake role, which a worker takes when the run
-// queue is empty: it waits while the breaker is open and for room in the
-// window, and receives. It returns the deliveries to dispatch, whose window
-// slots are taken. Deliveries a source returned beyond what was asked are
-// returned on later turns, as room frees. The role's holder runs no lane, so
-// every delivery in flight is on a lane another worker runs, and waiting for
-// room cannot deadlock. intake returns an error only when intake must stop
-// for good.
+// intake is one turn of intake, the scheduler's jobs.receive: it waits
+// while the breaker is open and for room in the window, and receives. It
+// returns the deliveries to schedule, whose window slots are taken (each
+// freed once the delivery has run: jobs.ran). Deliveries a source returned
+// beyond what was asked are returned on later turns, as room frees. The
+// scheduler calls it on no lane, so every delivery in flight is on a lane
+// a worker runs, and waiting for room cannot deadlock. intake returns an
+// error only when intake must stop for good.
 func (c *Consumer) intake(ctx context.Context) ([]Delivery, error) {
 	if err := c.breaker.wait(ctx); err != nil {
 		return nil, err
@@ -59,40 +59,4 @@ func (c *Consumer) intake(ctx context.Context) ([]Delivery, error) {
 		return ds, err
 	}
 	return ds, nil
-}
-
-// spareLocked returns how many workers are idle or not started yet; c.mu
-// must be held.
-func (c *Consumer) spareLocked() int {
-	return c.idle + len(c.workers) - c.started
-}
-
-// intakeTurnLocked takes the intake role for one turn of intake and
-// dispatches what it received; it returns the tasks for w (see
-// dispatchLocked; w is nil for prefetch). c.mu must be held, and is
-// released while receiving.
-func (c *Consumer) intakeTurnLocked(w *worker) []task {
-	c.receiving = true
-	c.mu.Unlock()
-	ds, err := c.intake(c.intakeCtx)
-	c.mu.Lock()
-	own := c.dispatchLocked(ds, w)
-	c.endIntakeLocked(err)
-	return own
-}
-
-// endIntakeLocked ends a turn of intake that returned err, which stops
-// intake for good unless nil. c.mu must be held.
-func (c *Consumer) endIntakeLocked(err error) {
-	c.receiving = false
-	c.intakeIdle.Broadcast()
-	if err != nil {
-		if c.intakeErr == nil {
-			c.intakeErr = err
-		}
-		if !c.intakeOff {
-			c.intakeOff = true
-			close(c.intakeDone)
-		}
-	}
 }

@@ -214,51 +214,53 @@ func TestWindowWaitIdle(t *testing.T) {
 // slot and keeps no key, and the chain holds no more lanes than were busy
 // at once.
 func TestLaneTable(t *testing.T) {
-	tb := laneTable{slots: make([]*lane, 1), seed: maphash.MakeSeed()}
+	tb := laneTable[int]{slots: make([]*lane[int], 1), seed: maphash.MakeSeed()}
+	key := func(k string) laneKey { return laneKey{kind: laneByKey, key: k} }
+	part0 := laneKey{kind: laneByPartition}
 	chain := func() (n int) {
 		for l := tb.slots[0]; l != nil; l = l.next {
 			n++
 		}
 		return n
 	}
-	a, busy := tb.lookup(true, "a", 0)
+	a, busy := tb.lookup(key("a"))
 	if busy {
 		t.Fatal("new key a reported busy")
 	}
-	b, busy := tb.lookup(true, "b", 0)
+	b, busy := tb.lookup(key("b"))
 	if busy || b == a {
 		t.Fatalf("key b: busy %v, same lane as a %v", busy, b == a)
 	}
-	p, busy := tb.lookup(false, "", 0)
+	p, busy := tb.lookup(part0)
 	if busy || p == a || p == b {
 		t.Fatal("partition 0 shares a key's lane or is busy")
 	}
-	if l, busy := tb.lookup(true, "a", 0); !busy || l != a {
+	if l, busy := tb.lookup(key("a")); !busy || l != a {
 		t.Fatalf("key a again: busy %v, its lane %v", busy, l == a)
 	}
-	if l, busy := tb.lookup(false, "", 0); !busy || l != p {
+	if l, busy := tb.lookup(part0); !busy || l != p {
 		t.Fatalf("partition 0 again: busy %v, its lane %v", busy, l == p)
 	}
 	tb.release(a)
-	if a.key != "" || a.busy {
-		t.Fatalf("released lane keeps key %q, busy %v", a.key, a.busy)
+	if a.key != (laneKey{}) || a.busy {
+		t.Fatalf("released lane keeps key %+v, busy %v", a.key, a.busy)
 	}
-	c, busy := tb.lookup(true, "c", 0)
-	if busy || c != a || c.key != "c" {
-		t.Fatalf("key c: busy %v, reuses the idle lane %v, key %q", busy, c == a, c.key)
+	c, busy := tb.lookup(key("c"))
+	if busy || c != a || c.key != key("c") {
+		t.Fatalf("key c: busy %v, reuses the idle lane %v, key %+v", busy, c == a, c.key)
 	}
-	d, busy := tb.lookup(true, "a", 0)
+	d, busy := tb.lookup(key("a"))
 	if busy || d == b || d == c || d == p {
 		t.Fatalf("key a after its release: busy %v, or shares a busy lane", busy)
 	}
 	if n := chain(); n != 4 {
 		t.Fatalf("chain of %d lanes, want 4 (the most busy at once)", n)
 	}
-	for _, l := range []*lane{b, c, d, p} {
+	for _, l := range []*lane[int]{b, c, d, p} {
 		tb.release(l)
 	}
 	for _, k := range []string{"x", "y", "z", "w"} {
-		if _, busy := tb.lookup(true, k, 0); busy {
+		if _, busy := tb.lookup(key(k)); busy {
 			t.Fatalf("key %s busy", k)
 		}
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,8 +31,9 @@ import (
 //   - no stall: every delivery reaches its outcome, and Stop returns.
 //
 // Each case runs on the runtime's scheduler and on the plain reference
-// scheduler (see consumer/reference.go), with the same seed: the same
-// deliveries and handler behaviours. A failure names the seed to replay.
+// scheduler (see consumer/plainsched.go), with the same seed: the same
+// deliveries and handler behaviours, 8 seeds a case (ONCELY_PROPERTY_SEEDS
+// sets another count). A failure names the seed to replay.
 func TestScheduleProperties(t *testing.T) {
 	type tc struct {
 		ordering    consumer.Ordering
@@ -45,17 +48,23 @@ func TestScheduleProperties(t *testing.T) {
 		}
 		cases = append(cases, tc{o, 4, 64, true})
 	}
+	seeds := 8
+	if v, err := strconv.Atoi(os.Getenv("ONCELY_PROPERTY_SEEDS")); err == nil && v > 0 {
+		seeds = v
+	}
 	for _, sched := range []string{"runtime", "plain"} {
 		for i, tc := range cases {
-			seed := uint64(i + 1)
-			name := fmt.Sprintf("%s/%s/c%d/inflight%d/hardstop=%v/seed=%d", sched, tc.ordering, tc.concurrency, tc.maxInFlight, tc.hardStop, seed)
-			t.Run(name, func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					checkSchedule(t, seed, sched == "plain", consumer.Config{
-						Ordering: tc.ordering, Concurrency: tc.concurrency, MaxInFlight: tc.maxInFlight,
-					}, tc.hardStop)
+			for k := range seeds {
+				seed := uint64(i*seeds + k + 1)
+				name := fmt.Sprintf("%s/%s/c%d/inflight%d/hardstop=%v/seed=%d", sched, tc.ordering, tc.concurrency, tc.maxInFlight, tc.hardStop, seed)
+				t.Run(name, func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						checkSchedule(t, seed, sched == "plain", consumer.Config{
+							Ordering: tc.ordering, Concurrency: tc.concurrency, MaxInFlight: tc.maxInFlight,
+						}, tc.hardStop)
+					})
 				})
-			})
+			}
 		}
 	}
 }

@@ -1,56 +1,55 @@
 package consumer
 
 import (
-	"context"
 	"sync/atomic"
 	"time"
 )
 
-// nextRunLocked returns the tasks w runs next, in w.run's storage, or none
-// when w starts a solo run (c.solo == w); it reports false when the
-// consumer is quitting and no task is left. While the run queue is empty
+// nextRunLocked returns the tasks w runs next, in w.tasks's storage, or none
+// when w starts a solo run (s.solo == w); it reports false when the
+// scheduler is quitting and no task is left. While the run queue is empty
 // and no other worker holds the intake role, w takes it, receives, and runs
 // what it received itself (see dispatchLocked), so fast handlers cost no
 // hand-off between goroutines. Otherwise it takes the first waiting task
-// and, while handlers are fast, up to grabMax-1 more behind it. c.mu must
+// and, while handlers are fast, up to grabMax-1 more behind it. s.mu must
 // be held; it is released during intake.
-func (c *Consumer) nextRunLocked(w *worker) ([]task, bool) {
-	for c.runqHead == len(c.runq) {
-		if c.quitting {
+func (s *scheduler[T]) nextRunLocked(w *schedWorker[T]) ([]task[T], bool) {
+	for s.runqHead == len(s.runq) {
+		if s.quitting {
 			return nil, false
 		}
 		// While another worker holds tasks it has not started, this one
 		// waits instead of receiving: that worker takes the intake role
 		// when done, and if its handler is slow, help gives its tasks to
 		// idle workers, which must not then be waiting in Receive.
-		if !c.receiving && !c.intakeOff && !c.holdingLocked() {
-			if run := c.intakeTurnLocked(w); len(run) > 0 || c.solo == w {
-				c.spreadLocked()
+		if !s.receiving && !s.intakeOff && !s.holdingLocked() {
+			if run := s.intakeTurnLocked(w); len(run) > 0 || s.solo == w {
+				s.spreadLocked()
 				return run, true
 			}
 			continue
 		}
-		c.idle++
-		c.work.Wait()
-		c.idle--
+		s.idle++
+		s.work.Wait()
+		s.idle--
 	}
 	n := 1
-	if !c.spreading {
-		n = min(len(c.runq)-c.runqHead, grabMax)
+	if !s.spreading {
+		n = min(len(s.runq)-s.runqHead, grabMax)
 	}
-	run := append(w.run[:0], c.runq[c.runqHead:c.runqHead+n]...)
-	clear(c.runq[c.runqHead : c.runqHead+n])
-	c.runqHead += n
-	c.dequeued += uint64(n)
+	run := append(w.tasks[:0], s.runq[s.runqHead:s.runqHead+n]...)
+	clear(s.runq[s.runqHead : s.runqHead+n])
+	s.runqHead += n
+	s.dequeued += uint64(n)
 	switch {
-	case c.runqHead == len(c.runq):
-		c.runq, c.runqHead = c.runq[:0], 0
-	case c.runqHead >= 1024 && 2*c.runqHead >= len(c.runq):
-		k := copy(c.runq, c.runq[c.runqHead:])
-		clear(c.runq[k:])
-		c.runq, c.runqHead = c.runq[:k], 0
+	case s.runqHead == len(s.runq):
+		s.runq, s.runqHead = s.runq[:0], 0
+	case s.runqHead >= 1024 && 2*s.runqHead >= len(s.runq):
+		k := copy(s.runq, s.runq[s.runqHead:])
+		clear(s.runq[k:])
+		s.runq, s.runqHead = s.runq[:k], 0
 	}
-	c.spreadLocked()
+	s.spreadLocked()
 	return run, true
 }
 
@@ -58,101 +57,100 @@ func (c *Consumer) nextRunLocked(w *worker) ([]task, bool) {
 // are slow, it wakes one idle worker for the next task, or to take the free
 // intake role while this one runs; that one wakes the next in turn, so a
 // batch wakes workers one by one as long as work is left for them.
-// Otherwise help decides, after a delay. c.mu must be held.
-func (c *Consumer) spreadLocked() {
-	if c.spreading && c.spareLocked() > 0 && (c.runqHead < len(c.runq) || (!c.receiving && !c.intakeOff)) {
-		c.wakeLocked()
+// Otherwise help decides, after a delay. s.mu must be held.
+func (s *scheduler[T]) spreadLocked() {
+	if s.spreading && s.spareLocked() > 0 && (s.runqHead < len(s.runq) || (!s.receiving && !s.intakeOff)) {
+		s.wakeLocked()
 	}
-	c.armHelpLocked()
+	s.armHelpLocked()
 }
 
 // wakeLocked wakes an idle worker, or starts a worker goroutine while
 // fewer than Concurrency run: a consumer whose handlers keep up with fewer
-// goroutines never starts the rest. c.mu must be held.
-func (c *Consumer) wakeLocked() {
+// goroutines never starts the rest. s.mu must be held.
+func (s *scheduler[T]) wakeLocked() {
 	switch {
-	case c.idle > 0:
-		c.work.Signal()
-	case c.started < len(c.workers) && !c.quitting:
-		c.startWorkerLocked()
+	case s.idle > 0:
+		s.work.Signal()
+	case s.started < len(s.crew) && !s.quitting:
+		s.startWorkerLocked()
 	}
 }
 
-// startWorkerLocked starts the next worker's goroutine; c.mu must be held
+// startWorkerLocked starts the next worker's goroutine; s.mu must be held
 // and a worker must be left to start.
-func (c *Consumer) startWorkerLocked() {
-	w := c.workers[c.started]
-	c.started++
-	c.goroutines.Go(func() { c.runWorker(w) })
+func (s *scheduler[T]) startWorkerLocked() {
+	w := s.crew[s.started]
+	s.started++
+	s.running.Go(func() { s.runWorker(w) })
 }
 
 // runWorker runs w's tasks. A worker runs a solo run (see runSoloLocked),
 // or takes up to grabMax tasks at once while handlers are fast, runs them,
-// and then, in one lock round, continues their lanes: a lane's deliveries
-// run one after another on one goroutine, and a delivery costs a fraction
-// of a lock round. With more than one worker, tasks a worker took but has
+// and then, in one lock round, continues their lanes: a lane's items run
+// one after another on one goroutine, and an item costs a fraction of a
+// lock round. With more than one worker, tasks a worker took but has
 // not started stay claimable by help, which moves them back to the run
 // queue when the worker is stuck in a slow handler, so idle workers run
 // them; a single worker runs its tasks without claiming them.
-func (c *Consumer) runWorker(w *worker) {
-	defer w.close()
-	c.mu.Lock()
+func (s *scheduler[T]) runWorker(w *schedWorker[T]) {
+	s.mu.Lock()
 	for {
-		run, ok := c.nextRunLocked(w)
+		run, ok := s.nextRunLocked(w)
 		if !ok {
-			c.mu.Unlock()
+			s.mu.Unlock()
 			return
 		}
-		if c.solo == w {
-			run = c.runSoloLocked(w)
+		if s.solo == w {
+			run = s.runSoloLocked(w)
 		}
 		for len(run) > 0 {
-			w.setRunLocked(run)
-			if len(run) > 1 && c.cfg.Concurrency > 1 {
-				c.startHelpLocked() // to take back the rest if the first is slow
+			w.setTasksLocked(run)
+			if len(run) > 1 && !s.single {
+				s.startHelpLocked() // to take back the rest if the first is slow
 			}
-			c.mu.Unlock()
+			s.mu.Unlock()
 			ran := 0
-			if c.cfg.Concurrency == 1 {
+			if s.single {
 				for _, t := range run {
-					c.process(w, t.d)
+					s.run(w.id, t.d)
 				}
 				ran = len(run)
 			} else {
 				for i := w.claim(); i >= 0; i = w.claim() {
-					c.process(w, run[i].d)
+					s.run(w.id, run[i].d)
 					ran = i + 1
 				}
 			}
-			c.ranLocking(ran)
+			s.ranLocking(ran)
 			next := run[:0]
 			for _, t := range run[:ran] {
 				if t.l != nil {
-					next = c.continueLaneLocked(t.l, next)
+					next = s.continueLaneLocked(t.l, next)
 				}
 			}
 			clear(run[len(next):])
 			run = next
 		}
-		w.setRunLocked(run)
+		w.setTasksLocked(run)
 	}
 }
 
-// ranLocking frees the window slots of ran deliveries a worker has run, and
-// takes c.mu.
-func (c *Consumer) ranLocking(ran int) {
-	c.window.release(ran)
-	c.mu.Lock()
-	c.completed += uint64(ran)
+// ranLocking reports ran items a worker has run (see jobs.ran), and takes
+// s.mu.
+func (s *scheduler[T]) ranLocking(ran int) {
+	s.ran(ran)
+	s.mu.Lock()
+	s.completed += uint64(ran)
 }
 
-// continueLaneLocked appends to next the task of l's next delivery after the
-// one that just ran, or makes l idle when none waits. c.mu must be held.
-func (c *Consumer) continueLaneLocked(l *lane, next []task) []task {
-	if d := l.pop(); d != nil {
-		return append(next, task{l: l, d: d})
+// continueLaneLocked appends to next the task of l's next item after the
+// one that just ran, or makes l idle when none waits. s.mu must be held.
+func (s *scheduler[T]) continueLaneLocked(l *lane[T], next []task[T]) []task[T] {
+	if d, ok := l.pop(); ok {
+		return append(next, task[T]{l: l, d: d})
 	}
-	c.lanes.release(l)
+	s.lanes.release(l)
 	return next
 }
 
@@ -160,10 +158,10 @@ func (c *Consumer) continueLaneLocked(l *lane, next []task) []task {
 // outside a solo run.
 const grabMax = 16
 
-// setRunLocked makes run the tasks w runs next, claimed in order by
-// w.claim; c.mu must be held.
-func (w *worker) setRunLocked(run []task) {
-	w.run, w.end, w.seen = run, int32(len(run)), -1
+// setTasksLocked makes run the tasks w runs next, claimed in order by
+// w.claim; s.mu must be held.
+func (w *schedWorker[T]) setTasksLocked(run []task[T]) {
+	w.tasks, w.end, w.seen = run, int32(len(run)), -1
 	if len(run) > 0 {
 		w.resetNext()
 	}
@@ -173,16 +171,16 @@ func (w *worker) setRunLocked(run []task) {
 // moved: a store is an atomic exchange, which costs as much as a claim, and
 // a single worker, which runs its tasks without claiming them, never moves
 // it. An empty run needs no reset: with end 0 nothing is claimable. w's
-// own goroutine, the only one that claims, calls it, with Consumer.mu held.
-func (w *worker) resetNext() {
+// own goroutine, the only one that claims, calls it, with scheduler.mu held.
+func (w *schedWorker[T]) resetNext() {
 	if w.next.Load() != 0 {
 		w.next.Store(0)
 	}
 }
 
-// claim returns the index in w.run of the next task w runs, or -1 when
+// claim returns the index in w.tasks of the next task w runs, or -1 when
 // none is left (all run, or the rest taken back by help).
-func (w *worker) claim() int {
+func (w *schedWorker[T]) claim() int {
 	if i := w.next.Add(1) - 1; i < w.end {
 		return int(i)
 	}
@@ -190,9 +188,9 @@ func (w *worker) claim() int {
 }
 
 // holdingLocked reports whether a worker holds tasks it has not started;
-// c.mu must be held.
-func (c *Consumer) holdingLocked() bool {
-	for _, w := range c.workers[:c.started] {
+// s.mu must be held.
+func (s *scheduler[T]) holdingLocked() bool {
+	for _, w := range s.crew[:s.started] {
 		if w.next.Load() < w.end {
 			return true
 		}
@@ -202,24 +200,24 @@ func (c *Consumer) holdingLocked() bool {
 
 // takeBackLocked moves the tasks w took but has not started to the run
 // queue, when w has started none since the last call (it is running one
-// slow handler), and returns how many it moved; c.mu must be held. A solo
-// run that was running when help was armed, still has deliveries not
-// started, and took more than soloDeliveryMax a delivery since is too slow
+// slow handler), and returns how many it moved; s.mu must be held. A solo
+// run that was running when help was armed, still has items not
+// started, and took more than soloDeliveryMax an item since is too slow
 // for one worker, however steadily it progresses: it ends (see
 // endSoloLocked).
-func (c *Consumer) takeBackLocked(w *worker) int {
+func (s *scheduler[T]) takeBackLocked(w *schedWorker[T]) int {
 	i := w.next.Load()
 	if i >= w.end {
 		return 0
 	}
-	if w == c.solo {
-		if c.armedSolo != c.soloRuns {
+	if w == s.solo {
+		if s.armedSolo != s.soloRuns {
 			return 0 // started since help was armed; help looks again
 		}
-		if time.Since(c.armedTime) <= time.Duration(i-c.armedNext)*soloDeliveryMax {
+		if time.Since(s.armedTime) <= time.Duration(i-s.armedNext)*soloDeliveryMax {
 			return 0
 		}
-		return c.endSoloLocked()
+		return s.endSoloLocked()
 	}
 	if i != w.seen {
 		w.seen = i
@@ -228,30 +226,24 @@ func (c *Consumer) takeBackLocked(w *worker) int {
 	if !w.next.CompareAndSwap(i, w.end) {
 		return 0 // w has just started the next one
 	}
-	c.runq = append(c.runq, w.run[i:w.end]...)
+	s.runq = append(s.runq, w.tasks[i:w.end]...)
 	return int(w.end - i)
 }
 
-// worker is one worker goroutine's state, reused across its deliveries.
-type worker struct {
+// schedWorker is one worker goroutine's state, reused across its items.
+type schedWorker[T any] struct {
+	id int // the worker's number, for jobs.run
 	// The tasks w runs next, claimed in order by advancing next; help may
-	// take back the unclaimed ones. run, end and seen are written under
-	// Consumer.mu; w reads run and end without it while it runs them.
-	run  []task
-	end  int32
-	next atomic.Int32
-	seen int32 // next when help last looked, or -1
-	// A solo run's deliveries, claimed with claimSolo; w reads them without
-	// Consumer.mu. soloLanes are the lanes endSoloLocked gave the
-	// deliveries of w's last claim, in order, for w to continue after
-	// running them; written and read under Consumer.mu.
-	solo      []Delivery
-	soloLanes []*lane
-
-	a      attempt // contexts under c.hardCtx and c.baseCtx
-	leases map[context.Context]*leaseState
-	// The lease state used last, checked before the map.
-	lastLease context.Context
-	last      *leaseState
-	pruneIn   int // new leases until the full map may be pruned again
+	// take back the unclaimed ones. tasks, end and seen are written under
+	// scheduler.mu; w reads tasks and end without it while it runs them.
+	tasks []task[T]
+	end   int32
+	next  atomic.Int32
+	seen  int32 // next when help last looked, or -1
+	// A solo run's items, claimed with claimSolo; w reads them without
+	// scheduler.mu. soloLanes are the lanes endSoloLocked gave the items
+	// of w's last claim, in order, for w to continue after running them;
+	// written and read under scheduler.mu.
+	solo      []T
+	soloLanes []*lane[T]
 }
