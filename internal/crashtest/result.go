@@ -1,0 +1,146 @@
+package crashtest
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// Kill is what one kill did.
+type Kill struct {
+	// After is the kill's moment after the process start.
+	After time.Duration
+	// DoneBefore is the number of the round's payments with an effect when
+	// the kill landed: 0 < DoneBefore < Batch means mid-stream.
+	DoneBefore int
+	// Lost and Duplicated count the round's message IDs with no effect and
+	// with more than one.
+	Lost, Duplicated int
+	// Resumed is the time from the SIGKILL to the round's first new effect,
+	// made by the restarted process (to within the 50ms the harness polls
+	// at); zero when the batch was done before the kill.
+	Resumed time.Duration
+}
+
+// Result is the outcome of one Run.
+type Result struct {
+	Broker string
+	Dedupe bool
+	// Kills has one entry per round.
+	Kills []Kill
+	// Messages is the number of counted payments (poison excluded).
+	Messages int
+	// Poison is the number of poison payments, PoisonDeadLettered how many
+	// of them reached the dead-letter destination.
+	Poison, PoisonDeadLettered int
+	// BadExits counts ledger processes that did not exit 0 after SIGTERM;
+	// BadExitLogs holds the end of each one's log.
+	BadExits    int
+	BadExitLogs []string
+	// Elapsed is the run's duration.
+	Elapsed time.Duration
+}
+
+// KillsWithLoss is the number of kills after which payments were lost.
+func (r Result) KillsWithLoss() int { return r.count(func(k Kill) bool { return k.Lost > 0 }) }
+
+// KillsWithDuplicates is the number of kills after which payments were
+// applied twice.
+func (r Result) KillsWithDuplicates() int {
+	return r.count(func(k Kill) bool { return k.Duplicated > 0 })
+}
+
+// MidStream is the number of kills that landed while the round's batch was
+// partly done.
+func (r Result) MidStream() int {
+	b := 0
+	if len(r.Kills) > 0 {
+		b = r.Messages / len(r.Kills)
+	}
+	return r.count(func(k Kill) bool { return k.DoneBefore > 0 && k.DoneBefore < b })
+}
+
+// Lost and Duplicated are the totals over all kills.
+func (r Result) Lost() int { return r.sum(func(k Kill) int { return k.Lost }) }
+
+// Duplicated is the number of payments applied more than once.
+func (r Result) Duplicated() int { return r.sum(func(k Kill) int { return k.Duplicated }) }
+
+// Worst describes the worst kill: "none", "12 twice" or "3 lost".
+func (r Result) Worst() string {
+	lost, dup := 0, 0
+	for _, k := range r.Kills {
+		lost, dup = max(lost, k.Lost), max(dup, k.Duplicated)
+	}
+	switch {
+	case lost > 0 && dup > 0:
+		return fmt.Sprintf("%d lost, %d twice", lost, dup)
+	case lost > 0:
+		return fmt.Sprintf("%d lost", lost)
+	case dup > 0:
+		return fmt.Sprintf("%d twice", dup)
+	}
+	return "none"
+}
+
+func (r Result) count(f func(Kill) bool) int {
+	n := 0
+	for _, k := range r.Kills {
+		if f(k) {
+			n++
+		}
+	}
+	return n
+}
+
+func (r Result) sum(f func(Kill) int) int {
+	n := 0
+	for _, k := range r.Kills {
+		n += f(k)
+	}
+	return n
+}
+
+// WriteTable prints results as a table: broker, dedupe, kills, kills with
+// loss, kills with duplicates, worst kill, the totals, and the median and
+// longest time from a kill to the next effect (see Result.Resume).
+func WriteTable(w io.Writer, results []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "broker\tdedupe\tkills\tmid-stream\tkills with loss\tkills with duplicates\tworst kill\tlost\tduplicated\tmessages\tpoison in DLQ\tunclean exits\tresume median\tresume max\ttime")
+	for _, r := range results {
+		n := len(r.Kills)
+		median, longest := r.Resume()
+		fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d of %d\t%d of %d\t%s\t%d\t%d\t%d\t%d of %d\t%d\t%s\t%s\t%s\n",
+			r.Broker, r.Dedupe, n, r.MidStream(), r.KillsWithLoss(), n, r.KillsWithDuplicates(), n, r.Worst(),
+			r.Lost(), r.Duplicated(), r.Messages, r.PoisonDeadLettered, r.Poison, r.BadExits,
+			formatResume(median), formatResume(longest), r.Elapsed.Round(time.Second))
+	}
+	return tw.Flush()
+}
+
+// Resume returns the median and the longest Kill.Resumed over the kills
+// after which work was left: how long a SIGKILL stopped processing, the
+// restart included. Both are zero when no kill left work.
+func (r Result) Resume() (median, longest time.Duration) {
+	var ds []time.Duration
+	for _, k := range r.Kills {
+		if k.Resumed > 0 {
+			ds = append(ds, k.Resumed)
+		}
+	}
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], ds[len(ds)-1]
+}
+
+// formatResume prints d to 0.1s, or "-" for zero (nothing measured).
+func formatResume(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
