@@ -28,7 +28,8 @@
 #
 # Environment: KAFKA_PORT (first port tried, default 19092; the controller
 # takes the next one, the SASL_SSL listener the one after), KAFKA_HEAP
-# (default 512m), KAFKA_START_TIMEOUT (seconds, default 120).
+# (default 1g: a day of benchmarks against one broker ran 512m out of
+# heap), KAFKA_START_TIMEOUT (seconds, default 120).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=$root/.tmp/kafka
@@ -143,7 +144,7 @@ num.recovery.threads.per.data.dir=1
 EOF
   # A cluster ID is 16 random bytes in unpadded base64url.
   id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
-  local java=(java "-Xms256m" "-Xmx${KAFKA_HEAP:-512m}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError
+  local java=(java "-Xms256m" "-Xmx${KAFKA_HEAP:-1g}" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError
     -Djava.awt.headless=true "-Dlog4j2.configurationFile=$root/scripts/kafka/log4j2.properties" -cp "$lib/*")
   "${java[@]}" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" \
     --add-scram "SCRAM-SHA-256=[name=$user,password=$password]" \
