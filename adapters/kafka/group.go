@@ -22,7 +22,7 @@ func (s *Source) onAssigned(_ context.Context, _ *kgo.Client, assigned map[strin
 			}
 		}
 	}
-	s.log.Debug("partitions assigned", "assigned", assigned)
+	s.log.Info("partitions assigned", "assigned", assigned)
 }
 
 // onRevoked waits up to RevokeTimeout for the revoked partitions' deliveries
@@ -89,7 +89,7 @@ wait:
 	if err := s.commit(cctx, offsets, nil); err != nil {
 		s.log.Warn("revoke: commit failed; records after the last commit will be redelivered", "error", err)
 	}
-	s.log.Debug("partitions revoked", "revoked", revoked)
+	s.log.Info("partitions revoked", "revoked", revoked)
 }
 
 // onLost forgets lost partitions at once: their deliveries report Lost, and
