@@ -47,6 +47,7 @@ func TestConfigValidation(t *testing.T) {
 		{"everything at once", src, consumer.Config{Concurrency: -1, MaxIDLength: -1, Ordering: 9}, []string{"Name is required", "Concurrency must be >= 1", "MaxIDLength must be >= 1", "unknown Ordering 9"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 			_, err := consumer.New(tc.src, noop, tc.cfg)
 			if len(tc.want) == 0 {
 				if err != nil {

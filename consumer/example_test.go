@@ -44,9 +44,10 @@ func ExampleNew() {
 		return nil
 	})
 	c, err := consumer.New(broker.NewSource("payments", "ledger"), h, consumer.Config{
-		Name:   "ledger",
-		Retry:  retry.Policy{MaxAttempts: 3, InitialInterval: 10 * time.Millisecond, Jitter: retry.NoJitter},
-		Logger: slog.New(slog.DiscardHandler),
+		Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"),
+		Name:       "ledger",
+		Retry:      retry.Policy{MaxAttempts: 3, InitialInterval: 10 * time.Millisecond, Jitter: retry.NoJitter},
+		Logger:     slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		fmt.Println(err)
