@@ -68,10 +68,10 @@ func TestConfigValidation(t *testing.T) {
 			}
 		})
 	}
-	if _, err := consumer.New(nil, noop, consumer.Config{Name: "x"}); err == nil || !strings.Contains(err.Error(), "nil Source") {
+	if _, err := consumer.New(nil, noop, consumer.Config{Name: "x", Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects")}); err == nil || !strings.Contains(err.Error(), "nil Source") {
 		t.Errorf("nil source: %v", err)
 	}
-	if _, err := consumer.New(src, nil, consumer.Config{Name: "x"}); err == nil || !strings.Contains(err.Error(), "nil Handler") {
+	if _, err := consumer.New(src, nil, consumer.Config{Name: "x", Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects")}); err == nil || !strings.Contains(err.Error(), "nil Handler") {
 		t.Errorf("nil handler: %v", err)
 	}
 }

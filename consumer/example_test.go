@@ -74,7 +74,7 @@ func ExampleNew() {
 func ExampleNew_invalidConfig() {
 	src := memory.NewBroker().NewSource("payments", "ledger")
 	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
-	_, err := consumer.New(src, h, consumer.Config{Name: "billing", SettleTimeout: -time.Second})
+	_, err := consumer.New(src, h, consumer.Config{Name: "billing", SettleTimeout: -time.Second, Duplicates: consumer.AllowDuplicates("example: applies no effect")})
 	fmt.Println(err)
 	// Output:
 	// oncely: invalid consumer config: config.Name is "billing" but the Source was opened for consumer "ledger": claims and dead letters would live under different names; use one name for both
