@@ -149,7 +149,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 		}
 		if h := dbHandle(pass.TypesInfo.TypeOf(arg)); h != "" && queryingInterface(pt) && !reported[arg] {
 			reported[arg] = true
-			report(pass, "txescape", arg.Pos(), "%s passed as %s runs the callee's statements outside the claim's transaction (%s); pass the handler's pgx.Tx", h, types.TypeString(pt, types.RelativeTo(pass.Pkg)), where)
+			report(pass, "txescape", arg.Pos(), "%s passed as %s runs the callee's statements outside the claim's transaction (%s); pass the handler's pgx.Tx", h, types.TypeString(pt, func(p *types.Package) string { return p.Name() }), where)
 		}
 	}
 }
