@@ -13,7 +13,7 @@
 //	oncely lag           --broker URL --source S --consumer C
 //	oncely dev kafka     [--addr 127.0.0.1:9092]
 //	oncely crashtest     [--brokers rabbitmq,kafka,sqs] [--kills 100] [--messages 2000]
-//	oncely vet           [--tests=false] [packages]   (default ./...)
+//	oncely vet           [--tests=false] [--tags T] [packages]   (default ./...)
 //
 // The broker URL (--broker, or BROKER_URL) is one of kafka://host:port
 // (kafkas://user:pass@host:port for TLS and SASL),

@@ -17,7 +17,7 @@ import (
 // runVet runs the analyzers of package vet on the packages named by the
 // command line (./... by default) and prints each report once, sorted.
 func runVet(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("vet", "oncely vet [--tests=false] [packages]", `
+	fs := a.flags("vet", "oncely vet [--tests=false] [--tags T] [packages]", `
 Checks Go packages for code that breaks effectively-once processing:
   txescape  a statement sent outside the claim's transaction from a
             transactional handler (the pool, a *pgx.Conn, *sql.DB, ...)
@@ -30,6 +30,7 @@ by a comment on its line or the line above: //oncely:allow NAME reason.
 The exit code is 1 when anything is reported. The same analyzers run as
 go vet -vettool=$(which oncelyvet) ./...`)
 	tests := fs.Bool("tests", true, "also check the packages' test files")
+	tags := fs.String("tags", "", "comma-separated build tags, as for go build (e.g. faults)")
 	if err := fs.Parse(args); err != nil {
 		return usagef("vet: %v (run oncely vet --help)", err)
 	}
@@ -37,7 +38,11 @@ go vet -vettool=$(which oncelyvet) ./...`)
 	if len(patterns) == 0 {
 		patterns = []string{"./..."}
 	}
-	pkgs, err := packages.Load(&packages.Config{Context: ctx, Mode: packages.LoadSyntax, Tests: *tests}, patterns...)
+	cfg := &packages.Config{Context: ctx, Mode: packages.LoadSyntax, Tests: *tests}
+	if *tags != "" {
+		cfg.BuildFlags = []string{"-tags=" + *tags}
+	}
+	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		return fmt.Errorf("vet: loading packages: %w", err)
 	}
