@@ -50,6 +50,15 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 	}
 	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]bool{}}
 	d.marks = []types.Object{lookup(pass, pathMiddleware, "Idempotency"), lookup(pass, pathConsumer, "Deduplicating")}
+	if cfg, ok := lookup(pass, pathConsumer, "Config").(*types.TypeName); ok {
+		if st, ok := cfg.Type().Underlying().(*types.Struct); ok {
+			for f := range st.Fields() {
+				if f.Name() == "Duplicates" {
+					d.field = f
+				}
+			}
+		}
+	}
 	for _, f := range pass.Files {
 		var stack []ast.Node
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -90,6 +99,7 @@ type dedupe struct {
 	marks []types.Object // middleware.Idempotency, consumer.Deduplicating (nil when not imported)
 	memo  map[ast.Node]bool
 	fn    *ast.BlockStmt // the body enclosing the call
+	field *types.Var     // consumer.Config's Duplicates field
 }
 
 // mentions reports whether n uses a mark, directly or through functions of
@@ -227,7 +237,7 @@ func (d *dedupe) elements(c *ast.CompositeLit) tri {
 func (d *dedupe) optsOut(cfg ast.Expr) tri {
 	cfg = ast.Unparen(cfg)
 	if c, ok := cfg.(*ast.CompositeLit); ok {
-		return litSetsDuplicates(c)
+		return d.litSetsDuplicates(c)
 	}
 	v := d.localVar(cfg)
 	if v == nil {
@@ -236,7 +246,7 @@ func (d *dedupe) optsOut(cfg ast.Expr) tri {
 	answer := no
 	for _, rhs := range d.assigned(v) {
 		if c, ok := ast.Unparen(rhs).(*ast.CompositeLit); ok {
-			answer = max(answer, litSetsDuplicates(c))
+			answer = max(answer, d.litSetsDuplicates(c))
 		} else {
 			return unknown
 		}
@@ -244,7 +254,7 @@ func (d *dedupe) optsOut(cfg ast.Expr) tri {
 	ast.Inspect(d.fn, func(n ast.Node) bool {
 		if as, ok := n.(*ast.AssignStmt); ok {
 			for _, l := range as.Lhs {
-				if sel, ok := l.(*ast.SelectorExpr); ok && sel.Sel.Name == "Duplicates" && d.localVar(sel.X) == v {
+				if sel, ok := l.(*ast.SelectorExpr); ok && d.isField(sel.Sel) && d.localVar(sel.X) == v {
 					answer = yes
 				}
 			}
@@ -254,15 +264,20 @@ func (d *dedupe) optsOut(cfg ast.Expr) tri {
 	return answer
 }
 
-func litSetsDuplicates(c *ast.CompositeLit) tri {
+func (d *dedupe) litSetsDuplicates(c *ast.CompositeLit) tri {
 	for _, e := range c.Elts {
 		if kv, ok := e.(*ast.KeyValueExpr); ok {
-			if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "Duplicates" {
+			if id, ok := kv.Key.(*ast.Ident); ok && d.isField(id) {
 				return yes
 			}
 		}
 	}
 	return no
+}
+
+// isField reports whether id refers to consumer.Config's Duplicates field.
+func (d *dedupe) isField(id *ast.Ident) bool {
+	return d.field != nil && d.pass.TypesInfo.ObjectOf(id) == d.field
 }
 
 // localVar returns the variable x names when it is declared inside the
