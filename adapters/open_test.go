@@ -229,7 +229,7 @@ func consume(t *testing.T, ctx context.Context, b adapters.Broker, source, name 
 			}
 		}
 	})
-	c, err := consumer.New(src, h, consumer.Config{Name: name, Concurrency: 4, Observer: obs,
+	c, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: name, Concurrency: 4, Observer: obs,
 		Retry: retry.Policy{MaxAttempts: 1, InitialInterval: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	runErr := make(chan error, 1)

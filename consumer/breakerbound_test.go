@@ -117,7 +117,8 @@ func TestBreakerResumeBound(t *testing.T) {
 				src := &firstLeaseLost{Source: counting, lost: make(chan struct{})}
 				clock := &closeClock{recorder: newRecorder()}
 				c, err := consumer.New(src, h, consumer.Config{
-					Name: "test", Concurrency: 1, BreakerThreshold: 1, Logger: discard, Observer: clock,
+					Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"),
+					Name:       "test", Concurrency: 1, BreakerThreshold: 1, Logger: discard, Observer: clock,
 					ProbeTimeout:  probeTimeout,
 					OutageBackoff: retry.Policy{InitialInterval: maxInterval, MaxInterval: maxInterval, Jitter: 0.5},
 				})

@@ -138,6 +138,12 @@ type Config struct {
 
 	// Observer receives settlement events. Defaults to none.
 	Observer Observer
+
+	// Duplicates, set to AllowDuplicates(reason), lets New accept a handler
+	// chain without an idempotency middleware; New logs it at Info and
+	// Consumer.Duplicates reports it. The zero value (the default) allows
+	// none: New returns ErrNoIdempotency for such a chain.
+	Duplicates Duplicates
 }
 
 func (c Config) withDefaults() Config {

@@ -47,6 +47,7 @@ func TestConfigValidation(t *testing.T) {
 		{"everything at once", src, consumer.Config{Concurrency: -1, MaxIDLength: -1, Ordering: 9}, []string{"Name is required", "Concurrency must be >= 1", "MaxIDLength must be >= 1", "unknown Ordering 9"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 			_, err := consumer.New(tc.src, noop, tc.cfg)
 			if len(tc.want) == 0 {
 				if err != nil {
@@ -67,10 +68,10 @@ func TestConfigValidation(t *testing.T) {
 			}
 		})
 	}
-	if _, err := consumer.New(nil, noop, consumer.Config{Name: "x"}); err == nil || !strings.Contains(err.Error(), "nil Source") {
+	if _, err := consumer.New(nil, noop, consumer.Config{Name: "x", Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects")}); err == nil || !strings.Contains(err.Error(), "nil Source") {
 		t.Errorf("nil source: %v", err)
 	}
-	if _, err := consumer.New(src, nil, consumer.Config{Name: "x"}); err == nil || !strings.Contains(err.Error(), "nil Handler") {
+	if _, err := consumer.New(src, nil, consumer.Config{Name: "x", Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects")}); err == nil || !strings.Contains(err.Error(), "nil Handler") {
 		t.Errorf("nil handler: %v", err)
 	}
 }

@@ -65,7 +65,9 @@ type Consumer struct {
 // New returns a Consumer that feeds src's deliveries to h wrapped in mws
 // (mws[0] outermost), and recovers panics outside them all as Recover does.
 // It validates cfg against the defaults and src's capabilities and reports
-// every problem at once.
+// every problem at once. The chain must hold an idempotency middleware (see
+// Deduplicating) unless cfg.Duplicates is AllowDuplicates with a reason;
+// otherwise New returns ErrNoIdempotency.
 func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error) {
 	if src == nil {
 		return nil, errors.New("oncely: nil Source")
@@ -78,10 +80,14 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	if err := cfg.validate(src, caps); err != nil {
 		return nil, err
 	}
+	chain, err := chainDuplicates(h, cfg, cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker), mws)
+	if err != nil {
+		return nil, err
+	}
 	c := &Consumer{
 		cfg:     cfg,
 		src:     src,
-		handler: Chain(h, mws...),
+		handler: chain,
 		log:     cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker),
 		caps:    caps,
 		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),

@@ -495,7 +495,8 @@ func TestOutage(t *testing.T) {
 			}
 		}
 		c, err := consumer.New(src, h, consumer.Config{
-			Name: "test", Concurrency: 2, BreakerThreshold: 3, OutageBackoff: fastOutage, Retry: fastRetry(2), Logger: discard, Observer: rec,
+			Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"),
+			Name:       "test", Concurrency: 2, BreakerThreshold: 3, OutageBackoff: fastOutage, Retry: fastRetry(2), Logger: discard, Observer: rec,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -703,7 +704,7 @@ func TestLeaseLost(t *testing.T) {
 			return nil // succeeds anyway: must not be acked
 		})
 		rec := newRecorder()
-		c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
+		c, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -831,7 +832,7 @@ func TestSourceReturnsMoreThanAsked(t *testing.T) {
 		return nil
 	})
 	counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
-	c, err := consumer.New(greedySource{counting}, h, consumer.Config{Name: "test", Concurrency: limit, MaxInFlight: limit, Logger: discard})
+	c, err := consumer.New(greedySource{counting}, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: limit, MaxInFlight: limit, Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -885,7 +886,7 @@ func TestSequentialLanes(t *testing.T) {
 					return nil
 				})
 				counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
-				c, err := consumer.New(partitionedSource{counting}, h, consumer.Config{Name: "test", Concurrency: 8, Ordering: tc.ordering, Logger: discard})
+				c, err := consumer.New(partitionedSource{counting}, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: 8, Ordering: tc.ordering, Logger: discard})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -973,7 +974,7 @@ func TestSharedLeaseState(t *testing.T) {
 			return nil
 		})
 		rec := newRecorder()
-		c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
+		c, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: 1, Logger: discard, Observer: rec})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1094,7 +1095,7 @@ func testPrefetchWhileHandlersBlock(t *testing.T, perCall int) {
 			return ctx.Err()
 		}
 	})
-	c, err := consumer.New(capped{counting, perCall}, h, consumer.Config{Name: "test", Concurrency: workers, MaxInFlight: inFlight, Logger: discard})
+	c, err := consumer.New(capped{counting, perCall}, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: workers, MaxInFlight: inFlight, Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1177,7 +1178,7 @@ func TestLateDeliveriesDuringStop(t *testing.T) {
 			}
 			return nil
 		})
-		c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 2, Logger: discard,
+		c, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: 2, Logger: discard,
 			SoftStopTimeout: 2 * time.Second, HardStopTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -1392,7 +1393,7 @@ func TestDoneLeaseNotRun(t *testing.T) {
 			return nil
 		})
 		rec := newRecorder()
-		c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 2, Logger: discard, Observer: rec})
+		c, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: 2, Logger: discard, Observer: rec})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1461,7 +1462,8 @@ func TestUnobserved(t *testing.T) {
 				t.Fatal(err)
 			}
 			c, err := consumer.New(broker.NewSource("src", "test"), h, consumer.Config{
-				Name: "test", Concurrency: workers, OutageBackoff: fastOutage, Retry: fastRetry(2), Logger: discard,
+				Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"),
+				Name:       "test", Concurrency: workers, OutageBackoff: fastOutage, Retry: fastRetry(2), Logger: discard,
 			})
 			if err != nil {
 				t.Fatal(err)

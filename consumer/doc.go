@@ -38,6 +38,10 @@
 // Config.Classify delegate to the default; Event and Outcome are what an
 // Observer sees.
 //
+// New refuses a handler chain without an idempotency middleware
+// (ErrNoIdempotency) unless Config.Duplicates is AllowDuplicates with a
+// reason; Duplicates reports it, and the opt-out is logged at Info.
+//
 // # For adapter authors
 //
 // A broker adapter implements Source and Delivery, and optionally Leased,
@@ -50,6 +54,9 @@
 //
 // # For middleware authors
 //
+// A middleware that deduplicates (runs its handler at most once per message
+// ID, as middleware.Idempotency does) marks its handler with Deduplicating,
+// so New accepts the chain without Config.Duplicates.
 // Middleware reads the runtime's context values with NameFromContext and
 // BrokerFromContext, reports a skipped duplicate with MarkDuplicate (read
 // with IsDuplicate), and builds such a context for tests with WithName,

@@ -44,9 +44,10 @@ func ExampleNew() {
 		return nil
 	})
 	c, err := consumer.New(broker.NewSource("payments", "ledger"), h, consumer.Config{
-		Name:   "ledger",
-		Retry:  retry.Policy{MaxAttempts: 3, InitialInterval: 10 * time.Millisecond, Jitter: retry.NoJitter},
-		Logger: slog.New(slog.DiscardHandler),
+		Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"),
+		Name:       "ledger",
+		Retry:      retry.Policy{MaxAttempts: 3, InitialInterval: 10 * time.Millisecond, Jitter: retry.NoJitter},
+		Logger:     slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -73,7 +74,7 @@ func ExampleNew() {
 func ExampleNew_invalidConfig() {
 	src := memory.NewBroker().NewSource("payments", "ledger")
 	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
-	_, err := consumer.New(src, h, consumer.Config{Name: "billing", SettleTimeout: -time.Second})
+	_, err := consumer.New(src, h, consumer.Config{Name: "billing", SettleTimeout: -time.Second, Duplicates: consumer.AllowDuplicates("example: applies no effect")})
 	fmt.Println(err)
 	// Output:
 	// oncely: invalid consumer config: config.Name is "billing" but the Source was opened for consumer "ledger": claims and dead letters would live under different names; use one name for both

@@ -110,6 +110,7 @@ func newFaultEnv(t *testing.T, h consumer.Handler, cfg consumer.Config, probed b
 	if cfg.OutageBackoff.InitialInterval == 0 {
 		cfg.OutageBackoff = fastOutage
 	}
+	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 	c, err := consumer.New(src, h, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +253,7 @@ func TestBreakerResumesWithoutHeldDelivery(t *testing.T) {
 				counting := adaptertest.NewCountingSource(broker.NewSource("src", "test"))
 				src := &leasedSource{Source: counting, lost: make(chan struct{})}
 				rec := newRecorder()
-				c, err := consumer.New(src, h, consumer.Config{Name: "test", Concurrency: 1, BreakerThreshold: 1, OutageBackoff: fastOutage, Logger: discard, Observer: rec})
+				c, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: 1, BreakerThreshold: 1, OutageBackoff: fastOutage, Logger: discard, Observer: rec})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -416,7 +417,7 @@ func TestRetryAfterCappedToMaxDelay(t *testing.T) {
 	})
 	e, fs := newFaultEnv(t, h, consumer.Config{Concurrency: 1, Retry: fastRetry(3)}, false, msgN(0, "a"))
 	fs.maxDelay = 50 * time.Millisecond
-	e.c, _ = consumer.New(fs, h, consumer.Config{Name: "test", Concurrency: 1, Retry: fastRetry(3), Logger: discard, Observer: e.rec})
+	e.c, _ = consumer.New(fs, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "test", Concurrency: 1, Retry: fastRetry(3), Logger: discard, Observer: e.rec})
 	e.start()
 	waitFor(t, "the retried copy to be processed", func() bool { return e.src.Stats().Acked == 1 })
 	if err := e.stop(5 * time.Second); err != nil {

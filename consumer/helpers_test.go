@@ -74,6 +74,7 @@ func newEnv(t *testing.T, h consumer.Handler, cfg consumer.Config, msgs ...*cons
 	if cfg.Observer == nil {
 		cfg.Observer = e.rec
 	}
+	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 	c, err := consumer.New(e.src, h, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -63,6 +63,7 @@ func TestHealthReadyFollowsConnectionAndBreaker(t *testing.T) {
 	cfg := obstest.FastConfig()
 	cfg.BreakerThreshold = 1
 	cfg.Observer = m.Observer("ledger")
+	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 	c, err := consumer.New(src, h, cfg, m.Middleware)
 	require.NoError(t, err)
 

@@ -30,6 +30,9 @@ var ErrNoMessageID = errors.New("oncely: idempotency needs a message ID")
 // naming itself: the runtime probes the store and holds the delivery as an
 // outage only when the store does not answer (see store.Store).
 //
+// The handler it returns is marked with consumer.Deduplicating, so
+// consumer.New accepts the chain without Config.Duplicates.
+//
 // Put it inside Retry and Timeout so each try has its own claim. Idempotency
 // panics if s is nil.
 func Idempotency(s store.Store) consumer.Middleware {
@@ -37,7 +40,7 @@ func Idempotency(s store.Store) consumer.Middleware {
 		panic("middleware.Idempotency: nil store")
 	}
 	return func(next consumer.Handler) consumer.Handler {
-		return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
+		return consumer.Deduplicating(consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
 			name := consumer.NameFromContext(ctx)
 			if name == "" {
 				return ErrNoConsumerName
@@ -55,6 +58,6 @@ func Idempotency(s store.Store) consumer.Middleware {
 				consumer.MarkDuplicate(ctx)
 			}
 			return nil
-		})
+		}))
 	}
 }

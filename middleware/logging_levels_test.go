@@ -38,7 +38,8 @@ func TestOneWarnPerFailedAttempt(t *testing.T) {
 		return nil
 	})
 	c, err := consumer.New(b.NewSource("src", "test"), h, consumer.Config{
-		Name: "test", Concurrency: 1, BreakerThreshold: 10, Logger: log,
+		Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"),
+		Name:       "test", Concurrency: 1, BreakerThreshold: 10, Logger: log,
 		Retry:         retry.Policy{MaxAttempts: 3, InitialInterval: time.Millisecond, MaxInterval: time.Millisecond, Jitter: retry.NoJitter},
 		OutageBackoff: retry.Policy{InitialInterval: time.Millisecond, MaxInterval: time.Millisecond},
 	}, middleware.Logging(log))

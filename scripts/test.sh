@@ -9,7 +9,8 @@
 #   KAFKA_SASL_BROKERS, KAFKA_TLS_CA, KAFKA_SASL_USER and KAFKA_SASL_PASSWORD,
 #   and a KAFKA_BROKERS already set is used instead). Unit tests that need
 #   kfake's hooks run it in-process.
-# Then: gofmt, go vet, staticcheck, `go test -race ./...`, and last, serially,
+# Then: gofmt, go vet, staticcheck, oncely's own analyzers (cmd/oncelyvet as
+# go vet's vettool: any report fails), `go test -race ./...`, and last, serially,
 # the fault tests that stop and restart shared services (build tag `faults`).
 #
 # Usage: ./scripts/test.sh            (everything)
@@ -181,6 +182,12 @@ log "go vet"
 go vet -tags faults "${pkgs[@]}"
 log "staticcheck"
 go run "$STATICCHECK" -tags faults "${pkgs[@]}"
+
+log "oncely vet (txescape, nodedupe, escape, settle)"
+vettool=$(mktemp -d "${TMPDIR:-/tmp}/oncelyvet.XXXXXX")/oncelyvet
+go build -o "$vettool" ./cmd/oncelyvet
+go vet -tags faults -vettool="$vettool" "${pkgs[@]}"
+rm -rf "$(dirname "$vettool")"
 
 log "go test -race"
 go test -race -count=1 -timeout 15m "${pkgs[@]}"

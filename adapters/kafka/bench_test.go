@@ -418,6 +418,7 @@ func consumeOncely(t *testing.T, addrs []string, topic, group, mode string) benc
 		defer func() { _ = tp.Shutdown(context.Background()) }()
 		mws = append([]consumer.Middleware{tracing.Middleware(tp, propagation.TraceContext{})}, mws...)
 	}
+	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 	c, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		if noop(m) && n.Add(1) == int64(benchRecords) {
 			close(done)
@@ -471,6 +472,7 @@ func BenchmarkKeyConcurrency(b *testing.B) {
 		var first, last atomic.Int64
 		done := make(chan struct{})
 		cfg.Name, cfg.Logger = group, testLogger()
+		cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 		c, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
 			first.CompareAndSwap(0, time.Now().UnixNano())
 			time.Sleep(5 * time.Millisecond)

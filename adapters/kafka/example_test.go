@@ -35,7 +35,7 @@ func ExampleNew() {
 	c, err := consumer.New(src, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
 		fmt.Println(m.ID, m.Key, string(m.Body))
 		return nil
-	}), consumer.Config{Name: "ledger"})
+	}), consumer.Config{Name: "ledger", Duplicates: consumer.AllowDuplicates("example: prints messages, applies no effect")})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -36,6 +36,7 @@ func Example() {
 	})
 	c, err := consumer.New(broker.NewSource("payments", "ledger"), h, consumer.Config{
 		Name: "ledger", Concurrency: 1, Logger: slog.New(slog.DiscardHandler),
+		Duplicates: consumer.AllowDuplicates("example: prints messages, applies no effect"),
 	})
 	if err != nil {
 		panic(err)

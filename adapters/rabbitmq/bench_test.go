@@ -260,6 +260,7 @@ func drainOncely(b *testing.B, queue string, n int, mode string) time.Duration {
 		defer func() { _ = tp.Shutdown(context.Background()) }()
 		mws = append([]consumer.Middleware{tracing.Middleware(tp, propagation.TraceContext{})}, mws...)
 	}
+	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 	c, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
 		if done.Add(1) == int64(n) {
 			close(all)

@@ -28,7 +28,7 @@ func Example() {
 	c, err := consumer.New(src, consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
 		log.Printf("payment %s (attempt %d): %s", m.ID, m.Attempt, m.Body)
 		return nil
-	}), consumer.Config{Name: "ledger"})
+	}), consumer.Config{Name: "ledger", Duplicates: consumer.AllowDuplicates("example: logs messages, applies no effect")})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -52,14 +52,14 @@ func TestCapabilitiesPrefetch(t *testing.T) {
 		t.Errorf("capabilities %+v", caps)
 	}
 	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
-	if _, err := consumer.New(def, h, consumer.Config{Name: "ledger", Logger: testLogger()}); err != nil {
+	if _, err := consumer.New(def, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "ledger", Logger: testLogger()}); err != nil {
 		t.Errorf("default Config with the default prefetch: %v", err)
 	}
-	if _, err := consumer.New(def, h, consumer.Config{Name: "billing", Logger: testLogger()}); err == nil {
+	if _, err := consumer.New(def, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "billing", Logger: testLogger()}); err == nil {
 		t.Error("a runtime named billing accepted a Source opened for ledger")
 	}
 	wide := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 300})
-	_, err := consumer.New(wide, h, consumer.Config{Name: "ledger", Logger: testLogger()})
+	_, err := consumer.New(wide, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "ledger", Logger: testLogger()})
 	if err == nil || !strings.Contains(err.Error(), "prefetch (300)") {
 		t.Errorf("MaxInFlight 128 with prefetch 300: %v, want refused", err)
 	}

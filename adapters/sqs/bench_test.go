@@ -186,7 +186,7 @@ func oncelyConsumerClient(ctx context.Context, b *testing.B, endpoint, url strin
 	var acked atomic.Int64
 	all := make(chan struct{})
 	c, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }),
-		consumer.Config{Name: "bench", Concurrency: 64, MaxInFlight: 256, Ordering: consumer.Unordered, Logger: quietLogger(),
+		consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "bench", Concurrency: 64, MaxInFlight: 256, Ordering: consumer.Unordered, Logger: quietLogger(),
 			Observer: observerFunc(func(ev consumer.Event) {
 				if ev.Outcome == consumer.OutcomeProcessed && acked.Add(1) == benchMessages {
 					close(all)

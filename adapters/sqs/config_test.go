@@ -98,9 +98,9 @@ func TestMaxDelayRefusedAtStartup(t *testing.T) {
 	src := &Source{cfg: Config{MaxExtension: time.Hour, Consumer: "c"}}
 	require.Equal(t, 11*time.Hour, src.Capabilities().MaxDelay)
 	h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
-	_, err := consumer.New(src, h, consumer.Config{Name: "c", Retry: retry.Policy{InitialInterval: 12 * time.Hour, MaxInterval: 12 * time.Hour}})
+	_, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "c", Retry: retry.Policy{InitialInterval: 12 * time.Hour, MaxInterval: 12 * time.Hour}})
 	require.ErrorContains(t, err, "supports at most 11h0m0s")
-	_, err = consumer.New(src, h, consumer.Config{Name: "c", Retry: retry.Policy{InitialInterval: time.Hour, MaxInterval: 5 * time.Hour}})
+	_, err = consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "c", Retry: retry.Policy{InitialInterval: time.Hour, MaxInterval: 5 * time.Hour}})
 	require.NoError(t, err)
 }
 

@@ -107,7 +107,7 @@ func TestProbe(t *testing.T) {
 	require.False(t, caps.FanOut)
 	require.Zero(t, caps.Prefetch)
 	require.Equal(t, "ledger", src.ConsumerName())
-	_, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }), consumer.Config{Name: "other"})
+	_, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil }), consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "other"})
 	require.Error(t, err, "a consumer name other than the Source's is refused")
 }
 

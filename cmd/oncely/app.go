@@ -60,6 +60,7 @@ func commands() []command {
 		{name: "dev", summary: "run a development broker", sub: []command{
 			{name: "kafka", summary: "run an in-process Kafka cluster (kfake) on local ports", run: runDevKafka},
 		}},
+		{name: "vet", summary: "check packages for code that breaks effectively-once (txescape, nodedupe, escape, settle)", run: runVet},
 		{name: "crashtest", summary: "SIGKILL the ledger example repeatedly and count lost and duplicated effects", run: runCrashTest},
 	}
 }

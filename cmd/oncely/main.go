@@ -1,6 +1,7 @@
 // Command oncely operates oncely consumers: it migrates the Postgres store,
 // lists, shows, redrives and purges dead letters, reports lag and queue depth
-// on any broker, runs a Kafka dev cluster, and runs the crash test.
+// on any broker, runs a Kafka dev cluster, runs the crash test, and checks
+// code with oncely's analyzers (vet).
 //
 //	oncely migrate       --database-url URL [--schema oncely]
 //	oncely prune         --database-url URL [--schema oncely] [--retention 168h]
@@ -12,6 +13,7 @@
 //	oncely lag           --broker URL --source S --consumer C
 //	oncely dev kafka     [--addr 127.0.0.1:9092]
 //	oncely crashtest     [--brokers rabbitmq,kafka,sqs] [--kills 100] [--messages 2000]
+//	oncely vet           [--tests=false] [--tags T] [packages]   (default ./...)
 //
 // The broker URL (--broker, or BROKER_URL) is one of kafka://host:port
 // (kafkas://user:pass@host:port for TLS and SASL),

@@ -130,7 +130,7 @@ func seed(t *testing.T, url string, opts []adapters.Option, source, name string)
 			}
 		}
 	})
-	c, err := consumer.New(src, h, consumer.Config{Name: name, Observer: obs,
+	c, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: name, Observer: obs,
 		Retry: retry.Policy{MaxAttempts: 2, InitialInterval: 100 * time.Millisecond, MaxInterval: 100 * time.Millisecond}})
 	require.NoError(t, err)
 	go func() { _ = c.Run(ctx) }()

@@ -17,6 +17,14 @@
 //			},
 //		}.Run(t, consumertest.NewMessage("payment-1", []byte(`{"amount":10}`)))
 //	}
+//
+// Idempotent is the one-call form for a handler and a store.Store: it wires
+// the handler inside middleware.Idempotency itself and plays four cases —
+// delivered twice, delivered concurrently, after a failed attempt, and a
+// crash after the commit but before the ack — counting effects per message
+// ID with the caller's Effects func:
+//
+//	consumertest.Idempotent(t, ledgerHandler, pgStore, consumertest.NewMessage("pay-1", body), countEntries)
 package consumertest
 
 import (

@@ -50,43 +50,65 @@ type payment struct {
 // poisonAccount makes the handler fail every time.
 const poisonAccount = "poison"
 
-// handler applies payments. With dedupe it writes in the claim's
-// transaction (postgres.Tx); without, in a transaction of its own.
+// handler applies payments in the idempotency claim's transaction
+// (postgres.Tx): the -dedupe=true handler.
 type handler struct {
-	pool   *pgxpool.Pool
-	dedupe bool
-	delay  time.Duration
+	delay time.Duration
 }
 
-// Handle decodes and applies one payment.
+// Handle decodes and applies one payment in the claim's transaction.
 func (h *handler) Handle(ctx context.Context, msg *consumer.Message) error {
+	p, err := decode(ctx, msg, h.delay)
+	if err != nil {
+		return err
+	}
+	tx, ok := postgres.Tx(ctx)
+	if !ok {
+		return errors.New("no claim transaction in the context: the idempotency middleware is missing")
+	}
+	return apply(ctx, tx, msg.ID, p)
+}
+
+// plainHandler applies payments in a transaction of its own, through the
+// pool: the -dedupe=false handler, plain at-least-once (a redelivered
+// payment is applied again).
+type plainHandler struct {
+	pool  *pgxpool.Pool
+	delay time.Duration
+}
+
+// Handle decodes and applies one payment in its own transaction.
+func (h *plainHandler) Handle(ctx context.Context, msg *consumer.Message) error {
+	p, err := decode(ctx, msg, h.delay)
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error { return apply(ctx, tx, msg.ID, p) })
+}
+
+// decode decodes msg's payment, refuses the poison account and waits delay
+// (the simulated work).
+func decode(ctx context.Context, msg *consumer.Message, delay time.Duration) (payment, error) {
 	var p payment
 	if err := json.Unmarshal(msg.Body, &p); err != nil {
-		return consumer.Permanent(fmt.Errorf("decoding payment: %w", err))
+		return p, consumer.Permanent(fmt.Errorf("decoding payment: %w", err))
 	}
 	if p.Account == "" {
-		return consumer.Permanent(errors.New(`payment has no "account"`))
+		return p, consumer.Permanent(errors.New(`payment has no "account"`))
 	}
 	if p.Account == poisonAccount {
-		return fmt.Errorf("account %q is rejected on every attempt", poisonAccount)
+		return p, fmt.Errorf("account %q is rejected on every attempt", poisonAccount)
 	}
-	if h.delay > 0 {
-		t := time.NewTimer(h.delay)
+	if delay > 0 {
+		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return p, ctx.Err()
 		}
 	}
-	if h.dedupe {
-		tx, ok := postgres.Tx(ctx)
-		if !ok {
-			return errors.New("no claim transaction in the context: the idempotency middleware is missing")
-		}
-		return apply(ctx, tx, msg.ID, p)
-	}
-	return pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error { return apply(ctx, tx, msg.ID, p) })
+	return p, nil
 }
 
 // apply is the effect: the balance and one ledger entry.
@@ -132,6 +154,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		mws = append(mws, middleware.Idempotency(st))
 	}
+	var h consumer.Handler = &handler{delay: cfg.handlerDelay}
+	if !cfg.dedupe {
+		h = &plainHandler{pool: pool, delay: cfg.handlerDelay}
+	}
 
 	broker, err := adapters.Open(ctx, cfg.brokerURL, adapters.WithLogger(log))
 	if err != nil {
@@ -158,6 +184,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		SoftStopTimeout: 20 * time.Second,
 		Logger:          log,
 	}
+	if !cfg.dedupe {
+		// -dedupe=false is the crash test's control group: it must show
+		// the duplicates that at-least-once delivery produces.
+		ccfg.Duplicates = consumer.AllowDuplicates("-dedupe=false: plain at-least-once, to measure duplicates (crash test control)")
+	}
 	if st != nil {
 		// A copy delivered after its claim was pruned would run the handler
 		// again: claims must outlive the longest retry, as the broker waits
@@ -181,7 +212,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		ccfg.Observer = obs.observer()
 		mws = append([]consumer.Middleware{obs.middleware()}, mws...)
 	}
-	c, err := consumer.New(src, &handler{pool: pool, dedupe: cfg.dedupe, delay: cfg.handlerDelay}, ccfg, mws...)
+	c, err := consumer.New(src, h, ccfg, mws...)
 	if err != nil {
 		_ = src.Close(ctx)
 		return err

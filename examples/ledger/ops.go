@@ -49,6 +49,7 @@ func (o *observability) start(ctx context.Context, c *consumer.Consumer, src con
 		return nil, err
 	}
 	o.health.Add(o.name, c, src)
+	o.rec.Duplicates(o.name, c.Duplicates())
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -194,9 +194,12 @@ func Run(t testing.TB, c *consumer.Consumer, src *Source) {
 }
 
 // FastConfig is a consumer config named "ledger" with concurrency 4, three
-// attempts and millisecond backoffs, logging nothing.
+// attempts and millisecond backoffs, logging nothing, and duplicates allowed
+// (the tests count deliveries, not effects; a test adding
+// middleware.Idempotency resets Duplicates).
 func FastConfig() consumer.Config {
 	return consumer.Config{
+		Duplicates:    consumer.AllowDuplicates("obstest: counts deliveries, not effects"),
 		Name:          "ledger",
 		Concurrency:   4,
 		Logger:        slog.New(slog.DiscardHandler),

@@ -124,6 +124,9 @@ func outcomeIndex(o consumer.Outcome) int {
 //     retried) and dead-letter (dead_lettered) copies the adapter trimmed to
 //     fit the broker's size limit (consumer.FitCopy): failure headers cut, or
 //     a dead letter's body replaced by its size and SHA-256.
+//   - oncely_consumer_duplicates_allowed{consumer,reason}: 1 while the
+//     consumer runs without idempotency (consumer.AllowDuplicates, with its
+//     reason), 0 while it deduplicates; from Duplicates.
 //
 // A scrape reads each series' counts one by one while attempts may be
 // recorded: the histogram's count is always the sum of its buckets, but its
@@ -137,6 +140,7 @@ type Recorder struct {
 	deadLetters *prometheus.GaugeVec
 	pollErrors  *prometheus.CounterVec
 	trimmed     *prometheus.CounterVec
+	duplicates  *prometheus.GaugeVec // see Duplicates
 	consumer    string
 	log         *slog.Logger
 
@@ -240,8 +244,9 @@ func New(reg prometheus.Registerer, cfg Config) (*Recorder, error) {
 			Name: NameCopiesTrimmed,
 			Help: "Retry and dead-letter copies trimmed to fit the broker's size limit (failure headers cut, or a dead letter's body replaced by its size and SHA-256).",
 		}, []string{"source", "consumer", "outcome"}),
-		consumer: cfg.Consumer,
-		log:      cfg.Logger,
+		duplicates: newDuplicatesGauge(),
+		consumer:   cfg.Consumer,
+		log:        cfg.Logger,
 	}
 	m.attempts.m = m
 	// As prometheus.NewHistogram does, a last bound of +Inf is implied.
@@ -253,7 +258,7 @@ func New(reg prometheus.Registerer, cfg Config) (*Recorder, error) {
 	for i, b := range m.bounds {
 		m.limits[i] = durationWithin(b)
 	}
-	collectors := []prometheus.Collector{m.attempts, m.breakerOpen, m.breakerOps, m.backlog, m.deadLetters, m.pollErrors, m.trimmed}
+	collectors := []prometheus.Collector{m.attempts, m.breakerOpen, m.breakerOps, m.backlog, m.deadLetters, m.pollErrors, m.trimmed, m.duplicates}
 	for i, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			for _, done := range collectors[:i] {

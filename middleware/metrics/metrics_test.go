@@ -126,6 +126,7 @@ func TestMetricsCountOutcomesOfARun(t *testing.T) {
 	})
 	cfg := obstest.FastConfig()
 	cfg.Observer = m
+	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 	c, err := consumer.New(src, h, cfg, m.Middleware)
 	require.NoError(t, err)
 	obstest.Run(t, c, src)
@@ -211,6 +212,7 @@ func TestMetricsBreakerState(t *testing.T) {
 	cfg := obstest.FastConfig()
 	cfg.BreakerThreshold = 1
 	cfg.Observer = obs
+	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 	c, err = consumer.New(src, h, cfg)
 	require.NoError(t, err)
 	obstest.Run(t, c, src)
@@ -448,7 +450,7 @@ func obsBenchRun(b *testing.B, n int, traceparent string, obs consumer.Observer,
 		src.msgs = append(src.msgs, m)
 	}
 	noop := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
-	c, err := consumer.New(src, noop, consumer.Config{Name: "ledger", Observer: obs, Logger: slog.New(slog.DiscardHandler)}, mws...)
+	c, err := consumer.New(src, noop, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "ledger", Observer: obs, Logger: slog.New(slog.DiscardHandler)}, mws...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -626,6 +628,7 @@ func TestMetricsOnMemoryBroker(t *testing.T) {
 	src := b.NewSource("payments", "ledger")
 	cfg := obstest.FastConfig()
 	cfg.Observer = m.Observer("ledger")
+	cfg.Duplicates = consumer.Duplicates{} // the chain deduplicates
 	c, err := consumer.New(src, h, cfg, m.Middleware, middleware.Idempotency(claims))
 	require.NoError(t, err)
 	runErr := make(chan error, 1)

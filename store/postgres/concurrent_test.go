@@ -42,6 +42,7 @@ func TestConcurrentDuplicatesRunOnce(t *testing.T) {
 						deadline := time.Now().Add(10 * time.Second)
 						for time.Now().Before(deadline) {
 							var blocked int
+							//oncely:allow txescape the test watches the blocked claims from another connection
 							if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 								WHERE application_name = $1 AND wait_event_type = 'Lock'`, db.Schema).Scan(&blocked); err != nil {
 								return err

@@ -1,0 +1,174 @@
+package vet
+
+import (
+	"go/ast"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// Escape reports a goroutine, started in a transactional handler, that
+// captures the handler's transaction or its context.
+//
+// The bug it prevents: the claim's transaction commits or rolls back when
+// the handler returns, and the handler's context carries it (postgres.Tx).
+// A goroutine holding either outlives that moment: its statements fail on a
+// closed transaction, or — when it runs while the handler still does — race
+// with the handler on a pgx.Tx, which is not safe for concurrent use (a
+// corrupted connection, a lost batch). Work it does on other systems with
+// the handler's context is not covered by the claim either: the handler can
+// succeed and be acked while the goroutine's effect is lost, or fail and be
+// retried while it still runs — a duplicate.
+//
+// Escape looks at each transactional handler (see TxEscape) and the
+// functions of the same package it passes its transaction or context to. It
+// follows the handler's context.Context and pgx.Tx parameters, the context
+// given to postgres.Tx and the transaction it returns, and every variable
+// derived from them (ctx2 := context.WithTimeout(ctx, …),
+// context.WithoutCancel(ctx), which still carries the transaction); a go
+// statement whose function, arguments or function literal body uses one of
+// them is reported. Goroutines that use neither, and structured helpers
+// such as sync.WaitGroup.Go or errgroup, are not.
+var Escape = &analysis.Analyzer{
+	Name: "escape",
+	Doc:  "report goroutines that capture an oncely handler's transaction or context",
+	URL:  "https://github.com/oncely/oncely/blob/main/docs/teams.md#oncely-vet",
+	Run:  runEscape,
+}
+
+func runEscape(pass *analysis.Pass) (any, error) {
+	if !imports(pass, pathPostgres) {
+		return nil, nil
+	}
+	decls := newFuncDecls(pass)
+	reported := map[ast.Node]bool{}
+	visited := map[ast.Node]bool{}
+	var walk func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool)
+	walk = func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool) {
+		if body == nil || visited[node] {
+			return
+		}
+		visited[node] = true
+		derive(pass, body, tracked)
+		ast.Inspect(body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				if obj := uses(pass, n.Call, tracked); obj != nil && !reported[n] {
+					reported[n] = true
+					what := "context"
+					if isNamed(obj.Type(), pathPgx, "Tx") {
+						what = "transaction"
+					}
+					report(pass, "escape", n.Pos(), "goroutine captures the handler's %s %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", what, obj.Name())
+				}
+				return false
+			case *ast.CallExpr:
+				next, ft, nb := decls.body(calleeObj(pass, n))
+				if next == nil || ft.Params == nil {
+					break
+				}
+				params := paramObjs(pass, ft)
+				inner := map[types.Object]bool{}
+				for i, arg := range n.Args {
+					if i < len(params) && params[i] != nil && uses(pass, arg, tracked) != nil {
+						inner[params[i]] = true
+					}
+				}
+				if len(inner) > 0 {
+					walk(next, nb, inner)
+				}
+			}
+			return true
+		})
+	}
+	for _, h := range txHandlers(pass, decls) {
+		tracked := map[types.Object]bool{}
+		for o := range h.ctx {
+			tracked[o] = true
+		}
+		for o := range h.tx {
+			tracked[o] = true
+		}
+		walk(h.node, h.body, tracked)
+	}
+	return nil, nil
+}
+
+// calleeObj returns the object a call's function expression refers to.
+func calleeObj(pass *analysis.Pass, call *ast.CallExpr) types.Object {
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		return pass.TypesInfo.Uses[f]
+	case *ast.SelectorExpr:
+		return pass.TypesInfo.Uses[f.Sel]
+	}
+	return nil
+}
+
+// paramObjs returns the objects of ft's parameters, one per position (nil
+// for blank or unnamed ones).
+func paramObjs(pass *analysis.Pass, ft *ast.FuncType) []types.Object {
+	var out []types.Object
+	for _, field := range ft.Params.List {
+		if len(field.Names) == 0 {
+			out = append(out, nil)
+		}
+		for _, name := range field.Names {
+			out = append(out, pass.TypesInfo.Defs[name])
+		}
+	}
+	return out
+}
+
+// uses returns a tracked object that n refers to, or nil.
+func uses(pass *analysis.Pass, n ast.Node, tracked map[types.Object]bool) types.Object {
+	var found types.Object
+	ast.Inspect(n, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && found == nil {
+			if obj := pass.TypesInfo.Uses[id]; obj != nil && tracked[obj] {
+				found = obj
+			}
+		}
+		return found == nil
+	})
+	return found
+}
+
+// derive adds to tracked the context.Context and pgx.Tx variables of body
+// assigned from expressions that use a tracked object, until none is added.
+func derive(pass *analysis.Pass, body *ast.BlockStmt, tracked map[types.Object]bool) {
+	carries := func(obj types.Object) bool {
+		return obj != nil && (isNamed(obj.Type(), pathContext, "Context") || isNamed(obj.Type(), pathPgx, "Tx"))
+	}
+	for changed := true; changed; {
+		changed = false
+		add := func(lhs []ast.Expr, rhs []ast.Expr) {
+			for _, r := range rhs {
+				if uses(pass, r, tracked) == nil {
+					continue
+				}
+				for _, l := range lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						if obj := pass.TypesInfo.ObjectOf(id); carries(obj) && !tracked[obj] {
+							tracked[obj] = true
+							changed = true
+						}
+					}
+				}
+			}
+		}
+		ast.Inspect(body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				add(n.Lhs, n.Rhs)
+			case *ast.ValueSpec:
+				lhs := make([]ast.Expr, len(n.Names))
+				for i, id := range n.Names {
+					lhs[i] = id
+				}
+				add(lhs, n.Values)
+			}
+			return true
+		})
+	}
+}

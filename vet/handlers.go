@@ -1,0 +1,162 @@
+package vet
+
+import (
+	"go/ast"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// txHandler is a transactional handler: a function that runs inside the
+// idempotency claim's transaction. They are
+//
+//   - the function given to postgres.HandlerFunc (a literal, or a function or
+//     method of the package);
+//   - the function given to a Store's Process (store.Store or
+//     *postgres.Store), whose context carries the transaction;
+//   - every function (or literal) that calls postgres.Tx itself.
+//
+// Batch mode runs these same handlers, so it needs no rule of its own.
+type txHandler struct {
+	node  ast.Node // *ast.FuncDecl or *ast.FuncLit
+	ftype *ast.FuncType
+	body  *ast.BlockStmt
+	// ctx and tx are the handler's context and transaction: its
+	// context.Context and pgx.Tx parameters, the context given to
+	// postgres.Tx and the variable its transaction is assigned to.
+	ctx, tx map[types.Object]bool
+}
+
+// txHandlers returns the package's transactional handlers, in source order.
+func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
+	var out []*txHandler
+	byNode := map[ast.Node]*txHandler{}
+	add := func(node ast.Node, ft *ast.FuncType, body *ast.BlockStmt) *txHandler {
+		if h := byNode[node]; h != nil {
+			return h
+		}
+		h := &txHandler{node: node, ftype: ft, body: body, ctx: map[types.Object]bool{}, tx: map[types.Object]bool{}}
+		for _, field := range ft.Params.List {
+			for _, name := range field.Names {
+				obj := pass.TypesInfo.Defs[name]
+				if obj == nil {
+					continue
+				}
+				switch {
+				case isNamed(obj.Type(), pathContext, "Context"):
+					h.ctx[obj] = true
+				case isNamed(obj.Type(), pathPgx, "Tx"):
+					h.tx[obj] = true
+				}
+			}
+		}
+		byNode[node] = h
+		out = append(out, h)
+		return h
+	}
+	addFunc := func(arg ast.Expr) {
+		switch a := ast.Unparen(arg).(type) {
+		case *ast.FuncLit:
+			add(a, a.Type, a.Body)
+		case *ast.Ident, *ast.SelectorExpr:
+			var id *ast.Ident
+			if sel, ok := a.(*ast.SelectorExpr); ok {
+				id = sel.Sel
+			} else {
+				id = a.(*ast.Ident)
+			}
+			if node, ft, body := decls.body(pass.TypesInfo.Uses[id]); node != nil {
+				add(node, ft, body)
+			}
+		}
+	}
+	for _, f := range pass.Files {
+		var stack []ast.Node // enclosing functions
+		var assign []*ast.AssignStmt
+		ast.Inspect(f, func(n ast.Node) bool {
+			if n == nil {
+				return true
+			}
+			switch n := n.(type) {
+			case *ast.FuncDecl, *ast.FuncLit:
+				stack = append(stack, n) // never popped: enclosing checks positions
+			case *ast.AssignStmt:
+				assign = append(assign, n)
+			case *ast.CallExpr:
+				fn := callee(pass.TypesInfo, n)
+				switch {
+				case fn == nil:
+				case isFunc(fn, pathPostgres, "HandlerFunc") && len(n.Args) == 1:
+					addFunc(n.Args[0])
+				case (isMethod(fn, pathPostgres, "Store", "Process") || isMethod(fn, pathStore, "Store", "Process")) && len(n.Args) == 4:
+					addFunc(n.Args[3])
+				case isFunc(fn, pathPostgres, "Tx") && len(stack) > 0:
+					encl := enclosing(stack, n)
+					if encl == nil || discardsTx(n, assign) {
+						break
+					}
+					h := add(encl, funcType(encl), funcBody(encl))
+					if id, ok := ast.Unparen(n.Args[0]).(*ast.Ident); ok {
+						if obj := pass.TypesInfo.Uses[id]; obj != nil {
+							h.ctx[obj] = true
+						}
+					}
+					for _, as := range assign {
+						if len(as.Rhs) == 1 && ast.Unparen(as.Rhs[0]) == n && len(as.Lhs) >= 1 {
+							if id, ok := as.Lhs[0].(*ast.Ident); ok {
+								if obj := pass.TypesInfo.ObjectOf(id); obj != nil {
+									h.tx[obj] = true
+								}
+							}
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// enclosing returns the innermost function of stack whose body contains n.
+func enclosing(stack []ast.Node, n ast.Node) ast.Node {
+	for i := len(stack) - 1; i >= 0; i-- {
+		if b := funcBody(stack[i]); b != nil && b.Pos() <= n.Pos() && n.End() <= b.End() {
+			return stack[i]
+		}
+	}
+	return nil
+}
+
+func funcBody(n ast.Node) *ast.BlockStmt {
+	switch n := n.(type) {
+	case *ast.FuncDecl:
+		return n.Body
+	case *ast.FuncLit:
+		return n.Body
+	}
+	return nil
+}
+
+func funcType(n ast.Node) *ast.FuncType {
+	switch n := n.(type) {
+	case *ast.FuncDecl:
+		return n.Type
+	case *ast.FuncLit:
+		return n.Type
+	}
+	return nil
+}
+
+// discardsTx reports whether the postgres.Tx call's transaction is assigned
+// to the blank identifier (_, ok := postgres.Tx(ctx)): code that only asks
+// whether it runs in a transaction is no handler.
+func discardsTx(call *ast.CallExpr, assign []*ast.AssignStmt) bool {
+	for _, as := range assign {
+		if len(as.Rhs) == 1 && ast.Unparen(as.Rhs[0]) == call {
+			id, ok := as.Lhs[0].(*ast.Ident)
+			return ok && id.Name == "_"
+		}
+	}
+	return false
+}

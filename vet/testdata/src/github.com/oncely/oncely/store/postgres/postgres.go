@@ -1,0 +1,24 @@
+// Package postgres is a stub of oncely's Postgres store.
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/oncely/oncely/consumer"
+)
+
+type Store struct{}
+
+func New(pool *pgxpool.Pool) (*Store, error) { return &Store{}, nil }
+
+func (s *Store) Process(ctx context.Context, consumer, messageID string, fn func(ctx context.Context) error) (bool, error) {
+	return false, fn(ctx)
+}
+
+func Tx(ctx context.Context) (pgx.Tx, bool) { return nil, false }
+
+func HandlerFunc(f func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error) consumer.Handler {
+	return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error { return f(ctx, nil, msg) })
+}

@@ -1,0 +1,166 @@
+package vet
+
+import (
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// TxEscape reports, inside a transactional handler, a statement sent through
+// a database handle other than the handler's transaction.
+//
+// The bug it prevents: the idempotency claim and the handler's effects
+// commit in one transaction, so a redelivered message finds the claim and
+// does nothing. A write through the pool (or any connection but the claim's
+// transaction) commits on its own: it survives the handler's failure and
+// the claim's rollback, and runs again on every retry and redelivery — the
+// duplicate effect oncely exists to prevent. A read through the pool does
+// not see the transaction's uncommitted writes, nor hold its locks.
+//
+// Transactional handlers are the function given to postgres.HandlerFunc or
+// to a Store's Process, and every function that calls postgres.Tx (see
+// txHandler). Inside them, and in every function, method and closure of the
+// same package they reference (followed transitively), TxEscape reports:
+//
+//   - a call of a method that executes statements, opens a transaction,
+//     copies or sends a batch (Exec, Query, QueryRow, Begin, BeginTx,
+//     CopyFrom, SendBatch, Prepare, and database/sql's …Context forms) on
+//     *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn, *sql.DB, *sql.Conn or
+//     *sql.Stmt — except on the transaction's own connection (tx.Conn());
+//   - such a handle passed where an interface with one of those methods is
+//     expected (pgx.BeginFunc(ctx, pool, …), a helper taking a "querier"),
+//     since the callee's statements then run outside the transaction.
+var TxEscape = &analysis.Analyzer{
+	Name: "txescape",
+	Doc:  "report statements sent outside the claim's transaction from a transactional oncely handler",
+	URL:  "https://github.com/oncely/oncely/blob/main/docs/teams.md#oncely-vet",
+	Run:  runTxEscape,
+}
+
+// dbMethods are the statement-running methods of the database handles.
+var dbMethods = map[string]bool{
+	"Exec": true, "Query": true, "QueryRow": true, "Begin": true, "BeginTx": true,
+	"CopyFrom": true, "SendBatch": true, "Prepare": true,
+	"ExecContext": true, "QueryContext": true, "QueryRowContext": true, "PrepareContext": true,
+}
+
+// dbHandle returns the name of the database handle type t is (such as
+// "*pgxpool.Pool"), or "".
+func dbHandle(t types.Type) string {
+	for _, h := range [...]struct{ pkg, name, short string }{
+		{pathPgxpool, "Pool", "*pgxpool.Pool"},
+		{pathPgxpool, "Conn", "*pgxpool.Conn"},
+		{pathPgx, "Conn", "*pgx.Conn"},
+		{pathSQL, "DB", "*sql.DB"},
+		{pathSQL, "Conn", "*sql.Conn"},
+		{pathSQL, "Stmt", "*sql.Stmt"},
+	} {
+		if _, ptr := types.Unalias(t).(*types.Pointer); ptr && isNamed(t, h.pkg, h.name) {
+			return h.short
+		}
+	}
+	return ""
+}
+
+// queryingInterface reports whether t is an interface with a method that
+// runs statements.
+func queryingInterface(t types.Type) bool {
+	it, ok := t.Underlying().(*types.Interface)
+	if !ok {
+		return false
+	}
+	for m := range it.Methods() {
+		if dbMethods[m.Name()] {
+			return true
+		}
+	}
+	return false
+}
+
+func runTxEscape(pass *analysis.Pass) (any, error) {
+	if !imports(pass, pathPostgres) {
+		return nil, nil
+	}
+	decls := newFuncDecls(pass)
+	reported := map[ast.Node]bool{}
+	for _, h := range txHandlers(pass, decls) {
+		visited := map[ast.Node]bool{}
+		var walk func(node ast.Node, body *ast.BlockStmt, via []string)
+		walk = func(node ast.Node, body *ast.BlockStmt, via []string) {
+			if visited[node] || body == nil {
+				return
+			}
+			visited[node] = true
+			ast.Inspect(body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.Ident:
+					obj := pass.TypesInfo.Uses[n]
+					if next, _, nb := decls.body(obj); next != nil {
+						walk(next, nb, append(via[:len(via):len(via)], obj.Name()))
+					}
+				case *ast.CallExpr:
+					checkTxCall(pass, n, via, reported)
+				}
+				return true
+			})
+		}
+		walk(h.node, h.body, nil)
+	}
+	return nil, nil
+}
+
+// checkTxCall reports call when it sends a statement outside the handler's
+// transaction; via names the helpers it was reached through.
+func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported map[ast.Node]bool) {
+	where := "in a transactional handler"
+	if len(via) > 0 {
+		where = "reached from a transactional handler through " + strings.Join(via, " → ")
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
+		if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
+			if h := dbHandle(s.Recv()); h != "" && !txConn(pass, sel.X) && !reported[call] {
+				reported[call] = true
+				report(pass, "txescape", call.Pos(), "%s.%s runs outside the claim's transaction (%s): it commits on its own and repeats on every redelivery; use the handler's pgx.Tx (postgres.Tx(ctx))", h, sel.Sel.Name, where)
+				return
+			}
+		}
+	}
+	if tv := pass.TypesInfo.Types[call.Fun]; tv.IsType() || tv.IsBuiltin() {
+		return // a conversion or a builtin
+	}
+	sig, ok := pass.TypesInfo.TypeOf(call.Fun).Underlying().(*types.Signature)
+	if !ok {
+		return
+	}
+	for i, arg := range call.Args {
+		var pt types.Type
+		switch {
+		case sig.Variadic() && i >= sig.Params().Len()-1:
+			pt = sig.Params().At(sig.Params().Len() - 1).Type()
+			if call.Ellipsis == 0 {
+				pt = pt.(*types.Slice).Elem()
+			}
+		case i < sig.Params().Len():
+			pt = sig.Params().At(i).Type()
+		default:
+			continue
+		}
+		if h := dbHandle(pass.TypesInfo.TypeOf(arg)); h != "" && queryingInterface(pt) && !reported[arg] {
+			reported[arg] = true
+			report(pass, "txescape", arg.Pos(), "%s passed as %s runs the callee's statements outside the claim's transaction (%s); pass the handler's pgx.Tx", h, types.TypeString(pt, func(p *types.Package) string { return p.Name() }), where)
+		}
+	}
+}
+
+// txConn reports whether x is tx.Conn() for a pgx.Tx: the transaction's own
+// connection, whose statements run inside it.
+func txConn(pass *analysis.Pass, x ast.Expr) bool {
+	call, ok := ast.Unparen(x).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	fn := callee(pass.TypesInfo, call)
+	return fn != nil && fn.Name() == "Conn" && isMethod(fn, pathPgx, "Tx", "Conn")
+}

@@ -1,0 +1,232 @@
+// Package vet holds oncely's static checks, built on
+// golang.org/x/tools/go/analysis: mistakes that at-least-once delivery turns
+// into duplicated or lost effects, caught before production. Each analyzer
+// has its own file and documents the bug it prevents:
+//
+//   - TxEscape: a write or query through a database handle other than the
+//     handler's transaction, inside a transactional handler.
+//   - NoDedupe: consumer.New with no idempotency middleware and no explicit
+//     Config.Duplicates opt-out.
+//   - Escape: the handler's transaction or context captured by a goroutine
+//     started in the handler.
+//   - Settle: user code settling deliveries itself, or a broker client with
+//     auto-commit or auto-ack, in a package that builds an oncely consumer.
+//
+// Run them with `oncely vet ./...` or, as a vet tool,
+// `go vet -vettool=$(which oncelyvet) ./...`. Objects are identified through
+// go/types (types.Info), never by their names: a local type or function
+// called Pool or New is not mistaken for pgxpool.Pool or consumer.New.
+package vet
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// Import paths of the packages whose objects the analyzers look for.
+const (
+	pathConsumer   = "github.com/oncely/oncely/consumer"
+	pathMiddleware = "github.com/oncely/oncely/middleware"
+	pathPostgres   = "github.com/oncely/oncely/store/postgres"
+	pathStore      = "github.com/oncely/oncely/store"
+	pathAdapters   = "github.com/oncely/oncely/adapters"
+	pathPgx        = "github.com/jackc/pgx/v5"
+	pathPgxpool    = "github.com/jackc/pgx/v5/pgxpool"
+	pathSQL        = "database/sql"
+	pathKgo        = "github.com/twmb/franz-go/pkg/kgo"
+	pathAMQP       = "github.com/rabbitmq/amqp091-go"
+	pathContext    = "context"
+)
+
+// Analyzers returns every oncely analyzer, in a new slice.
+func Analyzers() []*analysis.Analyzer {
+	return []*analysis.Analyzer{TxEscape, NoDedupe, Escape, Settle}
+}
+
+// isFunc reports whether obj is the package-level function pkg.name.
+func isFunc(obj types.Object, pkg, name string) bool {
+	f, ok := obj.(*types.Func)
+	return ok && f.Pkg() != nil && f.Pkg().Path() == pkg && f.Name() == name &&
+		f.Type().(*types.Signature).Recv() == nil
+}
+
+// isMethod reports whether obj is method name of the (pointer to) named
+// type pkg.typ, or of the interface pkg.typ.
+func isMethod(obj types.Object, pkg, typ, name string) bool {
+	f, ok := obj.(*types.Func)
+	if !ok || f.Name() != name {
+		return false
+	}
+	recv := f.Type().(*types.Signature).Recv()
+	return recv != nil && isNamed(recv.Type(), pkg, typ)
+}
+
+// isNamed reports whether t, or what t points to, is the named type pkg.name.
+func isNamed(t types.Type, pkg, name string) bool {
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok {
+		return false
+	}
+	o := n.Obj()
+	return o.Pkg() != nil && o.Pkg().Path() == pkg && o.Name() == name
+}
+
+// callee returns the function or method call statically calls, or nil.
+func callee(info *types.Info, call *ast.CallExpr) *types.Func {
+	f, _ := typeutil.Callee(info, call).(*types.Func)
+	return f
+}
+
+// funcDecls maps the package's functions and methods to their declarations,
+// and the variables assigned exactly one function literal (v := func…,
+// var v = func…) to it: the helpers and closures a handler can reach.
+type funcDecls struct {
+	decls map[*types.Func]*ast.FuncDecl
+	lits  map[*types.Var]*ast.FuncLit
+}
+
+func newFuncDecls(pass *analysis.Pass) *funcDecls {
+	d := &funcDecls{decls: map[*types.Func]*ast.FuncDecl{}, lits: map[*types.Var]*ast.FuncLit{}}
+	count := map[*types.Var]int{}
+	note := func(id *ast.Ident, rhs ast.Expr) {
+		v, ok := pass.TypesInfo.ObjectOf(id).(*types.Var)
+		if !ok {
+			return
+		}
+		count[v]++
+		if lit, ok := ast.Unparen(rhs).(*ast.FuncLit); ok {
+			d.lits[v] = lit
+		}
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if fn, ok := pass.TypesInfo.Defs[n.Name].(*types.Func); ok && n.Body != nil {
+					d.decls[fn] = n
+				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) == len(n.Rhs) {
+					for i, l := range n.Lhs {
+						if id, ok := l.(*ast.Ident); ok {
+							note(id, n.Rhs[i])
+						}
+					}
+				}
+			case *ast.ValueSpec:
+				if len(n.Names) == len(n.Values) {
+					for i, id := range n.Names {
+						note(id, n.Values[i])
+					}
+				}
+			}
+			return true
+		})
+	}
+	for v, c := range count {
+		if c != 1 {
+			delete(d.lits, v) // reassigned: which literal runs is not known
+		}
+	}
+	return d
+}
+
+// body returns the body of the function obj refers to when it is declared
+// in this package (a function, a method, or a variable holding one function
+// literal), or nil.
+func (d *funcDecls) body(obj types.Object) (ast.Node, *ast.FuncType, *ast.BlockStmt) {
+	switch o := obj.(type) {
+	case *types.Func:
+		if decl := d.decls[o.Origin()]; decl != nil {
+			return decl, decl.Type, decl.Body
+		}
+	case *types.Var:
+		if lit := d.lits[o]; lit != nil {
+			return lit, lit.Type, lit.Body
+		}
+	}
+	return nil, nil, nil
+}
+
+// lookup returns the package-level object pkg.name when the package under
+// analysis is pkg or imports it, else nil.
+func lookup(pass *analysis.Pass, pkg, name string) types.Object {
+	if pass.Pkg.Path() == pkg {
+		return pass.Pkg.Scope().Lookup(name)
+	}
+	for _, p := range pass.Pkg.Imports() {
+		if p.Path() == pkg {
+			return p.Scope().Lookup(name)
+		}
+	}
+	return nil
+}
+
+// imports reports whether the package under analysis is pkg or imports it.
+func imports(pass *analysis.Pass, pkg string) bool {
+	if pass.Pkg.Path() == pkg {
+		return true
+	}
+	for _, p := range pass.Pkg.Imports() {
+		if p.Path() == pkg {
+			return true
+		}
+	}
+	return false
+}
+
+// frameworkPackage reports whether path (a package path, possibly with the
+// _test suffix of an external test package) is oncely's own code: the module
+// github.com/oncely/oncely except its examples. The framework legitimately
+// settles deliveries and configures broker clients; Settle skips it.
+func frameworkPackage(path string) bool {
+	path = strings.TrimSuffix(path, "_test")
+	const mod = "github.com/oncely/oncely"
+	if path != mod && !strings.HasPrefix(path, mod+"/") {
+		return false
+	}
+	return !strings.HasPrefix(path, mod+"/examples/") && path != mod+"/examples"
+}
+
+// allowPrefix starts the comment that silences one analyzer's report on its
+// own line or the line below it: //oncely:allow NAME REASON. The reason is
+// required, so every exception says why, and `grep -rn oncely:allow` lists
+// them all for review.
+const allowPrefix = "//oncely:allow "
+
+// report reports a diagnostic of analyzer name at pos unless an
+// //oncely:allow comment with a reason silences it.
+func report(pass *analysis.Pass, name string, pos token.Pos, format string, args ...any) {
+	line := pass.Fset.Position(pos).Line
+	for _, f := range pass.Files {
+		if pos < f.FileStart || pos > f.FileEnd {
+			continue
+		}
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				l := pass.Fset.Position(c.Slash).Line
+				if l != line && l != line-1 {
+					continue
+				}
+				rest, ok := strings.CutPrefix(c.Text, allowPrefix+name)
+				if !ok || rest != "" && rest[0] != ' ' {
+					continue
+				}
+				if strings.TrimSpace(rest) == "" {
+					pass.Reportf(pos, "%s (the //oncely:allow comment here needs a reason)", fmt.Sprintf(format, args...))
+				}
+				return
+			}
+		}
+	}
+	pass.Reportf(pos, format, args...)
+}

@@ -1,0 +1,27 @@
+package vet_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/oncely/oncely/vet"
+)
+
+// The testdata packages seed, per analyzer, cases that must be reported
+// (each marked with a // want comment) and cases that must not (everything
+// else in the package): analysistest fails on a missing or an extra report.
+
+func TestTxEscape(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), vet.TxEscape, "txescape")
+}
+
+func TestNoDedupe(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), vet.NoDedupe, "nodedupe")
+}
+
+func TestEscape(t *testing.T) { analysistest.Run(t, analysistest.TestData(), vet.Escape, "escape") }
+
+func TestSettle(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), vet.Settle, "settle", "settlelib", "github.com/oncely/oncely/adapters/fake", "github.com/oncely/oncely/examples/shop")
+}
