@@ -48,6 +48,28 @@ func setMaxBytes(t testing.TB, addrs []string, maxBytes int, topics ...string) {
 	for _, r := range resp {
 		require.NoError(t, r.Err, r.Name)
 	}
+	// The broker applies the change through its metadata log, after the
+	// answer: wait until it describes the new limit, which its produce
+	// path then enforces.
+	want := strconv.Itoa(maxBytes)
+	require.Eventually(t, func() bool {
+		rcs, err := kadmClient(t, addrs).DescribeTopicConfigs(ctx, topics...)
+		if err != nil {
+			return false
+		}
+		seen := 0
+		for _, rc := range rcs {
+			for _, c := range rc.Configs {
+				if c.Key == "max.message.bytes" {
+					if c.MaybeValue() != want {
+						return false
+					}
+					seen++
+				}
+			}
+		}
+		return seen == len(topics)
+	}, 10*time.Second, 20*time.Millisecond, "max.message.bytes=%s on %v", want, topics)
 }
 
 // failureHeaders are a copy's headers with a large stack and error.
