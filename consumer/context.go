@@ -42,16 +42,20 @@ type attemptCtx struct {
 type ctxIdent struct{ name, broker any }
 
 func (c *attemptCtx) Value(key any) any {
-	switch key {
-	case stateKey:
-		return &c.state
-	case nameKey:
-		if c.ident != nil {
-			return c.ident.name
-		}
-	case brokerKey:
-		if c.ident != nil {
-			return c.ident.broker
+	// One type assertion, then integer cases: a switch on key itself
+	// compares interfaces case by case.
+	if k, ok := key.(ctxKey); ok {
+		switch k {
+		case stateKey:
+			return &c.state
+		case nameKey:
+			if c.ident != nil {
+				return c.ident.name
+			}
+		case brokerKey:
+			if c.ident != nil {
+				return c.ident.broker
+			}
 		}
 	}
 	return c.Context.Value(key)

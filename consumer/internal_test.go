@@ -288,3 +288,27 @@ func TestSoloClaims(t *testing.T) {
 		t.Fatalf("soloClaimStart(0) = %d", got)
 	}
 }
+
+// TestAttemptCtxValue: an attempt context answers its own keys, and any
+// other key, including one of another type with the same integer value,
+// from its parent.
+func TestAttemptCtxValue(t *testing.T) {
+	type otherKey int
+	parent := context.WithValue(WithName(context.Background(), "parent"), otherKey(nameKey), "other")
+	c := &attemptCtx{Context: parent, ident: &ctxIdent{name: "ledger", broker: "kafka"}}
+	if got := NameFromContext(c); got != "ledger" {
+		t.Fatalf("name %q", got)
+	}
+	if got := BrokerFromContext(c); got != "kafka" {
+		t.Fatalf("broker %q", got)
+	}
+	if got := c.Value(otherKey(nameKey)); got != "other" {
+		t.Fatalf("foreign key with nameKey's value: %v", got)
+	}
+	if got := c.Value(stateKey); got != &c.state {
+		t.Fatalf("state %v", got)
+	}
+	if got := NameFromContext(&attemptCtx{Context: parent}); got != "parent" {
+		t.Fatalf("without ident, the name comes from the parent: %q", got)
+	}
+}

@@ -69,9 +69,26 @@ type benchResult struct {
 	// Pause describes the first record's delay (and for oncely the longest
 	// pause in progress after it).
 	Pause string `json:"pause,omitempty"`
+	// SteadySeconds and SteadyCPU are the wall and CPU seconds from the
+	// first record handled to the last (oncely only): throughput without
+	// the client's start and the group join.
+	SteadySeconds float64 `json:"steady_seconds,omitempty"`
+	SteadyCPU     float64 `json:"steady_cpu_seconds,omitempty"`
 }
 
 func (r benchResult) rate() float64 { return float64(r.Records) / r.Seconds }
+
+// steadyRate is the records/s from the first record handled to the last.
+func (r benchResult) steadyRate() float64 { return float64(r.Records-1) / r.SteadySeconds }
+
+// cpuSeconds is the CPU time this process has used.
+func cpuSeconds(tb testing.TB) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
 
 func BenchmarkThroughput(b *testing.B) {
 	var addrs []string
@@ -157,7 +174,10 @@ func fillBenchTopic(b *testing.B, addrs []string) string {
 // and its Middleware), and with metrics plus tracing whose sampler samples
 // nothing (the producer's trace context absent), each in a fresh child
 // process. It reports each as a multiple of bare in the same round (the
-// median of the rounds' ratios).
+// median of the rounds' ratios): the rate and CPU of the whole child
+// (metrics_x_bare, metrics_cpu_x_bare, ...), and from the first record
+// handled to the last, without the client's start and the group join, whose
+// duration varies from child to child (steady_metrics_x_bare, ...).
 func BenchmarkObservability(b *testing.B) {
 	var addrs []string
 	if kafkatest.Real() {
@@ -173,6 +193,7 @@ func BenchmarkObservability(b *testing.B) {
 	}
 	modes := []string{"oncely", "oncely+metrics", "oncely+tracing"}
 	var withMetrics, withTracing, cpuMetrics, cpuTracing []float64
+	var steadyMetrics, steadyTracing, steadyCPUMetrics, steadyCPUTracing []float64
 	for round := range rounds {
 		res := map[string]benchResult{}
 		// The order rotates, so no mode always runs first (on colder caches).
@@ -185,8 +206,14 @@ func BenchmarkObservability(b *testing.B) {
 		withTracing = append(withTracing, tr.rate()/bare.rate())
 		cpuMetrics = append(cpuMetrics, m.CPU/bare.CPU)
 		cpuTracing = append(cpuTracing, tr.CPU/bare.CPU)
-		b.Logf("round %d: bare %.0f/s, metrics %.0f/s (%.3fx), metrics+tracing %.0f/s (%.3fx); CPU s %.2f, %.2f, %.2f", round,
-			bare.rate(), m.rate(), withMetrics[round], tr.rate(), withTracing[round], bare.CPU, m.CPU, tr.CPU)
+		steadyMetrics = append(steadyMetrics, m.steadyRate()/bare.steadyRate())
+		steadyTracing = append(steadyTracing, tr.steadyRate()/bare.steadyRate())
+		steadyCPUMetrics = append(steadyCPUMetrics, m.SteadyCPU/bare.SteadyCPU)
+		steadyCPUTracing = append(steadyCPUTracing, tr.SteadyCPU/bare.SteadyCPU)
+		b.Logf("round %d: bare %.0f/s, metrics %.0f/s (%.3fx), metrics+tracing %.0f/s (%.3fx); CPU s %.2f, %.2f, %.2f; first record to last: %.0f/s, %.3fx, %.3fx, CPU µs/record %.2f, %.2f, %.2f", round,
+			bare.rate(), m.rate(), withMetrics[round], tr.rate(), withTracing[round], bare.CPU, m.CPU, tr.CPU,
+			bare.steadyRate(), steadyMetrics[round], steadyTracing[round],
+			1e6*bare.SteadyCPU/float64(bare.Records), 1e6*m.SteadyCPU/float64(m.Records), 1e6*tr.SteadyCPU/float64(tr.Records))
 	}
 	mid := func(xs []float64) float64 { xs = slices.Clone(xs); slices.Sort(xs); return xs[len(xs)/2] }
 	b.Logf("per-round rate ratios to bare: metrics %.3f (%s), metrics+unsampled tracing %.3f (%s)",
@@ -197,6 +224,14 @@ func BenchmarkObservability(b *testing.B) {
 	b.ReportMetric(mid(withTracing), "tracing_x_bare")
 	b.ReportMetric(mid(cpuMetrics), "metrics_cpu_x_bare")
 	b.ReportMetric(mid(cpuTracing), "tracing_cpu_x_bare")
+	b.Logf("first record to last, per-round rate ratios to bare: metrics %.3f (%s), metrics+unsampled tracing %.3f (%s)",
+		mid(steadyMetrics), fmtRatios(steadyMetrics), mid(steadyTracing), fmtRatios(steadyTracing))
+	b.Logf("first record to last, per-round CPU ratios to bare: metrics %.3f (%s), metrics+unsampled tracing %.3f (%s)",
+		mid(steadyCPUMetrics), fmtRatios(steadyCPUMetrics), mid(steadyCPUTracing), fmtRatios(steadyCPUTracing))
+	b.ReportMetric(mid(steadyMetrics), "steady_metrics_x_bare")
+	b.ReportMetric(mid(steadyTracing), "steady_tracing_x_bare")
+	b.ReportMetric(mid(steadyCPUMetrics), "steady_metrics_cpu_x_bare")
+	b.ReportMetric(mid(steadyCPUTracing), "steady_tracing_cpu_x_bare")
 }
 
 // fmtRatios lists sorted ratios with two decimals.
@@ -399,7 +434,9 @@ func consumeOncely(t *testing.T, addrs []string, topic, group, mode string) benc
 		t.Fatal(err)
 	}
 	var n atomic.Int64
-	done := make(chan struct{})
+	var firstAt atomic.Int64 // time.Since(start) at the first record
+	var firstCPU float64
+	done, first := make(chan struct{}), make(chan struct{})
 	cfg := consumer.Config{Name: group, Concurrency: 16, MaxInFlight: 4096, ReceiveBatch: MaxPollRecordsDefault, Logger: testLogger()}
 	if os.Getenv("ONCELY_KAFKA_BENCH_DEFAULTS") != "" {
 		cfg = consumer.Config{Name: group, Logger: testLogger()} // the library's defaults
@@ -420,7 +457,15 @@ func consumeOncely(t *testing.T, addrs []string, topic, group, mode string) benc
 	}
 	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
 	c, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		if noop(m) && n.Add(1) == int64(benchRecords) {
+		if !noop(m) {
+			return nil
+		}
+		switch n.Add(1) {
+		case 1:
+			firstAt.Store(int64(time.Since(start)))
+			firstCPU = cpuSeconds(t)
+			close(first)
+		case int64(benchRecords):
 			close(done)
 		}
 		return nil
@@ -433,13 +478,16 @@ func consumeOncely(t *testing.T, addrs []string, topic, group, mode string) benc
 	pause := watchProgress(start, &n, done)
 	<-done
 	secs := time.Since(start).Seconds()
+	doneCPU := cpuSeconds(t)
+	<-first
+	steady := secs - time.Duration(firstAt.Load()).Seconds()
 	if err := c.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-runErr; err != nil {
 		t.Fatal(err)
 	}
-	return benchResult{Records: int(n.Load()), Seconds: secs, Pause: <-pause}
+	return benchResult{Records: int(n.Load()), Seconds: secs, Pause: <-pause, SteadySeconds: steady, SteadyCPU: doneCPU - firstCPU}
 }
 
 // BenchmarkKeyConcurrency compares, on one partition with 100 keys and a

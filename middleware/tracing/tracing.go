@@ -100,6 +100,11 @@ func Middleware(tp trace.TracerProvider, prop propagation.TextMapPropagator) con
 // spanNames builds each source's span name once. The name is needed before
 // the sampling decision (samplers see it), so even an unsampled span asks
 // for it: the one used last is answered without a map lookup.
+//
+// Kept by the project's rule (≥ 3 % on a broker-backed benchmark), narrowly:
+// against "process "+source per message (one allocation), the Kafka
+// BenchmarkObservability's steady tracing rate was 0.48 vs 0.45 of bare and
+// its CPU 2.03× vs 2.12× (medians of 3 runs whose ranges overlap).
 type spanNames struct {
 	bySource sync.Map                 // source → *spanName
 	last     atomic.Pointer[spanName] // the one used last
