@@ -147,6 +147,7 @@ func BenchmarkThroughput(b *testing.B) {
 // records of 100 bytes over 1,000 keys, each with a message ID.
 func fillBenchTopic(b *testing.B, addrs []string) string {
 	topic := uniqueTopic("bench")
+	deleteTopicsAfter(b, addrs, topic)
 	cl := client(b, addrs, kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerLinger(5*time.Millisecond))
 	ctx := context.Background()
 	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 6, 1, nil, topic); err != nil {
@@ -497,6 +498,7 @@ func consumeOncely(t *testing.T, addrs []string, topic, group, mode string) benc
 func BenchmarkKeyConcurrency(b *testing.B) {
 	addrs := brokers(b)
 	topic := uniqueTopic("keys")
+	deleteTopicsAfter(b, addrs, topic)
 	const keyed, ordered = 3200, 300
 	ctx := context.Background()
 	cl := client(b, addrs)
@@ -584,4 +586,36 @@ func watchProgress(start time.Time, n *atomic.Int64, done <-chan struct{}) <-cha
 		}
 	}()
 	return out
+}
+
+// deleteTopicsAfter deletes, when b ends, topic and the topics named after
+// it (each child's retry tiers and dead-letter topic). A benchmark makes
+// hundreds of partitions a run; a broker that keeps them all runs out of
+// file descriptors after a day of runs.
+func deleteTopicsAfter(b *testing.B, addrs []string, topic string) {
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+		if err != nil {
+			b.Logf("deleting topics: %v", err)
+			return
+		}
+		defer cl.Close()
+		adm := kadm.NewClient(cl)
+		topics, err := adm.ListTopics(ctx)
+		if err != nil {
+			b.Logf("listing topics to delete: %v", err)
+			return
+		}
+		var names []string
+		for _, name := range topics.Names() {
+			if name == topic || strings.HasPrefix(name, topic+".") {
+				names = append(names, name)
+			}
+		}
+		if _, err := adm.DeleteTopics(ctx, names...); err != nil {
+			b.Logf("deleting %d topics: %v", len(names), err)
+		}
+	})
 }
