@@ -12,10 +12,8 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -151,43 +149,6 @@ type Recorder struct {
 	last   atomic.Pointer[series] // the series used last, checked first
 }
 
-type seriesKey struct{ source, consumer string }
-
-// series holds the counts of one (source, consumer) pair: outcomes, handler
-// durations and handlers running. They are plain atomic integers, cheaper to
-// update than prometheus.Counter, Histogram and Gauge (a histogram
-// observation there is a float compare-and-swap loop plus two more atomic
-// additions), and exported by attemptCollector with the same names, types,
-// labels and values.
-//
-// One counter per (outcome, duration bucket) pair makes an attempt one
-// atomic addition there, plus one to the duration sum: an outcome's count
-// is the sum of its row, a bucket's the sum of its column.
-//
-// Clever code kept by the project's rule (≥ 3 % on a broker-backed
-// benchmark): with plain CounterVec, HistogramVec and GaugeVec looked up by
-// WithLabelValues on every message instead (≈ 200 ns more a message), the
-// Kafka BenchmarkObservability's steady metrics rate fell from 0.81–1.11 to
-// 0.49–0.62 of bare (docs/benchmarks.md, "Complexity that pays for itself").
-type series struct {
-	// Updated on every attempt, together so that it touches few cache lines.
-	running atomic.Int64  // handlers in flight
-	sum     atomic.Uint64 // handler durations observed, in nanoseconds
-	counted atomic.Bool   // Middleware saw this series: export running
-	limits  []int64       // Recorder.limits
-	// counts[row*cols+col]: row is the outcome's index in outcomes, or
-	// len(outcomes) for any other; col the duration's bucket (the last
-	// one +Inf), or len(limits)+1 when the handler did not run.
-	counts []atomic.Uint64
-	cols   int
-
-	source, consumer string
-	created          time.Time // exported as the counters' and histogram's creation time
-
-	mu    sync.Mutex
-	other map[consumer.Outcome]uint64 // outcomes not in outcomes, if an Observer caller invents any
-}
-
 // New creates the metrics and registers them on reg. It returns an
 // error, and leaves reg as it was, when reg is nil, cfg is invalid, or any
 // metric is already registered there (so registering twice on one registry
@@ -279,51 +240,9 @@ func New(reg prometheus.Registerer, cfg Config) (*Recorder, error) {
 	return m, nil
 }
 
-// durationWithin returns the longest positive Duration d with d.Seconds() <=
-// bound, or 0 if there is none: comparing a Duration with it places an
-// observation in exactly the bucket prometheus.Histogram would place
-// d.Seconds() in. Seconds() never decreases as d grows, so a binary search
-// finds it.
-func durationWithin(bound float64) int64 {
-	lo, hi := int64(0), int64(math.MaxInt64) // lo is within, hi is above or the maximum
-	if time.Duration(hi).Seconds() <= bound {
-		return hi
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if time.Duration(mid).Seconds() <= bound {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
 func (m *Recorder) initBreaker(name string) {
 	m.breakerOpen.WithLabelValues(name)
 	m.breakerOps.WithLabelValues(name)
-}
-
-func (m *Recorder) seriesFor(source, name string) *series {
-	if s := m.last.Load(); s != nil && s.source == source && s.consumer == name {
-		return s
-	}
-	k := seriesKey{source, name}
-	v, ok := m.series.Load(k)
-	if !ok {
-		v, _ = m.series.LoadOrStore(k, &series{
-			source:   source,
-			consumer: name,
-			created:  time.Now(),
-			limits:   m.limits,
-			counts:   make([]atomic.Uint64, (len(outcomes)+1)*(len(m.limits)+2)),
-			cols:     len(m.limits) + 2,
-		})
-	}
-	s := v.(*series)
-	m.last.Store(s)
-	return s
 }
 
 // Settled counts ev under its source, consumer and outcome, and observes
@@ -402,137 +321,6 @@ func (m *Recorder) Middleware(next consumer.Handler) consumer.Handler {
 		defer s.running.Add(-1)
 		return next.Handle(ctx, msg)
 	})
-}
-
-// attemptCollector exports every series' outcome counters, duration
-// histogram and, for series Middleware saw, in-flight gauge.
-type attemptCollector struct {
-	m                            *Recorder
-	messages, duration, inFlight *prometheus.Desc
-}
-
-func (c attemptCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.messages
-	ch <- c.duration
-	ch <- c.inFlight
-}
-
-func (c attemptCollector) Collect(ch chan<- prometheus.Metric) {
-	c.m.series.Range(func(_, v any) bool {
-		s := v.(*series)
-		counts := make([]uint64, len(s.counts))
-		for i := range counts {
-			counts[i] = s.counts[i].Load()
-		}
-		for row, o := range outcomes {
-			var n uint64
-			for _, k := range counts[row*s.cols : (row+1)*s.cols] {
-				n += k
-			}
-			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.messages, prometheus.CounterValue, float64(n), s.created, s.source, s.consumer, string(o))
-		}
-		s.mu.Lock()
-		for o, n := range s.other {
-			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(c.messages, prometheus.CounterValue, float64(n), s.created, s.source, s.consumer, string(o))
-		}
-		s.mu.Unlock()
-
-		sum := float64(s.sum.Load()) / float64(time.Second)
-		bucket := func(col int) (n uint64) {
-			for row := 0; row <= len(outcomes); row++ {
-				n += counts[row*s.cols+col]
-			}
-			return n
-		}
-		cumulative := make(map[float64]uint64, len(c.m.bounds))
-		var count uint64
-		for col, b := range c.m.bounds {
-			count += bucket(col)
-			cumulative[b] = count
-		}
-		count += bucket(len(c.m.bounds))
-		ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(c.duration, count, sum, cumulative, s.created, s.source, s.consumer)
-
-		if s.counted.Load() { // without Middleware, do not claim zero handlers run
-			ch <- prometheus.MustNewConstMetric(c.inFlight, prometheus.GaugeValue, float64(s.running.Load()), s.source, s.consumer)
-		}
-		return true
-	})
-}
-
-// PollBacklog calls r.Backlog now and then every interval until ctx is done,
-// and sets oncely_backlog_messages and oncely_dead_letter_messages from the
-// answer, labelled with consumerName. Series missing from an answer (a Kafka
-// partition revoked from this member) are removed; a failed poll is logged,
-// counted in oncely_backlog_poll_errors_total and leaves the gauges as they
-// were. Lines with a negative Lag or DeadLetters (unknown) set no value.
-// PollBacklog blocks; run it in its own goroutine. It returns nil when ctx is
-// done, or an error at once when r is nil or interval is not positive.
-func (m *Recorder) PollBacklog(ctx context.Context, r consumer.BacklogReporter, consumerName string, interval time.Duration) error {
-	if r == nil {
-		return errors.New("oncely: PollBacklog: nil BacklogReporter")
-	}
-	if interval <= 0 {
-		return fmt.Errorf("oncely: PollBacklog: interval must be > 0, got %s", interval)
-	}
-	m.pollErrors.WithLabelValues(consumerName)
-	p := backlogPoller{m: m, consumer: consumerName, lag: map[[2]string]bool{}, dlq: map[string]bool{}}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		p.poll(ctx, r)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
-
-type backlogPoller struct {
-	m        *Recorder
-	consumer string
-	lag      map[[2]string]bool // {source, partition} set by the last poll
-	dlq      map[string]bool    // sources set by the last poll
-}
-
-func (p *backlogPoller) poll(ctx context.Context, r consumer.BacklogReporter) {
-	lines, err := r.Backlog(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		p.m.pollErrors.WithLabelValues(p.consumer).Inc()
-		p.m.log.Warn("backlog poll failed; backlog metrics keep their last values", "consumer", p.consumer, "error", err)
-		return
-	}
-	lag := make(map[[2]string]bool, len(lines))
-	dlq := make(map[string]bool)
-	for _, b := range lines {
-		part := ""
-		if b.Partition >= 0 {
-			part = strconv.FormatInt(int64(b.Partition), 10)
-		}
-		if b.Lag >= 0 {
-			p.m.backlog.WithLabelValues(b.Source, p.consumer, part).Set(float64(b.Lag))
-			lag[[2]string{b.Source, part}] = true
-		}
-		if b.DeadLetters >= 0 {
-			p.m.deadLetters.WithLabelValues(b.Source, p.consumer).Set(float64(b.DeadLetters))
-			dlq[b.Source] = true
-		}
-	}
-	for k := range p.lag {
-		if !lag[k] {
-			p.m.backlog.DeleteLabelValues(k[0], p.consumer, k[1])
-		}
-	}
-	for s := range p.dlq {
-		if !dlq[s] {
-			p.m.deadLetters.DeleteLabelValues(s, p.consumer)
-		}
-	}
-	p.lag, p.dlq = lag, dlq
 }
 
 // Handler serves g's metrics for scraping, in the OpenMetrics format when
