@@ -6,8 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/oncely/oncely/consumer"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/oncely/oncely/consumer"
 )
 
 type seriesKey struct{ source, consumer string }
