@@ -75,16 +75,7 @@ func checkRunApart(t *testing.T, plain bool, cfg consumer.Config, a, b *consumer
 		return nil
 	})
 	fin := &finals{by: map[*consumer.Message][]consumer.Outcome{}, want: 2, done: make(chan struct{})}
-	cfg.Name, cfg.Logger, cfg.Observer = "test", discard, fin
-	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
-	c, err := consumer.New(src, h, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plain {
-		consumer.UsePlainScheduler(c)
-	}
-	stop := startConsumer(t, c)
+	stop := startConsumer(t, newPropConsumer(t, src, h, cfg, fin, plain))
 	<-fin.done
 	stop()
 	mu.Lock()

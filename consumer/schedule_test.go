@@ -302,21 +302,13 @@ func checkSchedule(t *testing.T, seed uint64, plain bool, cfg consumer.Config, h
 	})
 
 	fin := &finals{by: map[*consumer.Message][]consumer.Outcome{}, want: n, done: make(chan struct{})}
-	cfg.Name, cfg.Logger, cfg.Observer = "test", discard, fin
 	cfg.Retry = fastRetry(5)
 	cfg.OutageBackoff = fastOutage
 	cfg.BreakerThreshold = 1 << 20 // outages hold deliveries; intake is not the subject here
 	if hardStop {
 		cfg.SoftStopTimeout, cfg.HardStopTimeout = 20*time.Millisecond, 5*time.Second
 	}
-	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
-	c, err := consumer.New(src, h, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plain {
-		consumer.UsePlainScheduler(c)
-	}
+	c := newPropConsumer(t, src, h, cfg, fin, plain)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	runErr := make(chan error, 1)
@@ -373,6 +365,22 @@ func checkSchedule(t *testing.T, seed uint64, plain bool, cfg consumer.Config, h
 	if p := top.Load(); p > int32(cfg.Concurrency) {
 		t.Errorf("seed %d: %d handlers ran at once, Concurrency %d", seed, p, cfg.Concurrency)
 	}
+}
+
+// newPropConsumer builds the consumer of a propSource test, named "test",
+// reporting to fin, on the plain scheduler when plain is set.
+func newPropConsumer(t *testing.T, src *propSource, h consumer.Handler, cfg consumer.Config, fin *finals, plain bool) *consumer.Consumer {
+	t.Helper()
+	cfg.Name, cfg.Logger, cfg.Observer = "test", discard, fin
+	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
+	c, err := consumer.New(src, h, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain {
+		consumer.UsePlainScheduler(c)
+	}
+	return c
 }
 
 func (f *finals) count() int {
