@@ -71,7 +71,7 @@ func (s *scheduler[T]) help() {
 	// queue, for idle workers. Look again later while any worker holds
 	// tasks it has not started.
 	movedBack, pending := 0, false
-	if !s.single {
+	if s.workers > 1 {
 		for _, w := range s.crew[:s.started] {
 			if n := s.takeBackLocked(w); n > 0 {
 				movedBack += n

@@ -36,7 +36,6 @@ import (
 // delete it and make plainScheduler the only one.
 type scheduler[T any] struct {
 	jobs[T]
-	single bool // one worker: it runs its tasks in order, unclaimed
 
 	lanes laneTable[T] // nil slots when items have no lanes
 
@@ -72,7 +71,7 @@ type scheduler[T any] struct {
 }
 
 func newScheduler[T any](j jobs[T]) *scheduler[T] {
-	s := &scheduler[T]{jobs: j, single: j.workers == 1, intakeDone: make(chan struct{})}
+	s := &scheduler[T]{jobs: j, intakeDone: make(chan struct{})}
 	if j.lane != nil {
 		s.lanes = newLaneTable[T](j.inFlight)
 	}

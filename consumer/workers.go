@@ -106,12 +106,12 @@ func (s *scheduler[T]) runWorker(w *schedWorker[T]) {
 		}
 		for len(run) > 0 {
 			w.setTasksLocked(run)
-			if len(run) > 1 && !s.single {
+			if len(run) > 1 && s.workers > 1 {
 				s.startHelpLocked() // to take back the rest if the first is slow
 			}
 			s.mu.Unlock()
 			ran := 0
-			if s.single {
+			if s.workers == 1 { // one worker runs its tasks in order, unclaimed
 				for _, t := range run {
 					s.run(w.id, t.d)
 				}
