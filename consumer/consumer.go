@@ -80,7 +80,8 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	if err := cfg.validate(src, caps); err != nil {
 		return nil, err
 	}
-	chain, err := chainDuplicates(h, cfg, cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker), mws)
+	log := cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker)
+	chain, err := chainDuplicates(h, cfg, log, mws)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		cfg:     cfg,
 		src:     src,
 		handler: chain,
-		log:     cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker),
+		log:     log,
 		caps:    caps,
 		window:  newWindow(cfg.MaxInFlight, cfg.ReceiveBatch, cfg.Concurrency),
 		epoch:   time.Now(),
