@@ -152,24 +152,30 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 		c.log.Info("dependency answers; the failure counts as an attempt of this message", "message_id", msg.ID, "error", err)
 		class = ClassRetryable
 	}
-	switch class {
-	case ClassPermanent:
-		c.breaker.success()
-		c.deadLetter(d, msg, ReasonPermanent, err, dur)
-	default:
-		c.breaker.success()
-		if c.cfg.Retry.Exhausted(msg.Attempt) {
-			reason := ReasonExhausted
-			var pe *PanicError
-			if errors.As(err, &pe) {
-				reason = ReasonPanic
-			}
-			c.deadLetter(d, msg, reason, err, dur)
-			return false
-		}
-		c.retry(d, msg, err, dur)
-	}
+	c.breaker.success()
+	c.settleFailure(d, msg, err, class, dur)
 	return false
+}
+
+// settleFailure settles d after its failed attempt err of class (not
+// ClassUnavailable: the caller decided it is the message's), which ran
+// dur: a dead-letter copy for a permanent failure or once attempts are
+// exhausted, else a retry copy.
+func (c *Consumer) settleFailure(d Delivery, msg *Message, err error, class Class, dur time.Duration) {
+	if class == ClassPermanent {
+		c.deadLetter(d, msg, ReasonPermanent, err, dur)
+		return
+	}
+	if c.cfg.Retry.Exhausted(msg.Attempt) {
+		reason := ReasonExhausted
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			reason = ReasonPanic
+		}
+		c.deadLetter(d, msg, reason, err, dur)
+		return
+	}
+	c.retry(d, msg, err, dur)
 }
 
 // attempt is one handler call's context and the settlement context of its

@@ -18,6 +18,8 @@ const (
 	SettleTimeoutDefault    = 30 * time.Second
 	BreakerThresholdDefault = 5
 	ProbeTimeoutDefault     = 5 * time.Second
+	BatchSizeDefault        = 100
+	BatchMaxWaitDefault     = 5 * time.Millisecond
 )
 
 // Ordering chooses which deliveries must be handled one after another.
@@ -69,7 +71,8 @@ type Config struct {
 	// MaxInFlight bounds the deliveries received but not yet settled,
 	// including those queued behind their key's lane. When it is reached the
 	// runtime stops calling Source.Receive (backpressure). Defaults to
-	// 8 × Concurrency.
+	// 8 × Concurrency, and with a BatchHandler to the larger of that and
+	// 4 × BatchSize.
 	MaxInFlight int
 
 	// ReceiveBatch is the most deliveries asked of one Source.Receive call.
@@ -78,6 +81,21 @@ type Config struct {
 
 	// Ordering chooses the lanes. Defaults to OrderByKey.
 	Ordering Ordering
+
+	// BatchSize is the most messages in one batch, with a BatchHandler (it
+	// is ignored otherwise). Concurrency then bounds the batches running at
+	// once. A batch holds each key's messages in arrival order, and a
+	// message whose key is in a running batch waits for that batch to end,
+	// so two batches running at once never share a key (see Ordering).
+	// Defaults to BatchSizeDefault (100).
+	BatchSize int
+
+	// BatchMaxWait is how long, with a BatchHandler, a batch that is not
+	// full waits for more messages after its oldest one could have run. A
+	// batch starts at once when it is full, when the window (MaxInFlight) is
+	// full, or when the consumer stops. Defaults to BatchMaxWaitDefault
+	// (5ms).
+	BatchMaxWait time.Duration
 
 	// Retry is the broker-side retry policy: attempts and backoff between
 	// them. The zero value uses retry's defaults (5 attempts, 1s doubling to
@@ -146,12 +164,23 @@ type Config struct {
 	Duplicates Duplicates
 }
 
-func (c Config) withDefaults() Config {
+// withDefaults returns c with its zero fields defaulted, for a Consumer of
+// a BatchHandler when batch is set.
+func (c Config) withDefaults(batch bool) Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = ConcurrencyDefault
 	}
+	if c.BatchSize == 0 {
+		c.BatchSize = BatchSizeDefault
+	}
+	if c.BatchMaxWait == 0 {
+		c.BatchMaxWait = BatchMaxWaitDefault
+	}
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = 8 * c.Concurrency
+		if batch {
+			c.MaxInFlight = max(c.MaxInFlight, 4*c.BatchSize)
+		}
 	}
 	if c.ReceiveBatch == 0 {
 		c.ReceiveBatch = c.MaxInFlight
@@ -211,6 +240,7 @@ func (c Config) validate(src Source, caps Capabilities) error {
 	positive("ReceiveBatch", c.ReceiveBatch)
 	positive("MaxIDLength", c.MaxIDLength)
 	positive("BreakerThreshold", c.BreakerThreshold)
+	positive("BatchSize", c.BatchSize)
 	if c.MaxInFlight > 0 && c.MaxInFlight < c.Concurrency {
 		errs = append(errs, fmt.Errorf("MaxInFlight (%d) must be >= Concurrency (%d), or workers sit idle", c.MaxInFlight, c.Concurrency))
 	}
@@ -223,7 +253,7 @@ func (c Config) validate(src Source, caps Capabilities) error {
 	if c.Ordering == OrderByPartition && !caps.Partitioned {
 		errs = append(errs, fmt.Errorf("OrderByPartition needs a partitioned broker; %s has no partitions (use OrderByKey)", caps.Broker))
 	}
-	for name, d := range map[string]time.Duration{"SoftStopTimeout": c.SoftStopTimeout, "HardStopTimeout": c.HardStopTimeout, "SettleTimeout": c.SettleTimeout, "ProbeTimeout": c.ProbeTimeout} {
+	for name, d := range map[string]time.Duration{"BatchMaxWait": c.BatchMaxWait, "SoftStopTimeout": c.SoftStopTimeout, "HardStopTimeout": c.HardStopTimeout, "SettleTimeout": c.SettleTimeout, "ProbeTimeout": c.ProbeTimeout} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must be > 0, got %s", name, d))
 		}

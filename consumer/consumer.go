@@ -32,6 +32,7 @@ type Consumer struct {
 	cfg     Config
 	src     Source
 	handler Handler
+	batch   BatchHandler // the chain as a BatchHandler, or nil: see processBatch
 	log     *slog.Logger
 	caps    Capabilities
 
@@ -64,6 +65,9 @@ type Consumer struct {
 
 // New returns a Consumer that feeds src's deliveries to h wrapped in mws
 // (mws[0] outermost), and recovers panics outside them all as Recover does.
+// When h is a BatchHandler, the Consumer feeds it batches (see
+// Config.BatchSize), and every middleware must return a BatchHandler too,
+// or New returns ErrNotBatch.
 // It validates cfg against the defaults and src's capabilities and reports
 // every problem at once. The chain must hold an idempotency middleware (see
 // Deduplicating) unless cfg.Duplicates is AllowDuplicates with a reason;
@@ -75,7 +79,8 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	if h == nil {
 		return nil, errors.New("oncely: nil Handler")
 	}
-	cfg = cfg.withDefaults()
+	_, batch := h.(BatchHandler)
+	cfg = cfg.withDefaults(batch)
 	caps := src.Capabilities()
 	if err := cfg.validate(src, caps); err != nil {
 		return nil, err
@@ -102,6 +107,11 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		c.workers[i] = &worker{a: attempt{actx: attemptCtx{ident: &c.ident}}}
 	}
 	c.breaker.init(cfg.BreakerThreshold, cfg.OutageBackoff, c.probe, cfg.Observer, c.log)
+	if batch {
+		c.batch = chain.(BatchHandler) // chainDuplicates checked it
+		c.sched = newBatchScheduler(c.jobs(), cfg.BatchSize, cfg.BatchMaxWait, c.processBatch)
+		return c, nil
+	}
 	c.sched = newRunner(c.jobs(), plainByDefault)
 	return c, nil
 }
@@ -121,7 +131,12 @@ func (c *Consumer) jobs() jobs[Delivery] {
 }
 
 // usePlain makes c run on the plain reference scheduler; before Run only.
-func (c *Consumer) usePlain() { c.sched = newRunner(c.jobs(), true) }
+// A Consumer of a BatchHandler has one scheduler only.
+func (c *Consumer) usePlain() {
+	if c.batch == nil {
+		c.sched = newRunner(c.jobs(), true)
+	}
+}
 
 // Run consumes until ctx is done (cancelled or past its deadline alike) or
 // Stop is called, then stops gracefully:

@@ -11,6 +11,7 @@ const (
 	nameKey ctxKey = iota
 	stateKey
 	brokerKey
+	batchKey
 )
 
 // deliveryState is per-attempt state that middleware reports to the runtime.

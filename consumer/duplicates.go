@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 )
@@ -65,8 +66,17 @@ func Deduplicating(h Handler) Handler {
 	if h == nil {
 		return nil
 	}
+	if bh, ok := h.(BatchHandler); ok {
+		return dedupBatchHandler{bh}
+	}
 	return dedupHandler{h}
 }
+
+// dedupBatchHandler is Deduplicating's mark on a BatchHandler, which stays
+// one.
+type dedupBatchHandler struct{ BatchHandler }
+
+func (dedupBatchHandler) deduplicates() {}
 
 // ErrNoIdempotency is returned by New for a handler chain without a
 // deduplicating middleware when Config.Duplicates does not allow duplicates.
@@ -74,17 +84,33 @@ var ErrNoIdempotency = errors.New("oncely: the handler chain has no idempotency 
 	"(middleware.Idempotency): redelivered messages would apply their effects again; add it, " +
 	`or set Config.Duplicates = consumer.AllowDuplicates("why duplicates are harmless here")`)
 
+// ErrNotBatch is returned by New for a BatchHandler wrapped in a middleware
+// that handles single messages only: the batch would reach the handler one
+// message at a time, or not at all.
+var ErrNotBatch = errors.New("oncely: the handler is a BatchHandler but a middleware of its chain does not handle batches " +
+	"(every middleware around a BatchHandler must return a BatchHandler, as middleware.Idempotency does)")
+
 // chainDuplicates wraps h in mws as Chain does and checks the result against
 // cfg.Duplicates: a chain with a deduplicating handler at any depth needs no
 // opt-out, one without needs AllowDuplicates with a reason, and an opt-out
 // with a deduplicating chain is a contradiction. It logs an accepted opt-out
 // on log at Info.
+//
+// When h is a BatchHandler, every middleware must return one too: the first
+// that does not is reported.
 func chainDuplicates(h Handler, cfg Config, log *slog.Logger, mws []Middleware) (Handler, error) {
 	_, dedup := h.(deduplicating)
+	_, batch := h.(BatchHandler)
 	for i := len(mws) - 1; i >= 0; i-- {
 		h = mws[i](h)
+		if h == nil {
+			return nil, fmt.Errorf("oncely: middleware %d of %d returned a nil Handler", i+1, len(mws))
+		}
 		if _, ok := h.(deduplicating); ok {
 			dedup = true
+		}
+		if _, ok := h.(BatchHandler); batch && !ok {
+			return nil, fmt.Errorf("%w: middleware %d of %d (%T) returns a plain Handler", ErrNotBatch, i+1, len(mws), h)
 		}
 	}
 	d := cfg.Duplicates

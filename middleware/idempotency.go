@@ -33,6 +33,14 @@ var ErrNoMessageID = errors.New("oncely: idempotency needs a message ID")
 // The handler it returns is marked with consumer.Deduplicating, so
 // consumer.New accepts the chain without Config.Duplicates.
 //
+// Around a consumer.BatchHandler, with a store.BatchStore (both stores of
+// this module are), the handler it returns is a BatchHandler: it claims the
+// whole batch at once with s.ProcessBatch, passes on only the messages not
+// processed before (consumer.MarkDuplicates marks the others), and maps the
+// positions of a consumer.BatchError back to its own batch. With a Store
+// that cannot claim batches it returns a plain Handler, which consumer.New
+// refuses around a BatchHandler (consumer.ErrNotBatch).
+//
 // Put it inside Retry and Timeout so each try has its own claim. Idempotency
 // panics if s is nil.
 func Idempotency(s store.Store) consumer.Middleware {
@@ -40,6 +48,12 @@ func Idempotency(s store.Store) consumer.Middleware {
 		panic("middleware.Idempotency: nil store")
 	}
 	return func(next consumer.Handler) consumer.Handler {
+		if bnext, ok := next.(consumer.BatchHandler); ok {
+			if bs, ok := s.(store.BatchStore); ok {
+				return consumer.Deduplicating(&idempotentBatch{s: bs, next: bnext})
+			}
+			// Not a BatchHandler: consumer.New reports the chain (ErrNotBatch).
+		}
 		return consumer.Deduplicating(consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
 			name := consumer.NameFromContext(ctx)
 			if name == "" {

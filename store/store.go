@@ -36,3 +36,32 @@ type Store interface {
 	//     reported as success.
 	Process(ctx context.Context, consumer, messageID string, fn func(ctx context.Context) error) (duplicate bool, err error)
 }
+
+// BatchStore is a Store that also claims a whole batch of message IDs in
+// one unit of work, for consumer.BatchHandler chains (middleware.Idempotency
+// uses it when the handler it wraps is one).
+type BatchStore interface {
+	Store
+	// ProcessBatch claims (consumer, id) for every id of ids at once and
+	// runs fn in the claims' unit of work with fresh, the positions in ids
+	// of those not claimed before, in ascending order: the first position
+	// of each ID claimed now. It returns fresh.
+	//
+	//   - IDs claimed and committed before, and later positions of an ID
+	//     the batch repeats, are not in fresh. When fresh is empty fn is not
+	//     called.
+	//   - When fn returns nil the claims and fn's effects commit together;
+	//     when it returns an error (a consumer.BatchError among them) none
+	//     persist and ProcessBatch returns that error unchanged.
+	//   - A concurrent ProcessBatch or Process claiming one of the same
+	//     keys waits for the first to end, so concurrent copies run fn once
+	//     per key, and claims are taken in an order that cannot deadlock.
+	//   - Failures of the store itself are wrapped with
+	//     consumer.UnavailableFrom, as for Process. A value the store rejects
+	//     (for Postgres, a data error of SQLSTATE class 22 in one of the IDs)
+	//     fails the whole batch with a plain, retryable error: the runtime
+	//     bisects the batch until that message stands alone. An empty ID or
+	//     one over MaxMessageIDLength bytes is named in a consumer.BatchError
+	//     as permanent.
+	ProcessBatch(ctx context.Context, consumer string, ids []string, fn func(ctx context.Context, fresh []int) error) (fresh []int, err error)
+}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,8 +53,8 @@ type Store struct {
 }
 
 var (
-	_ store.Store     = (*Store)(nil)
-	_ consumer.Prober = (*Store)(nil)
+	_ store.BatchStore = (*Store)(nil)
+	_ consumer.Prober  = (*Store)(nil)
 )
 
 type claimKey struct{ consumer, id string }
@@ -86,57 +87,139 @@ func New(cfg Config) (*Store, error) {
 // same key), Process returns an error wrapping ctx.Err() and does not call fn.
 // A panic in fn releases the claim and propagates.
 func (s *Store) Process(ctx context.Context, consumerName, messageID string, fn func(ctx context.Context) error) (duplicate bool, err error) {
-	switch {
-	case consumerName == "":
-		return false, consumer.Permanent(errors.New("memory store: empty consumer name"))
-	case messageID == "":
-		return false, consumer.Permanent(errors.New("memory store: empty message ID"))
-	case len(messageID) > store.MaxMessageIDLength:
-		return false, consumer.Permanent(fmt.Errorf("memory store: message ID is %d bytes, over the %d-byte limit", len(messageID), store.MaxMessageIDLength))
+	if err := checkID(consumerName, messageID); err != nil {
+		return false, consumer.Permanent(err)
 	}
 	k := claimKey{consumerName, messageID}
-	var c *claim
-	for c == nil {
-		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("memory store: claiming %q: %w", messageID, err)
-		}
-		s.mu.Lock()
-		cur := s.claims[k]
-		switch {
-		case cur == nil || cur.committed && s.expired(cur, s.now()):
-			c = &claim{done: make(chan struct{})}
-			s.claims[k] = c
-			s.mu.Unlock()
-		case cur.committed:
-			s.mu.Unlock()
-			return true, nil
-		default:
-			s.mu.Unlock()
-			select {
-			case <-cur.done:
-			case <-ctx.Done():
-				return false, fmt.Errorf("memory store: waiting for a concurrent claim of %q: %w", messageID, ctx.Err())
-			}
-		}
+	c, err := s.claim(ctx, k)
+	if c == nil || err != nil {
+		return c == nil && err == nil, err
 	}
-
 	committed := false
-	defer func() {
-		s.mu.Lock()
-		if committed {
-			c.committed = true
-			c.at = s.now()
-		} else {
-			delete(s.claims, k)
-		}
-		close(c.done)
-		s.mu.Unlock()
-	}()
+	defer func() { s.end(k, c, committed) }()
 	if err := fn(ctx); err != nil {
 		return false, err
 	}
 	committed = true
 	return false, nil
+}
+
+// checkID refuses what Process refuses before claiming.
+func checkID(consumerName, messageID string) error {
+	switch {
+	case consumerName == "":
+		return errors.New("memory store: empty consumer name")
+	case messageID == "":
+		return errors.New("memory store: empty message ID")
+	case len(messageID) > store.MaxMessageIDLength:
+		return fmt.Errorf("memory store: message ID is %d bytes, over the %d-byte limit", len(messageID), store.MaxMessageIDLength)
+	}
+	return nil
+}
+
+// claim takes k's claim, waiting for a concurrent one to end. It returns
+// nil and no error when k was claimed and committed before.
+func (s *Store) claim(ctx context.Context, k claimKey) (*claim, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("memory store: claiming %q: %w", k.id, err)
+		}
+		s.mu.Lock()
+		cur := s.claims[k]
+		switch {
+		case cur == nil || cur.committed && s.expired(cur, s.now()):
+			c := &claim{done: make(chan struct{})}
+			s.claims[k] = c
+			s.mu.Unlock()
+			return c, nil
+		case cur.committed:
+			s.mu.Unlock()
+			return nil, nil
+		default:
+			s.mu.Unlock()
+			select {
+			case <-cur.done:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("memory store: waiting for a concurrent claim of %q: %w", k.id, ctx.Err())
+			}
+		}
+	}
+}
+
+// end commits or releases claim c of k, and wakes its waiters.
+func (s *Store) end(k claimKey, c *claim, committed bool) {
+	s.mu.Lock()
+	if committed {
+		c.committed = true
+		c.at = s.now()
+	} else {
+		delete(s.claims, k)
+	}
+	close(c.done)
+	s.mu.Unlock()
+}
+
+// ProcessBatch claims every ID of ids and runs fn with the positions of
+// those claimed now, as store.BatchStore documents. IDs are claimed in
+// sorted order, so concurrent batches cannot deadlock. An empty or
+// over-long ID is named in a consumer.BatchError as permanent, without
+// calling fn. A panic in fn releases the claims and propagates.
+func (s *Store) ProcessBatch(ctx context.Context, consumerName string, ids []string, fn func(ctx context.Context, fresh []int) error) ([]int, error) {
+	if consumerName == "" {
+		return nil, consumer.Permanent(errors.New("memory store: empty consumer name"))
+	}
+	bad := map[int]error{}
+	for i, id := range ids {
+		if err := checkID(consumerName, id); err != nil {
+			bad[i] = consumer.Permanent(err)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, consumer.BatchError{Failed: bad}
+	}
+	first := make(map[string]int, len(ids))
+	for i, id := range ids {
+		if _, seen := first[id]; !seen {
+			first[id] = i
+		}
+	}
+	order := make([]string, 0, len(first))
+	for id := range first {
+		order = append(order, id)
+	}
+	slices.Sort(order)
+	type held struct {
+		k claimKey
+		c *claim
+	}
+	var claims []held
+	committed := false
+	defer func() {
+		for _, h := range claims {
+			s.end(h.k, h.c, committed)
+		}
+	}()
+	var fresh []int
+	for _, id := range order {
+		k := claimKey{consumerName, id}
+		c, err := s.claim(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			claims = append(claims, held{k, c})
+			fresh = append(fresh, first[id])
+		}
+	}
+	slices.Sort(fresh)
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	if err := fn(ctx, fresh); err != nil {
+		return nil, err
+	}
+	committed = true
+	return fresh, nil
 }
 
 // Probe implements consumer.Prober. The memory store is never down: it

@@ -25,9 +25,11 @@ type Store struct {
 	cfg          Config
 	claimSQL     string
 	bulkClaimSQL string
-	deleteSQL    string
-	probeSQL     string
-	table        string
+	// batchClaimSQL claims a batch of IDs of one consumer (ProcessBatch).
+	batchClaimSQL string
+	deleteSQL     string
+	probeSQL      string
+	table         string
 
 	stopPruner context.CancelFunc // nil with Config.NoPruning
 	prunerDone chan struct{}
@@ -65,6 +67,8 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		claimSQL: "INSERT INTO " + table + " (consumer, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
 		bulkClaimSQL: "INSERT INTO " + table + " (consumer, message_id) SELECT * FROM unnest($1::text[], $2::text[])" +
 			" ON CONFLICT DO NOTHING RETURNING consumer, message_id",
+		batchClaimSQL: "INSERT INTO " + table + " (consumer, message_id) SELECT $1, unnest($2::text[])" +
+			" ON CONFLICT DO NOTHING RETURNING message_id",
 		deleteSQL: "DELETE FROM " + table + " WHERE consumer = $1 AND message_id = $2",
 		probeSQL:  "SELECT pg_catalog.current_setting('transaction_read_only'), EXISTS (SELECT FROM " + table + " WHERE false)",
 	}
