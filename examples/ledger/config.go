@@ -15,6 +15,7 @@ type config struct {
 	databaseURL  string
 	dedupe       bool
 	concurrency  int
+	batch        int
 	addr         string
 	schema       string
 	source       string
@@ -30,7 +31,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs := flag.NewFlagSet("ledger", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&c.dedupe, "dedupe", true, "apply each payment in the idempotency claim's transaction (false: plain at-least-once, duplicates show)")
-	fs.IntVar(&c.concurrency, "concurrency", 16, "handler goroutines")
+	fs.IntVar(&c.concurrency, "concurrency", 16, "handler goroutines (with -batch: batches at once)")
+	fs.IntVar(&c.batch, "batch", 0, "apply payments N at a time with set-based SQL (one statement for the accounts, one for the entries); 0 or 1: one transaction per payment")
 	fs.StringVar(&c.addr, "addr", "", "serve /metrics, /livez and /readyz on this address (e.g. :9090); empty: no HTTP server")
 	fs.StringVar(&c.source, "source", "payments", "source to consume (topic or queue); tests use a unique name")
 	fs.StringVar(&c.consumer, "consumer", consumerName, "consumer name: the Kafka group, the claims' and dead letters' owner; tests sharing a broker use a unique one")
@@ -75,6 +77,12 @@ Flags:
 	}
 	if c.concurrency < 1 {
 		errs = append(errs, fmt.Errorf("-concurrency must be >= 1, got %d", c.concurrency))
+	}
+	if c.batch < 0 {
+		errs = append(errs, fmt.Errorf("-batch must be >= 0, got %d", c.batch))
+	}
+	if c.batch > 1 && !c.dedupe {
+		errs = append(errs, errors.New("-batch needs -dedupe: batches apply in the idempotency claim's transaction"))
 	}
 	if c.maxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("-max-attempts must be >= 1, got %d", c.maxAttempts))

@@ -31,6 +31,9 @@ func TestLedgerHandlerIsIdempotent(t *testing.T) {
 	}
 	msg := consumertest.NewMessage("pay-1", []byte(`{"account":"acc-17","amount_cents":250}`))
 	consumertest.Idempotent(t, &handler{}, st, msg, entries)
+	// The -batch handler, whose set-based statements must commit with the
+	// batch's claims too.
+	consumertest.Idempotent(t, postgres.BatchHandlerFunc((&batchHandler{}).HandleBatch), st, msg, entries)
 
 	err = consumertest.CheckIdempotent(ctx, &plainHandler{pool: db.Pool}, st, msg, entries)
 	require.ErrorContains(t, err, `case "after a failed attempt"`)

@@ -121,9 +121,14 @@ func pay(id, account string, cents int) *consumer.Message {
 // The ledger's contract end to end on Kafka: effects in Postgres, the
 // duplicate applied once with -dedupe and twice without, poison and
 // malformed payments dead-lettered with their reasons, a clean stop.
+// With -batch the same contract holds for the set-based batch handler.
 func TestLedger(t *testing.T) {
-	for _, dedupe := range []bool{true, false} {
-		t.Run(fmt.Sprintf("dedupe=%t", dedupe), func(t *testing.T) {
+	for _, tc := range []struct {
+		dedupe bool
+		batch  int
+	}{{true, 0}, {false, 0}, {true, 8}} {
+		dedupe := tc.dedupe
+		t.Run(fmt.Sprintf("dedupe=%t,batch=%d", dedupe, tc.batch), func(t *testing.T) {
 			e := newLedgerEnv(t)
 			e.publish(t, pay("p1", "acc-17", 250), pay("p2", "acc-17", -50), pay("p1", "acc-17", 250), pay("p3", "acc-42", 1000),
 				pay("bad", "poison", 1), &consumer.Message{ID: "junk", Body: []byte("{not json")})
@@ -132,7 +137,7 @@ func TestLedger(t *testing.T) {
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			addr := freeAddr(t)
 			cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: dedupe, concurrency: 4, source: "payments", consumer: consumerName,
-				schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, addr: addr}
+				schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, addr: addr, batch: tc.batch}
 			done := make(chan error, 1)
 			go func() { done <- serve(ctx, cfg, log) }()
 
