@@ -48,6 +48,9 @@ const (
 //     never holds more than MaxInFlight deliveries;
 //   - KeyOrder: messages with one key are handled in publish order while
 //     several workers run;
+//   - Batches: a consumer.BatchHandler's messages are acked only after their
+//     batch returned, exactly once, keys in order, a poison message and one
+//     a BatchError names dead-lettered alone, nothing redelivered after;
 //   - SettleTwice: a settled delivery refuses a second Ack, Retry or
 //     DeadLetter with consumer.ErrAlreadySettled and publishes nothing;
 //   - CloseKeepsAttempt: clean closes over received, unhandled deliveries
@@ -72,6 +75,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("InvalidID", func(t *testing.T) { testInvalidID(t, h) })
 	t.Run("Backpressure", func(t *testing.T) { testBackpressure(t, h) })
 	t.Run("KeyOrder", func(t *testing.T) { testKeyOrder(t, h) })
+	t.Run("Batches", func(t *testing.T) { testBatches(t, h) })
 	t.Run("SettleTwice", func(t *testing.T) { testSettleTwice(t, h) })
 	t.Run("CloseKeepsAttempt", func(t *testing.T) { testCloseKeepsAttempt(t, h) })
 	t.Run("CloseReleasesAll", func(t *testing.T) { testCloseReleasesAll(t, h) })

@@ -17,6 +17,11 @@ import (
 type CountingSource struct {
 	consumer.Source
 
+	// BeforeAck, when set before the first Receive, is called with a
+	// delivery's message before its Ack reaches the wrapped delivery: tests
+	// check there what must hold when an ack is sent.
+	BeforeAck func(*consumer.Message)
+
 	mu             sync.Mutex
 	receiveCalls   int
 	received       int
@@ -130,6 +135,9 @@ func (d *countingDelivery) settle(what string, err error) error {
 }
 
 func (d *countingDelivery) Ack(ctx context.Context) error {
+	if d.s.BeforeAck != nil {
+		d.s.BeforeAck(d.Message())
+	}
 	return d.settle("ack", d.Delivery.Ack(ctx))
 }
 
