@@ -8,13 +8,11 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/testenv"
-	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
 // pgCluster runs pg_ctlcluster on the local cluster: the only version under
@@ -49,10 +47,7 @@ func pgCluster(t *testing.T, action string) error {
 // mid-stream and starts it again: nothing is dead-lettered or acked during the
 // outage, the breaker opens, and afterwards every message is applied once.
 func TestFaultClusterStopIsNotPoison(t *testing.T) {
-	for name, cfg := range map[string]pgstore.Config{
-		"single": {},
-		"batch":  {BatchSize: 8, BatchLinger: 2 * time.Millisecond},
-	} {
+	for name, tc := range outageCases {
 		t.Run(name, func(t *testing.T) {
 			db := pgtest.New(t)
 			pool := db.NewPool(t, nil)
@@ -65,7 +60,7 @@ func TestFaultClusterStopIsNotPoison(t *testing.T) {
 			// Enough messages that the stream is still flowing when the
 			// cluster's shutdown takes effect (stopping takes a few hundred
 			// milliseconds; batch mode drains 400 messages faster than that).
-			r := startOutageRig(t, db, pool, 5000, cfg)
+			r := startOutageRig(t, db, pool, 5000, tc.store, tc.handlerBatch)
 			r.waitProcessed(100)
 			stopped = true
 			require.NoError(t, pgCluster(t, "stop"))

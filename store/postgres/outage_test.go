@@ -82,7 +82,8 @@ func (r *recorder) done() int {
 
 // outageRig runs a Consumer (source adapters/memory, middleware.Idempotency
 // with a postgres Store on pool) over n published messages whose handler
-// inserts one effect row each.
+// inserts one effect row each — or, with handlerBatch > 1, a BatchHandler
+// that inserts a batch's effect rows in one statement.
 type outageRig struct {
 	t       *testing.T
 	db      *pgtest.DB
@@ -93,7 +94,7 @@ type outageRig struct {
 	runDone chan error
 }
 
-func startOutageRig(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool, n int, storeCfg pgstore.Config) *outageRig {
+func startOutageRig(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool, n int, storeCfg pgstore.Config, handlerBatch int) *outageRig {
 	t.Helper()
 	createEffects(t, db)
 	storeCfg.Schema = db.Schema
@@ -115,8 +116,19 @@ func startOutageRig(t *testing.T, db *pgtest.DB, pool *pgxpool.Pool, n int, stor
 		_, err := tx.Exec(ctx, "INSERT INTO effects (id) VALUES ($1)", msg.ID)
 		return err
 	})
+	if handlerBatch > 1 {
+		h = pgstore.BatchHandlerFunc(func(ctx context.Context, tx pgx.Tx, msgs []*consumer.Message) error {
+			ids := make([]string, len(msgs))
+			for i, m := range msgs {
+				ids[i] = m.ID
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO effects (id) SELECT unnest($1::text[])", ids)
+			return err
+		})
+	}
 	c, err := consumer.New(broker.NewSource("payments", "ledger"), h, consumer.Config{
 		Name:             "ledger",
+		BatchSize:        handlerBatch,
 		Concurrency:      max(4, storeCfg.BatchSize),
 		BreakerThreshold: 3,
 		OutageBackoff:    retry.Policy{InitialInterval: 20 * time.Millisecond, MaxInterval: 200 * time.Millisecond},
@@ -183,17 +195,27 @@ func (r *outageRig) finish() {
 	r.t.Logf("outcomes: %v, breaker opened %d times", r.rec.outcomes, r.rec.breakerOpen)
 }
 
+// outageCases are the store and handler modes the outage tests run: the
+// store's single-message and savepoint batch modes, and a BatchHandler.
+var outageCases = map[string]struct {
+	store        pgstore.Config
+	handlerBatch int
+}{
+	"single":        {},
+	"batch":         {store: pgstore.Config{BatchSize: 8, BatchLinger: 2 * time.Millisecond}},
+	"batch-handler": {handlerBatch: 32},
+}
+
 // TestOutageIsNotPoison cuts the database connections mid-stream (through a
 // TCP proxy) and refuses new ones for a while.
+// The batch handler's case checks that an outage holds whole batches and
+// never bisects them (a bisected batch would retry its messages).
 func TestOutageIsNotPoison(t *testing.T) {
-	for name, cfg := range map[string]pgstore.Config{
-		"single": {},
-		"batch":  {BatchSize: 8, BatchLinger: 2 * time.Millisecond},
-	} {
+	for name, tc := range outageCases {
 		t.Run(name, func(t *testing.T) {
 			db := pgtest.New(t)
 			p, pool := proxied(t, db, 4)
-			r := startOutageRig(t, db, pool, 400, cfg)
+			r := startOutageRig(t, db, pool, 400, tc.store, tc.handlerBatch)
 			r.waitProcessed(100)
 			p.Refuse()
 			p.Cut()
