@@ -38,6 +38,14 @@
 // Config.Classify delegate to the default; Event and Outcome are what an
 // Observer sees.
 //
+// A handler that applies messages with set-based statements is a
+// BatchHandler (BatchHandlerFunc); given to New, the Consumer feeds it
+// batches of up to Config.BatchSize messages (lingering Config.BatchMaxWait
+// for a batch to fill), each key's messages in arrival order and no key in
+// two batches at once. It names the messages that failed with a BatchError;
+// any other failure is bisected until the failing messages stand alone.
+// Every middleware around it must handle batches too (ErrNotBatch).
+//
 // New refuses a handler chain without an idempotency middleware
 // (ErrNoIdempotency) unless Config.Duplicates is AllowDuplicates with a
 // reason; Duplicates reports it, and the opt-out is logged at Info.
@@ -60,5 +68,8 @@
 // Middleware reads the runtime's context values with NameFromContext and
 // BrokerFromContext, reports a skipped duplicate with MarkDuplicate (read
 // with IsDuplicate), and builds such a context for tests with WithName,
-// WithBroker and WithAttemptState (see hooks.go).
+// WithBroker and WithAttemptState (see hooks.go). Around a BatchHandler, a
+// middleware returns a BatchHandler too (HandleOne gives its Handle
+// method), reports duplicates of a batch with MarkDuplicates and reads a
+// handler's BatchError with AsBatchError.
 package consumer
