@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
-	"github.com/oncely/oncely/store/memory"
+	memstore "github.com/oncely/oncely/store/memory"
 )
 
 // batchLog records a BatchHandler's calls: the batches it saw, and the
@@ -291,7 +292,7 @@ func TestBatchLingers(t *testing.T) {
 // Bug caught: duplicates handed to the handler, or not acked as
 // duplicates.
 func TestBatchDuplicates(t *testing.T) {
-	st, err := memory.New(memory.Config{})
+	st, err := memstore.New(memstore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,5 +333,36 @@ func TestBatchRefusesPlainMiddleware(t *testing.T) {
 		consumer.Config{Name: "test", Duplicates: consumer.AllowDuplicates("test")}, plain)
 	if !errors.Is(err, consumer.ErrNotBatch) {
 		t.Fatalf("New: %v, want ErrNotBatch", err)
+	}
+}
+
+// TestBatchConfig checks the batch fields' validation. Bugs caught: a
+// BatchSize the broker's prefetch or the window can never fill (every
+// batch would wait BatchMaxWait), a negative linger accepted.
+func TestBatchConfig(t *testing.T) {
+	src := memory.NewBroker().NewSource("src", "test")
+	l := newBatchLog()
+	h := l.handler(nil)
+	for _, tc := range []struct {
+		src  consumer.Source
+		cfg  consumer.Config
+		want []string
+	}{
+		{src, consumer.Config{BatchSize: -1, BatchMaxWait: -time.Second}, []string{"BatchSize must be >= 1", "BatchMaxWait must be > 0"}},
+		{src, consumer.Config{BatchSize: 64, MaxInFlight: 32}, []string{"MaxInFlight (32) is below BatchSize (64)"}},
+		{prefetching{src}, consumer.Config{BatchSize: 500}, []string{"BatchSize (500) is above memory's prefetch (100)"}},
+	} {
+		tc.cfg.Name, tc.cfg.Duplicates = "test", consumer.AllowDuplicates("test")
+		_, err := consumer.New(tc.src, h, tc.cfg)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: error %v, want %q", tc.cfg, err, w)
+			}
+		}
+	}
+	// A plain Handler ignores the batch fields' limits.
+	plain := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
+	if _, err := consumer.New(prefetching{src}, plain, consumer.Config{Name: "test", BatchSize: 500, Duplicates: consumer.AllowDuplicates("test")}); err != nil {
+		t.Errorf("plain handler with BatchSize over the prefetch: %v", err)
 	}
 }

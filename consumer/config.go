@@ -219,8 +219,9 @@ func (c Config) withDefaults(batch bool) Config {
 	return c
 }
 
-// validate reports every invalid field of c for src, after defaults.
-func (c Config) validate(src Source, caps Capabilities) error {
+// validate reports every invalid field of c for src, after defaults; batch
+// is set for a Consumer of a BatchHandler.
+func (c Config) validate(src Source, caps Capabilities, batch bool) error {
 	var errs []error
 	if n, ok := src.(ConsumerNamer); ok && c.Name != "" && n.ConsumerName() != c.Name {
 		errs = append(errs, fmt.Errorf("config.Name is %q but the Source was opened for consumer %q: claims and dead letters would live under different names; use one name for both", c.Name, n.ConsumerName()))
@@ -266,6 +267,12 @@ func (c Config) validate(src Source, caps Capabilities) error {
 	}
 	if caps.Prefetch > 0 && c.MaxInFlight > 0 && c.MaxInFlight < caps.Prefetch {
 		errs = append(errs, fmt.Errorf("MaxInFlight (%d) is below %s's prefetch (%d): lower the source's prefetch or raise MaxInFlight", c.MaxInFlight, caps.Broker, caps.Prefetch))
+	}
+	if batch && caps.Prefetch > 0 && c.BatchSize > caps.Prefetch {
+		errs = append(errs, fmt.Errorf("BatchSize (%d) is above %s's prefetch (%d): the broker never sends a full batch, so every batch would wait BatchMaxWait; raise the source's prefetch or lower BatchSize", c.BatchSize, caps.Broker, caps.Prefetch))
+	}
+	if batch && c.MaxInFlight < c.BatchSize {
+		errs = append(errs, fmt.Errorf("MaxInFlight (%d) is below BatchSize (%d): no batch could fill; raise MaxInFlight", c.MaxInFlight, c.BatchSize))
 	}
 	if caps.MaxDelay > 0 && c.Retry.LongestDelay() > caps.MaxDelay {
 		errs = append(errs, fmt.Errorf("the Retry policy can delay up to %s but %s supports at most %s; lower Retry.MaxInterval", c.Retry.LongestDelay(), caps.Broker, caps.MaxDelay))

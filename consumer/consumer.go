@@ -82,7 +82,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	_, batch := h.(BatchHandler)
 	cfg = cfg.withDefaults(batch)
 	caps := src.Capabilities()
-	if err := cfg.validate(src, caps); err != nil {
+	if err := cfg.validate(src, caps, batch); err != nil {
 		return nil, err
 	}
 	log := cfg.Logger.With("consumer", cfg.Name, "broker", caps.Broker)
