@@ -23,11 +23,20 @@ import (
 // Panics of the wrapped handler are recovered with consumer.Recover, logged
 // and returned as *consumer.PanicError. When the logger is not enabled for a
 // line's level nothing is formatted. A nil logger means slog.Default().
+//
+// Around a consumer.BatchHandler, Logging returns one that writes one line
+// per batch call: consumer, batch_size, first_id and last_id (the batch's
+// first and last message IDs), duration and outcome, with the levels
+// above; a consumer.BatchError is outcome "partial" (Warn) with
+// failed, the number of messages it names.
 func Logging(logger *slog.Logger) consumer.Middleware {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	return func(next consumer.Handler) consumer.Handler {
+		if bnext, ok := next.(consumer.BatchHandler); ok {
+			return &loggingBatch{logger: logger, next: bnext}
+		}
 		next = consumer.Recover(next)
 		return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
 			start := time.Now()

@@ -201,11 +201,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 			return err
 		}
 		ccfg.Observer = obs.observer()
-		if cfg.batch <= 1 {
-			// The handler metrics time single messages; with -batch the
-			// Observer's settlement metrics are the consumer's.
-			mws = append([]consumer.Middleware{obs.middleware()}, mws...)
-		}
+		mws = append([]consumer.Middleware{obs.middleware()}, mws...)
 	}
 	c, err := consumer.New(src, h, ccfg, mws...)
 	if err != nil {

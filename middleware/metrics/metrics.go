@@ -311,7 +311,13 @@ func (o namedObserver) BreakerChanged(open bool)                       { o.m.bre
 // labelled by the message's Source and the consumer name the runtime puts in
 // the context. Handler durations come from the Observer side (Settled), which
 // reuses the runtime's own measurement.
+//
+// Around a consumer.BatchHandler it returns one, which counts every message
+// of a running batch.
 func (m *Recorder) Middleware(next consumer.Handler) consumer.Handler {
+	if bnext, ok := next.(consumer.BatchHandler); ok {
+		return &batchMiddleware{m: m, next: bnext}
+	}
 	return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
 		s := m.seriesFor(msg.Source, consumer.NameFromContext(ctx))
 		if !s.counted.Load() {
@@ -321,6 +327,36 @@ func (m *Recorder) Middleware(next consumer.Handler) consumer.Handler {
 		defer s.running.Add(-1)
 		return next.Handle(ctx, msg)
 	})
+}
+
+// batchMiddleware is Recorder.Middleware around a BatchHandler.
+type batchMiddleware struct {
+	m    *Recorder
+	next consumer.BatchHandler
+}
+
+func (h *batchMiddleware) Handle(ctx context.Context, msg *consumer.Message) error {
+	return consumer.HandleOne(ctx, h, msg)
+}
+
+func (h *batchMiddleware) HandleBatch(ctx context.Context, msgs []*consumer.Message) error {
+	name := consumer.NameFromContext(ctx)
+	counted := map[*series]int64{}
+	for _, msg := range msgs {
+		counted[h.m.seriesFor(msg.Source, name)]++
+	}
+	for s, n := range counted {
+		if !s.counted.Load() {
+			s.counted.Store(true)
+		}
+		s.running.Add(n)
+	}
+	defer func() {
+		for s, n := range counted {
+			s.running.Add(-n)
+		}
+	}()
+	return h.next.HandleBatch(ctx, msgs)
 }
 
 // Handler serves g's metrics for scraping, in the OpenMetrics format when

@@ -861,3 +861,29 @@ func BenchmarkRecorderMiddleware(b *testing.B) {
 		}
 	}
 }
+
+// TestMetricsInFlightBatch counts a running batch's messages. Bug caught: a
+// batch of 3 counted as one handler in flight, or not counted down.
+func TestMetricsInFlightBatch(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg, metrics.Config{})
+	require.NoError(t, err)
+	entered, release := make(chan struct{}), make(chan struct{})
+	h, ok := m.Middleware(consumer.BatchHandlerFunc(func(context.Context, []*consumer.Message) error {
+		close(entered)
+		<-release
+		return nil
+	})).(consumer.BatchHandler)
+	require.True(t, ok, "around a BatchHandler the middleware is one")
+	done := make(chan error, 1)
+	go func() {
+		done <- h.HandleBatch(consumer.WithName(context.Background(), "ledger"), []*consumer.Message{obstest.Msg("a"), obstest.Msg("b"), obstest.Msg("c")})
+	}()
+	<-entered
+	labels := map[string]string{"consumer": "ledger", "source": "payments"}
+	require.Equal(t, 3.0, obsValue(t, reg, metrics.NameInFlight, labels))
+	close(release)
+	require.NoError(t, <-done)
+	require.Equal(t, 0.0, obsValue(t, reg, metrics.NameInFlight, labels))
+}

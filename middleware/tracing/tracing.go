@@ -51,6 +51,12 @@ const (
 // (consumer.FailureHeaders copies them), so every attempt's span is a child of
 // the same producer span, and a redriven copy joins the producer's trace too.
 //
+// Around a consumer.BatchHandler it returns one that starts one span per
+// batch call, as the messaging conventions do for batch processing: a root
+// span with a link to each message's producer span (its extracted trace
+// context), the attribute messaging.batch.message_count, and the batch's
+// shared attributes (system, destination, consumer group).
+//
 // A nil tp or prop means otel.GetTracerProvider() or
 // otel.GetTextMapPropagator().
 func Middleware(tp trace.TracerProvider, prop propagation.TextMapPropagator) consumer.Middleware {
@@ -64,6 +70,9 @@ func Middleware(tp trace.TracerProvider, prop propagation.TextMapPropagator) con
 	startOpts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 	var names spanNames
 	return func(next consumer.Handler) consumer.Handler {
+		if bnext, ok := next.(consumer.BatchHandler); ok {
+			return &batchTracer{tracer: tracer, prop: prop, names: &names, next: bnext}
+		}
 		return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) (err error) {
 			ctx = prop.Extract(ctx, headerCarrier(msg.Headers))
 			ctx, span := tracer.Start(ctx, names.of(msg.Source), startOpts...)

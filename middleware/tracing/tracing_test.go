@@ -276,3 +276,42 @@ func TestTracingEndsSpansThatDoNotRecord(t *testing.T) {
 	require.Error(t, h.Handle(context.Background(), obstest.Msg("panics")))
 	require.Equal(t, int32(2), ends.Load(), "a panicking handler's span is ended too")
 }
+
+// TestTracingBatchSpanLinksProducers traces a batch call. Bug caught: a
+// batch traced as one message's child (the other producers' traces lose
+// their consumer), links missing, or the batch size not recorded.
+func TestTracingBatchSpanLinksProducers(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { require.NoError(t, tp.Shutdown(context.Background())) }()
+	prop := propagation.TraceContext{}
+	p1, h1 := obsProduce(t, tp, prop)
+	p2, h2 := obsProduce(t, tp, prop)
+	exp.Reset()
+
+	a, b, c := obstest.Msg("a"), obstest.Msg("b"), obstest.Msg("c")
+	a.Headers, b.Headers = h1, h2 // c has no trace context
+	bh, ok := tracing.Middleware(tp, prop)(consumer.BatchHandlerFunc(func(ctx context.Context, _ []*consumer.Message) error {
+		if !trace.SpanContextFromContext(ctx).IsValid() {
+			return errors.New("handler ran outside a span")
+		}
+		return consumer.BatchError{Failed: map[int]error{2: errors.New("bad c")}}
+	})).(consumer.BatchHandler)
+	require.True(t, ok)
+	err := bh.HandleBatch(consumer.WithName(context.Background(), "ledger"), []*consumer.Message{a, b, c})
+	_, named := consumer.AsBatchError(err)
+	require.True(t, named, "%v", err)
+
+	spans := exp.GetSpans()
+	require.Len(t, spans, 1, "one span per batch call")
+	s := spans[0]
+	require.False(t, s.Parent.IsValid(), "a batch span is a root linked to its producers")
+	require.Len(t, s.Links, 2)
+	require.Equal(t, p1.SpanID(), s.Links[0].SpanContext.SpanID())
+	require.Equal(t, p2.SpanID(), s.Links[1].SpanContext.SpanID())
+	attrs := obsAttrs(s)
+	require.Equal(t, int64(3), attrs["messaging.batch.message_count"].AsInt64())
+	require.Equal(t, "ledger", attrs["messaging.consumer.group.name"].AsString())
+	require.Equal(t, codes.Error, s.Status.Code)
+}
