@@ -10,13 +10,15 @@ import (
 // txHandler is a transactional handler: a function that runs inside the
 // idempotency claim's transaction. They are
 //
-//   - the function given to postgres.HandlerFunc (a literal, or a function or
-//     method of the package);
-//   - the function given to a Store's Process (store.Store or
-//     *postgres.Store), whose context carries the transaction;
+//   - the function given to postgres.HandlerFunc or postgres.BatchHandlerFunc
+//     (a literal, or a function or method of the package);
+//   - the function given to a Store's Process or ProcessBatch (store.Store,
+//     store.BatchStore or *postgres.Store), whose context carries the
+//     transaction;
 //   - every function (or literal) that calls postgres.Tx itself.
 //
-// Batch mode runs these same handlers, so it needs no rule of its own.
+// The store's savepoint batch mode runs these same handlers, so it needs
+// no rule of its own.
 type txHandler struct {
 	node  ast.Node // *ast.FuncDecl or *ast.FuncLit
 	ftype *ast.FuncType
@@ -86,9 +88,10 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 				fn := callee(pass.TypesInfo, n)
 				switch {
 				case fn == nil:
-				case isFunc(fn, pathPostgres, "HandlerFunc") && len(n.Args) == 1:
+				case (isFunc(fn, pathPostgres, "HandlerFunc") || isFunc(fn, pathPostgres, "BatchHandlerFunc")) && len(n.Args) == 1:
 					addFunc(n.Args[0])
-				case (isMethod(fn, pathPostgres, "Store", "Process") || isMethod(fn, pathStore, "Store", "Process")) && len(n.Args) == 4:
+				case (isMethod(fn, pathPostgres, "Store", "Process") || isMethod(fn, pathStore, "Store", "Process") ||
+					isMethod(fn, pathPostgres, "Store", "ProcessBatch") || isMethod(fn, pathStore, "BatchStore", "ProcessBatch")) && len(n.Args) == 4:
 					addFunc(n.Args[3])
 				case isFunc(fn, pathPostgres, "Tx") && len(stack) > 0:
 					encl := enclosing(stack, n)

@@ -19,9 +19,9 @@ import (
 // duplicate effect oncely exists to prevent. A read through the pool does
 // not see the transaction's uncommitted writes, nor hold its locks.
 //
-// Transactional handlers are the function given to postgres.HandlerFunc or
-// to a Store's Process, and every function that calls postgres.Tx (see
-// txHandler). Inside them, and in every function, method and closure of the
+// Transactional handlers are the function given to postgres.HandlerFunc,
+// postgres.BatchHandlerFunc or a Store's Process or ProcessBatch, and every
+// function that calls postgres.Tx (see txHandler). Inside them, and in every function, method and closure of the
 // same package they reference (followed transitively), TxEscape reports:
 //
 //   - a call of a method that executes statements, opens a transaction,

@@ -22,6 +22,23 @@ func poolInHandlerFunc(pool *pgxpool.Pool) consumer.Handler {
 	})
 }
 
+// 1b. A write through the pool in a postgres.BatchHandlerFunc literal.
+func poolInBatchHandlerFunc(pool *pgxpool.Pool) consumer.Handler {
+	return postgres.BatchHandlerFunc(func(ctx context.Context, tx pgx.Tx, msgs []*consumer.Message) error {
+		_, err := pool.Exec(ctx, "INSERT INTO audit VALUES ($1)", len(msgs)) // want `\*pgxpool.Pool.Exec runs outside the claim's transaction \(in a transactional handler\)`
+		return err
+	})
+}
+
+// 1c. A read through the pool in the function given to ProcessBatch.
+func poolInProcessBatch(ctx context.Context, s *postgres.Store, pool *pgxpool.Pool) error {
+	_, err := s.ProcessBatch(ctx, "ledger", []string{"a"}, func(ctx context.Context, fresh []int) error {
+		_, err := pool.Exec(ctx, "SELECT 1") // want `\*pgxpool.Pool.Exec runs outside`
+		return err
+	})
+	return err
+}
+
 type ledger struct {
 	pool *pgxpool.Pool
 	db   *sql.DB

@@ -22,3 +22,11 @@ func Tx(ctx context.Context) (pgx.Tx, bool) { return nil, false }
 func HandlerFunc(f func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error) consumer.Handler {
 	return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error { return f(ctx, nil, msg) })
 }
+
+func (s *Store) ProcessBatch(ctx context.Context, consumer string, ids []string, fn func(ctx context.Context, fresh []int) error) ([]int, error) {
+	return nil, fn(ctx, nil)
+}
+
+func BatchHandlerFunc(f func(ctx context.Context, tx pgx.Tx, msgs []*consumer.Message) error) consumer.Handler {
+	return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error { return f(ctx, nil, []*consumer.Message{msg}) })
+}
