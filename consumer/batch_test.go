@@ -366,3 +366,16 @@ func TestBatchConfig(t *testing.T) {
 		t.Errorf("plain handler with BatchSize over the prefetch: %v", err)
 	}
 }
+
+// TestRecoverBatch recovers a batch handler's panic. Bug caught: Recover
+// turning a BatchHandler into a plain Handler (New would refuse the chain).
+func TestRecoverBatch(t *testing.T) {
+	h, ok := consumer.Recover(consumer.BatchHandlerFunc(func(context.Context, []*consumer.Message) error { panic("boom") })).(consumer.BatchHandler)
+	if !ok {
+		t.Fatal("Recover around a BatchHandler is not one")
+	}
+	var pe *consumer.PanicError
+	if err := h.HandleBatch(context.Background(), nil); !errors.As(err, &pe) {
+		t.Fatalf("HandleBatch: %v, want a *PanicError", err)
+	}
+}

@@ -10,7 +10,13 @@ import (
 // recovers outermost (as if Recover wrapped its whole chain), so a panicking
 // handler never crashes the process; add Recover inside a chain too where an
 // inner middleware (such as in-process retry) must see panics as errors.
+// Around a BatchHandler it returns one.
 func Recover(next Handler) Handler {
+	if bnext, ok := next.(BatchHandler); ok {
+		return BatchHandlerFunc(func(ctx context.Context, msgs []*Message) error {
+			return handleBatchRecovering(ctx, bnext, msgs)
+		})
+	}
 	return HandlerFunc(func(ctx context.Context, msg *Message) error {
 		return handleRecovering(ctx, next, msg)
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/memory"
 )
 
@@ -32,7 +33,8 @@ func TestBatchChain(t *testing.T) {
 	st, err := memory.New(memory.Config{})
 	require.NoError(t, err)
 	bh := consumer.BatchHandlerFunc(func(context.Context, []*consumer.Message) error { return nil })
-	chain := consumer.Chain(bh, middleware.Logging(slog.New(slog.DiscardHandler)), middleware.Timeout(time.Second), middleware.Idempotency(st))
+	chain := consumer.Chain(bh, middleware.Logging(slog.New(slog.DiscardHandler)), middleware.Timeout(time.Second),
+		middleware.Retry(retry.Policy{MaxAttempts: 2}), consumer.Recover, middleware.Idempotency(st))
 	_, ok := chain.(consumer.BatchHandler)
 	require.True(t, ok, "%T is not a BatchHandler", chain)
 }
@@ -106,4 +108,28 @@ func TestLoggingBatch(t *testing.T) {
 	require.Equal(t, "partial", partial["outcome"])
 	require.Equal(t, "WARN", partial["level"])
 	require.EqualValues(t, 1, partial["failed"])
+}
+
+// TestRetryBatch retries a batch that failed as a whole and not one that
+// named its failures. Bugs caught: a transient batch failure bisected
+// before the in-process retry, named failures retried in process.
+func TestRetryBatch(t *testing.T) {
+	calls := 0
+	bh := consumer.BatchHandlerFunc(func(_ context.Context, msgs []*consumer.Message) error {
+		calls++
+		switch {
+		case len(msgs) == 1:
+			return consumer.BatchError{Failed: map[int]error{0: errors.New("bad")}}
+		case calls < 3:
+			return errors.New("serialization failure")
+		}
+		return nil
+	})
+	h := middleware.Retry(retry.Policy{MaxAttempts: 5, InitialInterval: time.Millisecond, MaxInterval: time.Millisecond})(bh).(consumer.BatchHandler)
+	require.NoError(t, h.HandleBatch(context.Background(), batchMsgs("a", "b")))
+	require.Equal(t, 3, calls)
+	calls = 0
+	_, named := consumer.AsBatchError(h.HandleBatch(context.Background(), batchMsgs("a")))
+	require.True(t, named)
+	require.Equal(t, 1, calls, "a BatchError is not retried in process")
 }

@@ -42,7 +42,10 @@ func tryFromContext(ctx context.Context) int {
 // visibility, AMQP consumer timeout): keep the policy's total wait well below
 // it. They keep per-key order, since the delivery's lane waits for them; the
 // broker retry does not. Put Idempotency inside Retry so each try claims in
-// its own unit of work. Retry panics if policy is invalid.
+// its own unit of work. Around a consumer.BatchHandler, Retry returns one
+// that tries the whole batch again for a retryable error (before the runtime
+// would bisect it) and returns a consumer.BatchError at once. Retry panics
+// if policy is invalid.
 func Retry(policy retry.Policy) consumer.Middleware {
 	if err := policy.Validate(); err != nil {
 		panic(fmt.Sprintf("middleware.Retry: %v", err))
@@ -50,32 +53,61 @@ func Retry(policy retry.Policy) consumer.Middleware {
 	p := policy.WithDefaults()
 	return func(next consumer.Handler) consumer.Handler {
 		next = consumer.Recover(next)
+		if bnext, ok := next.(consumer.BatchHandler); ok {
+			return &retryBatch{p: p, next: bnext}
+		}
 		return consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
-			b := backoff.WithContext(p.BackOff(nil), ctx)
-			for try := 1; ; try++ {
-				err := next.Handle(context.WithValue(ctx, tryKey{}, try), msg)
-				if err == nil || consumer.Classify(err) != consumer.ClassRetryable {
-					return err
-				}
-				wait := b.NextBackOff()
-				if wait == backoff.Stop {
-					return err
-				}
-				var ra *consumer.RetryAfterError
-				if errors.As(err, &ra) {
-					if ra.After > p.MaxInterval {
-						return err
-					}
-					wait = max(wait, ra.After)
-				}
-				if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
-					return err
-				}
-				if !sleep(ctx, wait) {
-					return err
-				}
-			}
+			return retrying(ctx, p, func(ctx context.Context) error { return next.Handle(ctx, msg) })
 		})
+	}
+}
+
+// retryBatch is Retry around a BatchHandler: the whole batch is tried again
+// for a retryable error (a serialization failure, a deadlock), before the
+// runtime would bisect it. A BatchError is returned at once: the messages it
+// names failed on their own, and the runtime settles them.
+type retryBatch struct {
+	p    retry.Policy
+	next consumer.BatchHandler
+}
+
+func (h *retryBatch) Handle(ctx context.Context, msg *consumer.Message) error {
+	return consumer.HandleOne(ctx, h, msg)
+}
+
+func (h *retryBatch) HandleBatch(ctx context.Context, msgs []*consumer.Message) error {
+	return retrying(ctx, h.p, func(ctx context.Context) error { return h.next.HandleBatch(ctx, msgs) })
+}
+
+// retrying calls call until it succeeds or fails with an error Retry does
+// not retry, waiting between tries as Retry documents.
+func retrying(ctx context.Context, p retry.Policy, call func(context.Context) error) error {
+	b := backoff.WithContext(p.BackOff(nil), ctx)
+	for try := 1; ; try++ {
+		err := call(context.WithValue(ctx, tryKey{}, try))
+		if err == nil || consumer.Classify(err) != consumer.ClassRetryable {
+			return err
+		}
+		if _, named := consumer.AsBatchError(err); named {
+			return err
+		}
+		wait := b.NextBackOff()
+		if wait == backoff.Stop {
+			return err
+		}
+		var ra *consumer.RetryAfterError
+		if errors.As(err, &ra) {
+			if ra.After > p.MaxInterval {
+				return err
+			}
+			wait = max(wait, ra.After)
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+			return err
+		}
+		if !sleep(ctx, wait) {
+			return err
+		}
 	}
 }
 
