@@ -58,6 +58,12 @@ func (c *Consumer) runBatch(ds []Delivery) {
 		if len(ds) == 0 {
 			return
 		}
+		if c.hard.Load() { // a half of a bisected batch, after the hard stop
+			for _, d := range ds {
+				c.observe(Event{Message: d.Message(), Outcome: OutcomeAbandoned, Err: context.Canceled})
+			}
+			return
+		}
 		msgs := make([]*Message, len(ds))
 		for i, d := range ds {
 			msgs[i] = d.Message()
