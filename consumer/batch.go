@@ -23,7 +23,8 @@ import (
 // messages that fail stand alone — so a poison message costs its batch-mates
 // about 2·log2(n) extra calls and never their acks. A failure that is an
 // outage (see Unavailable) holds the whole batch and tries it again without
-// bisecting, as for single messages.
+// bisecting, as for single messages; a RetryAfter error retries every
+// message of the batch after its delay, without bisecting.
 //
 // msgs holds each of its keys' messages in arrival order (see Ordering),
 // and no two batches running at once share a key. The slice is the

@@ -379,3 +379,29 @@ func TestRecoverBatch(t *testing.T) {
 		t.Fatalf("HandleBatch: %v, want a *PanicError", err)
 	}
 }
+
+// TestBatchRetryAfter fails a batch with RetryAfter. Bug caught: a batch
+// that asked to be tried later bisected into 2n-1 calls.
+func TestBatchRetryAfter(t *testing.T) {
+	const n = 8
+	l := newBatchLog()
+	h := l.handler(func(msgs []*consumer.Message) error {
+		if msgs[0].Attempt == 1 {
+			return consumer.RetryAfter(errors.New("rate limited"), time.Millisecond)
+		}
+		return nil
+	})
+	e := newEnv(t, h, consumer.Config{Concurrency: 1, BatchSize: n, MaxInFlight: n, BatchMaxWait: time.Hour, Retry: fastRetry(3)},
+		msgsN(n, func(int) string { return "" })...)
+	e.start()
+	waitFor(t, "every message retried and processed", func() bool { return e.rec.count(consumer.OutcomeProcessed) == n })
+	if err := e.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.rec.count(consumer.OutcomeRetried); got != n {
+		t.Errorf("%d retried, want %d", got, n)
+	}
+	if calls, sizes := l.snapshot(); sizes[0] != n || calls > 1+n {
+		t.Errorf("calls %d, sizes %v: the first batch was bisected", calls, sizes)
+	}
+}

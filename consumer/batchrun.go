@@ -45,6 +45,8 @@ func (c *Consumer) processBatch(_ int, ds []Delivery) {
 //   - a BatchError naming some deliveries: those are settled as failed with
 //     their own errors (retry copy, or dead letter), then the others run as
 //     a batch of their own;
+//   - a RetryAfter error: every delivery is retried no sooner than its
+//     delay, without bisecting (the batch asked to be tried later);
 //   - any other failure of a batch of one: it is settled as failed;
 //   - any other failure: the batch is bisected, its first half run as a
 //     batch of its own and then its second, so a lane's deliveries still
@@ -106,6 +108,11 @@ func (c *Consumer) runBatch(ds []Delivery) {
 		switch {
 		case named:
 			c.settleNamed(ds, be, dur)
+		case len(ds) > 1 && isRetryAfter(err):
+			// The batch asks to be tried again later: every message of it.
+			for i, d := range ds {
+				c.settleFailure(d, msgs[i], err, ClassRetryable, dur)
+			}
 		case len(ds) == 1:
 			class := c.cfg.Classify(err)
 			if class == ClassUnavailable {
@@ -147,6 +154,12 @@ func (c *Consumer) settleNamed(ds []Delivery, be BatchError, dur time.Duration) 
 	if len(rest) > 0 {
 		c.runBatch(rest)
 	}
+}
+
+// isRetryAfter reports whether err is, or wraps, a *RetryAfterError.
+func isRetryAfter(err error) bool {
+	var ra *RetryAfterError
+	return errors.As(err, &ra)
 }
 
 // namesWithin reports whether be names at least one message, all among n.
