@@ -11,7 +11,8 @@
 //     counted);
 //  2. start the ledger as a child process and SIGKILL it at a random moment
 //     0.3–3 s after its start (it works through the batch meanwhile: each
-//     payment takes -handler-delay);
+//     payment takes -handler-delay, or with Config.HandlerBatch each batch
+//     of payments does);
 //  3. start it again, wait until every payment of the batch has an effect,
 //     stop it with SIGTERM (it must exit 0).
 //
@@ -90,6 +91,15 @@ type Config struct {
 	Concurrency  int
 	HandlerDelay time.Duration
 
+	// HandlerBatch is the ledger's -batch: with N >= 2 the ledger runs a
+	// consumer.BatchHandler that applies payments N at a time with
+	// set-based SQL in the idempotency claim's transaction, and waits
+	// HandlerDelay once per batch (not per payment). 0, the default, and 1
+	// run the per-message handler (no -batch flag is passed for 0). Not to
+	// be confused with Batch, the payments published per round. A Name
+	// left empty gets the suffix "-batch" when N >= 2.
+	HandlerBatch int
+
 	// MinKill and MaxKill bound the kill moment after the process start.
 	// Default 0.3s and 3s.
 	MinKill, MaxKill time.Duration
@@ -116,6 +126,9 @@ func (c Config) withDefaults() Config {
 	if c.Name == "" {
 		if i := strings.Index(c.BrokerURL, "://"); i > 0 {
 			c.Name = c.BrokerURL[:i]
+		}
+		if c.HandlerBatch > 1 {
+			c.Name += "-batch"
 		}
 	}
 	if c.Kills == 0 {
@@ -164,6 +177,12 @@ func (c Config) validate() error {
 	if c.Kills < 1 || c.Batch < 1 || c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("the Kills, Batch and Concurrency fields must be >= 1, got %d, %d, %d", c.Kills, c.Batch, c.Concurrency))
 	}
+	if c.HandlerBatch < 0 {
+		errs = append(errs, fmt.Errorf("the HandlerBatch field must be >= 0, got %d", c.HandlerBatch))
+	}
+	if c.HandlerBatch > 1 && !c.Dedupe {
+		errs = append(errs, errors.New("the HandlerBatch field needs Dedupe: the ledger applies batches in the idempotency claim's transaction"))
+	}
 	if c.MinKill < 0 || c.MaxKill < c.MinKill {
 		errs = append(errs, fmt.Errorf("want 0 <= MinKill <= MaxKill, got %s and %s", c.MinKill, c.MaxKill))
 	}
@@ -181,7 +200,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	start := time.Now()
-	res = Result{Broker: cfg.Name, Dedupe: cfg.Dedupe}
+	res = Result{Broker: cfg.Name, Dedupe: cfg.Dedupe, HandlerBatch: cfg.HandlerBatch}
 	defer func() { res.Elapsed = time.Since(start) }()
 
 	if cfg.LogDir == "" {
@@ -223,6 +242,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	l := &ledger{cfg: cfg, env: []string{"BROKER_URL=" + cfg.BrokerURL, "DATABASE_URL=" + dbURL},
 		args: []string{"-dedupe=" + strconv.FormatBool(cfg.Dedupe), "-source", source, "-schema", schema,
 			"-concurrency", strconv.Itoa(cfg.Concurrency), "-handler-delay", cfg.HandlerDelay.String(), "-log-level", "info"}}
+	if cfg.HandlerBatch > 0 {
+		l.args = append(l.args, "-batch", strconv.Itoa(cfg.HandlerBatch))
+	}
 	w := &watcher{pool: pool, schema: schema}
 
 	var poison []string

@@ -118,12 +118,75 @@ func TestCrashKafka(t *testing.T) {
 	crash(t, "kafka", k.URL+"?instance_id=ledger-crashtest", 200, 10)
 }
 
+// batchMode runs the ledger with -batch size at the given concurrency: its
+// batch handler applies payments size at a time with set-based SQL in the
+// claim's transaction, and waits delay once per batch, inside the
+// transaction, so most kills land while batches hold uncommitted claims. A
+// round of n payments so lasts about n/size/concurrency × delay.
+func batchMode(size, concurrency int, delay time.Duration) func(*crashtest.Config) {
+	return func(c *crashtest.Config) {
+		c.HandlerBatch, c.Concurrency, c.HandlerDelay = size, concurrency, delay
+	}
+}
+
+// TestCrashRabbitMQBatch is TestCrashRabbitMQ with the ledger's batch
+// handler: a kill lands while batches are in their transactions, between
+// a batch's commit and its acks, or among a batch's acks.
+//
+// Bug caught: a batch acked before its transaction committed (payments
+// lost), or a batch whose commit is not seen as its claims by the restart
+// (payments applied twice); a bisection or a named failure (the poison
+// payment) that acks or drops its batch-mates.
+func TestCrashRabbitMQBatch(t *testing.T) {
+	t.Parallel()
+	crash(t, "rabbitmq-batch", testenv.RabbitMQ(t), 200, 10, batchMode(10, 4, 500*time.Millisecond))
+}
+
+// TestCrashSQSBatch is TestCrashSQS with the ledger's batch handler: a
+// batch's acks are coalesced into DeleteMessageBatch requests, so a kill can
+// land with some of a committed batch deleted and the others visible again
+// after their visibility timeout.
+//
+// A kill leaves the messages it held invisible until their visibility
+// timeout ends, so each round waits one out: 3 s (TestCrashSQS has 5 s) keeps
+// the run within about 70 s, and the adapter renews the visibility of the
+// deliveries a batch holds at 70 % of it, 2.1 s, shorter than a batch waits
+// in the window.
+//
+// Bug caught: a batch's deletes sent before its transaction committed
+// (payments lost); redelivered members of a committed batch applied again
+// (duplicates); a batch whose messages' visibility lapses while it runs,
+// so that a copy is applied beside it.
+func TestCrashSQSBatch(t *testing.T) {
+	t.Parallel()
+	crash(t, "sqs-batch", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=3s&wait=1", 100, 10, batchMode(10, 2, 500*time.Millisecond))
+}
+
+// TestCrashKafkaBatch is TestCrashKafka with the ledger's batch handler, on
+// a dev cluster of its own (TestCrashKafka's group runs at the same time):
+// Kafka acks are offset commits, so a kill can land with a batch committed
+// in Postgres and its offsets not, or with a later batch's offsets
+// committed past an earlier one still running.
+//
+// Bug caught: an offset committed past a batch whose transaction had not
+// committed (payments lost); a committed batch redelivered after the
+// restart and applied again (duplicates).
+func TestCrashKafkaBatch(t *testing.T) {
+	t.Parallel()
+	testenv.Postgres(t)
+	b := binaries(t)
+	k, err := crashtest.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
+	require.NoError(t, err)
+	t.Cleanup(k.Stop)
+	crash(t, "kafka-batch", k.URL+"?instance_id=ledger-crashtest", 200, 10, batchMode(10, 4, 250*time.Millisecond))
+}
+
 // TestCrashKafkaReal crash-tests the ledger on the Apache Kafka in
 // KAFKA_BROKERS (scripts/test.sh starts one; required under CI=true): first
 // with the URL as the README shows it (dynamic membership: a killed member
 // holds its partitions until its session times out, so fewer kills), then
 // with static membership (instance_id), whose restart takes the partitions
-// back at once. Dynamic runs first: a static member that stopped stays in
+// back at once, and last with static membership and the batch handler. Dynamic runs first: a static member that stopped stays in
 // the group "ledger" until its session times out and would hold up the
 // dynamic run's first join.
 func TestCrashKafkaReal(t *testing.T) {
@@ -156,6 +219,20 @@ func TestCrashKafkaReal(t *testing.T) {
 		require.Less(t, dynWorst, 60*time.Second, "a dynamic restart waited longer than the dead member's session")
 		t.Logf("from SIGKILL to the next effect: static at most %s, dynamic at most %s", staticWorst, dynWorst)
 	})
+	// The batch handler, as TestCrashKafkaBatch runs it on the dev cluster,
+	// with static membership (the same instance: the static run's member
+	// has stopped, and this one replaces it at once). Bug caught: offsets
+	// committed past a batch whose transaction had not committed, or a
+	// committed batch applied again after the restart, on Apache Kafka's
+	// own group coordinator and fetch sizes rather than kfake's.
+	t.Run("static-batch", func(t *testing.T) {
+		// Apache Kafka spreads a round over more batches at once than the dev
+		// cluster (about 150 payments a second at 250ms a batch): 500ms
+		// keeps the round working for about 2.5 s.
+		res := crash(t, "kafka-static-batch", url+"?instance_id=ledger-crashtest", 200, 10, batchMode(10, 4, 500*time.Millisecond))
+		_, worst := res.Resume()
+		require.Less(t, worst, 15*time.Second, "a static restart waited for the dead member's session")
+	})
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -164,6 +241,10 @@ func TestConfigErrors(t *testing.T) {
 	require.ErrorContains(t, err, "DatabaseURL is required")
 	require.ErrorContains(t, err, "the Ledger field (the built examples/ledger binary) is required")
 	require.ErrorContains(t, err, "the Kills, Batch and Concurrency fields must be >= 1")
+	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: -1})
+	require.ErrorContains(t, err, "the HandlerBatch field must be >= 0, got -1")
+	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: 10})
+	require.ErrorContains(t, err, "the HandlerBatch field needs Dedupe")
 }
 
 func TestWriteTable(t *testing.T) {

@@ -28,6 +28,8 @@ type Kill struct {
 type Result struct {
 	Broker string
 	Dedupe bool
+	// HandlerBatch is the run's Config.HandlerBatch (0: per message).
+	HandlerBatch int
 	// Kills has one entry per round.
 	Kills []Kill
 	// Messages is the number of counted payments (poison excluded).
