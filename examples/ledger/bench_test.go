@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,12 +43,18 @@ import (
 // with TEST_DATABASE_URL (and RABBITMQ_URL) set. BenchmarkLedgerKafka starts
 // kfake in a process of its own (adapters/kafka/internal/kfakecmd), fills a
 // topic of 6 partitions with 200,000 payments over 1,000 accounts, then
-// consumes it with (a) serve per message, (b) serve with -batch (500, 200
-// and 1000; ONCELY_LEDGER_BENCH_BATCHES="500,200,1000" overrides) and (c) a
-// hand-written franz-go + pgx loop, each in its own consumer group and
-// Postgres schema. A run ends when every payment has its ledger_entries row
-// (polled every 50 ms). CPU is this process's user+sys time over the run:
-// kfake and Postgres run in other processes and are not counted.
+// consumes all of it with (a) serve per message (Concurrency 16), (b) serve
+// with -batch, for each size of ONCELY_LEDGER_BENCH_BATCHES (default
+// "500,200,1000"), and then ONCELY_LEDGER_BENCH_ROUNDS rounds (default 3) of
+// (b) at the fastest size, (c) a hand-written franz-go + pgx loop in one
+// goroutine and (c) again with a goroutine per partition of each poll. Each
+// run is a fresh consumer group and Postgres schema. BenchmarkLedgerRabbitMQ
+// alternates (a) and (b) (batch 500, prefetch=2000 in the URL), each round on
+// fresh queues of 50,000 payments. A run ends when every payment has its
+// ledger_entries row (polled every 50 ms); its CPU is this process's user+sys
+// time over the run: kfake, RabbitMQ and Postgres run in other processes and
+// are not counted. ONCELY_LEDGER_BENCH_PAYMENTS changes the number of
+// payments; ONCELY_LEDGER_BENCH_NO_A=1 skips (a), to profile the rest.
 
 // benchAccounts is the number of accounts the payments spread over.
 const benchAccounts = 1000
@@ -61,6 +69,10 @@ type benchRun struct {
 	msgs     int
 	wall     time.Duration
 	cpu      time.Duration
+	// kfakeCPU and pgCPU are the CPU time of kfake (Kafka only) and of
+	// every postgres process of the machine (other users' load included)
+	// over the run, read from /proc; informational, not in the metrics.
+	kfakeCPU, pgCPU time.Duration
 }
 
 func (r benchRun) rate() float64 { return float64(r.msgs) / r.wall.Seconds() }
@@ -69,8 +81,65 @@ func (r benchRun) rate() float64 { return float64(r.msgs) / r.wall.Seconds() }
 func (r benchRun) cpuPerMsg() float64 { return float64(r.cpu.Microseconds()) / float64(r.msgs) }
 
 func (r benchRun) String() string {
-	return fmt.Sprintf("%s: %d msgs in %.2f s = %.0f msgs/s, CPU %.2f s = %.1f µs/msg",
-		r.mode, r.msgs, r.wall.Seconds(), r.rate(), r.cpu.Seconds(), r.cpuPerMsg())
+	return fmt.Sprintf("%s: %d msgs in %.2f s = %.0f msgs/s, CPU %.2f s = %.1f µs/msg; kfake %.1f µs/msg, postgres %.1f µs/msg",
+		r.mode, r.msgs, r.wall.Seconds(), r.rate(), r.cpu.Seconds(), r.cpuPerMsg(),
+		float64(r.kfakeCPU.Microseconds())/float64(r.msgs), float64(r.pgCPU.Microseconds())/float64(r.msgs))
+}
+
+// kfakePID is the kfake process of BenchmarkLedgerKafka, 0 without one.
+var kfakePID int
+
+// procTicks is the user+sys CPU time, in clock ticks of 10 ms, of each
+// process named postgres and of kfake (key -1), from /proc.
+func procTicks() map[int]int64 {
+	out := map[int]int64{}
+	read := func(pid int) int64 {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return -1
+		}
+		// After the command's closing parenthesis: state is the first
+		// field, utime the 12th and stime the 13th.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 13 {
+			return -1
+		}
+		u, _ := strconv.ParseInt(fields[11], 10, 64)
+		st, _ := strconv.ParseInt(fields[12], 10, 64)
+		return u + st
+	}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if comm, err := os.ReadFile("/proc/" + d.Name() + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
+			if t := read(pid); t >= 0 {
+				out[pid] = t
+			}
+		}
+	}
+	if kfakePID != 0 {
+		out[-1] = read(kfakePID)
+	}
+	return out
+}
+
+// othersCPU is the CPU time kfake and the postgres processes spent
+// between the snapshots before and after: a process started in between
+// counts from zero, one that ended in between counts nothing.
+func othersCPU(before, after map[int]int64) (kfake, pg time.Duration) {
+	var k, p int64
+	for pid, t := range after {
+		d := t - before[pid]
+		if pid == -1 {
+			k = d
+		} else {
+			p += d
+		}
+	}
+	return time.Duration(k) * 10 * time.Millisecond, time.Duration(p) * 10 * time.Millisecond
 }
 
 // cpuTime is the user+sys CPU time this process has used.
@@ -110,22 +179,32 @@ func benchSchema(b *testing.B, admin *pgxpool.Pool, dbURL, mode string) (schema,
 }
 
 // waitEntries polls schema's ledger_entries every 50 ms until it has n
-// rows; it fails b after benchRunTimeout or when stop says the consumer
-// ended.
-func waitEntries(b *testing.B, admin *pgxpool.Pool, schema string, n int, stopped <-chan error) {
+// rows and returns the longest time the count stood still; it fails b
+// after benchRunTimeout or when stopped says the consumer ended.
+func waitEntries(b *testing.B, admin *pgxpool.Pool, schema string, n int, stopped <-chan error) (stall time.Duration) {
 	deadline := time.Now().Add(benchRunTimeout)
-	last := -1
+	last, lastAt := -1, time.Now()
 	for {
+		// max(id) reads the primary key's last entry, where count(*) scans
+		// the table (up to 20 times a second, a load on Postgres that
+		// grows with the run); ids have gaps after rollbacks, so count(*)
+		// confirms once max(id) reaches n.
 		var got int
-		err := admin.QueryRow(context.Background(), "SELECT count(*) FROM "+schema+".ledger_entries").Scan(&got)
+		err := admin.QueryRow(context.Background(), "SELECT coalesce(max(id), 0) FROM "+schema+".ledger_entries").Scan(&got)
+		if err == nil && got >= n {
+			err = admin.QueryRow(context.Background(), "SELECT count(*) FROM "+schema+".ledger_entries").Scan(&got)
+		}
 		if err == nil && got >= n {
 			if got > n {
 				b.Errorf("%s: %d ledger entries for %d payments", schema, got, n)
 			}
-			return
+			return max(stall, time.Since(lastAt))
 		}
-		if err == nil {
-			last = got
+		if err == nil && got != last {
+			if last > 0 { // the first rows wait for the group join
+				stall = max(stall, time.Since(lastAt))
+			}
+			last, lastAt = got, time.Now()
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("%s: %d of %d ledger entries after %s (last error: %v)", schema, last, n, benchRunTimeout, err)
@@ -140,15 +219,19 @@ func waitEntries(b *testing.B, admin *pgxpool.Pool, schema string, n int, stoppe
 
 // measure runs consume until ledger_entries in schema has n rows, then
 // cancels it and waits for it to return (bounded); the run's wall and CPU
-// time end at the last row, before the drain.
+// time end at the last row, before the drain. consume's goroutines carry
+// the profiler label mode. Each run's line goes to
+// stderr at once (the benchmark's log keeps only 10 lines).
 func measure(b *testing.B, mode string, admin *pgxpool.Pool, schema string, n int, consume func(ctx context.Context) error) benchRun {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
+	others0 := procTicks()
 	cpu0, t0 := cpuTime(b), time.Now()
-	go func() { done <- consume(ctx) }()
-	waitEntries(b, admin, schema, n, done)
+	go pprof.Do(ctx, pprof.Labels("mode", mode), func(ctx context.Context) { done <- consume(ctx) }) // -cpuprofile: pprof -tagfocus mode=...
+	stall := waitEntries(b, admin, schema, n, done)
 	r := benchRun{mode: mode, msgs: n, wall: time.Since(t0), cpu: cpuTime(b) - cpu0}
+	r.kfakeCPU, r.pgCPU = othersCPU(others0, procTicks())
 	cancel()
 	select {
 	case err := <-done:
@@ -158,7 +241,7 @@ func measure(b *testing.B, mode string, admin *pgxpool.Pool, schema string, n in
 	case <-time.After(60 * time.Second):
 		b.Fatalf("%s: did not stop within 60 s of its cancel", mode)
 	}
-	b.Log(r)
+	fmt.Fprintf(os.Stderr, "%s %s (longest stall %s)\n", time.Now().UTC().Format(time.TimeOnly), r, stall.Round(10*time.Millisecond))
 	return r
 }
 
@@ -166,7 +249,11 @@ func measure(b *testing.B, mode string, admin *pgxpool.Pool, schema string, n in
 // fresh schema: batch 0 is the per-message mode.
 func serveRun(b *testing.B, admin *pgxpool.Pool, dbURL, brokerURL, source, mode string, batch, n int) benchRun {
 	schema, url := benchSchema(b, admin, dbURL, strings.ReplaceAll(mode, "-", "_"))
-	cfg := config{brokerURL: brokerURL, databaseURL: url, dedupe: true, concurrency: 16, batch: batch,
+	concurrency := 16 // the default
+	if batch > 1 {
+		concurrency = benchEnvInt(b, "ONCELY_LEDGER_BENCH_CONCURRENCY", concurrency) // batches at once
+	}
+	cfg := config{brokerURL: brokerURL, databaseURL: url, dedupe: true, concurrency: concurrency, batch: batch,
 		source: source, consumer: "bench-" + schema, schema: schema, maxAttempts: 3, retryDelay: 200 * time.Millisecond}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r := measure(b, mode, admin, schema, n, func(ctx context.Context) error { return serve(ctx, cfg, log) })
@@ -176,13 +263,18 @@ func serveRun(b *testing.B, admin *pgxpool.Pool, dbURL, brokerURL, source, mode 
 
 // benchPayments is ONCELY_LEDGER_BENCH_PAYMENTS (for a quick try), else def.
 func benchPayments(b *testing.B, def int) int {
-	spec := os.Getenv("ONCELY_LEDGER_BENCH_PAYMENTS")
+	return benchEnvInt(b, "ONCELY_LEDGER_BENCH_PAYMENTS", def)
+}
+
+// benchEnvInt is the environment variable name as a number >= 1, else def.
+func benchEnvInt(b *testing.B, name string, def int) int {
+	spec := os.Getenv(name)
 	if spec == "" {
 		return def
 	}
 	n, err := strconv.Atoi(spec)
 	if err != nil || n < 1 {
-		b.Fatalf("ONCELY_LEDGER_BENCH_PAYMENTS=%q: want a count >= 1", spec)
+		b.Fatalf("%s=%q: want a number >= 1", name, spec)
 	}
 	return n
 }
@@ -206,15 +298,7 @@ func benchBatches(b *testing.B) []int {
 
 // best is the fastest run of rs.
 func best(rs []benchRun) benchRun {
-	return slices.MaxFunc(rs, func(x, y benchRun) int {
-		if x.rate() < y.rate() {
-			return -1
-		}
-		if x.rate() > y.rate() {
-			return 1
-		}
-		return 0
-	})
+	return slices.MaxFunc(rs, func(x, y benchRun) int { return cmp.Compare(x.rate(), y.rate()) })
 }
 
 func BenchmarkLedgerKafka(b *testing.B) {
@@ -231,33 +315,81 @@ func BenchmarkLedgerKafka(b *testing.B) {
 	brokerURL := "kafka://" + strings.Join(addrs, ",") + "?tiers=1s"
 	batches := benchBatches(b)
 	b.ResetTimer()
+	rounds := benchEnvInt(b, "ONCELY_LEDGER_BENCH_ROUNDS", 3)
+	skipA := os.Getenv("ONCELY_LEDGER_BENCH_NO_A") == "1" // to profile (b) and (c) alone
 	for range b.N {
-		a := serveRun(b, admin, dbURL, brokerURL, topic, "a-per-message", 0, payments)
-		var bs []benchRun
-		for _, size := range batches {
-			bs = append(bs, serveRun(b, admin, dbURL, brokerURL, topic, "b-batch-"+strconv.Itoa(size), size, payments))
+		var a benchRun
+		if !skipA {
+			a = serveRun(b, admin, dbURL, brokerURL, topic, "a-per-message", 0, payments)
 		}
-		bb := best(bs)
-		size, _ := strconv.Atoi(bb.mode[strings.LastIndexByte(bb.mode, '-')+1:])
-		c1 := franzPgxRun(b, admin, dbURL, addrs, topic, "c-franz-pgx-1", size, false, payments)
-		c6 := franzPgxRun(b, admin, dbURL, addrs, topic, "c-franz-pgx-per-partition", size, true, payments)
-		again := serveRun(b, admin, dbURL, brokerURL, topic, "b-batch-"+strconv.Itoa(size)+"-again", size, payments)
-		b.Logf("best batch size %d; b/a %.1f, b/c(1 goroutine) %.2f, b/c(per partition) %.2f; b again %.0f msgs/s",
-			size, bb.rate()/a.rate(), bb.rate()/c1.rate(), bb.rate()/c6.rate(), again.rate())
-		b.ReportMetric(a.rate(), "a_msgs/s")
+		var sweep []benchRun
+		for _, size := range batches {
+			sweep = append(sweep, serveRun(b, admin, dbURL, brokerURL, topic, "b-batch-"+strconv.Itoa(size), size, payments))
+		}
+		first := best(sweep)
+		size, _ := strconv.Atoi(first.mode[strings.LastIndexByte(first.mode, '-')+1:])
+		// Rounds of b, c (one goroutine) and c (per partition) at the best
+		// size: runs last about 4 s, so one run each would be noise.
+		var bs, c1s, cps []benchRun
+		var bc1, bcp []float64
+		for round := range rounds {
+			r := strconv.Itoa(round)
+			bs = append(bs, serveRun(b, admin, dbURL, brokerURL, topic, "b-batch-"+strconv.Itoa(size)+"-round-"+r, size, payments))
+			c1s = append(c1s, franzPgxRun(b, admin, dbURL, addrs, topic, "c-franz-pgx-1-round-"+r, size, false, payments))
+			cps = append(cps, franzPgxRun(b, admin, dbURL, addrs, topic, "c-franz-pgx-per-partition-round-"+r, size, true, payments))
+			bc1 = append(bc1, bs[round].rate()/c1s[round].rate())
+			bcp = append(bcp, bs[round].rate()/cps[round].rate())
+		}
+		bb, c1, cp := median(bs), median(c1s), median(cps)
+		b.Logf("batch sizes tried: %s; best %d", fmtRuns(sweep), size)
+		b.Logf("medians of %d rounds: b %.0f msgs/s (%s), c 1 goroutine %.0f (%s), c per partition %.0f (%s)",
+			rounds, bb.rate(), fmtRuns(bs), c1.rate(), fmtRuns(c1s), cp.rate(), fmtRuns(cps))
+		b.Logf("per-round b/c: 1 goroutine %s, per partition %s", fmtFloats(bc1), fmtFloats(bcp))
+		if !skipA {
+			b.Logf("b/a %.1f (median b over a's single run)", bb.rate()/a.rate())
+			b.ReportMetric(a.rate(), "a_msgs/s")
+			b.ReportMetric(a.cpuPerMsg(), "a_cpu_µs/msg")
+			b.ReportMetric(bb.rate()/a.rate(), "b/a")
+		}
 		b.ReportMetric(bb.rate(), "b_msgs/s")
-		b.ReportMetric(again.rate(), "b_again_msgs/s")
 		b.ReportMetric(c1.rate(), "c_msgs/s")
-		b.ReportMetric(c6.rate(), "c_pp_msgs/s")
-		b.ReportMetric(a.cpuPerMsg(), "a_cpu_µs/msg")
+		b.ReportMetric(cp.rate(), "c_pp_msgs/s")
 		b.ReportMetric(bb.cpuPerMsg(), "b_cpu_µs/msg")
 		b.ReportMetric(c1.cpuPerMsg(), "c_cpu_µs/msg")
-		b.ReportMetric(c6.cpuPerMsg(), "c_pp_cpu_µs/msg")
-		b.ReportMetric(bb.rate()/a.rate(), "b/a")
-		b.ReportMetric(bb.rate()/c1.rate(), "b/c")
-		b.ReportMetric(bb.rate()/c6.rate(), "b/c_pp")
+		b.ReportMetric(cp.cpuPerMsg(), "c_pp_cpu_µs/msg")
+		b.ReportMetric(medianOf(bc1), "b/c")
+		b.ReportMetric(medianOf(bcp), "b/c_pp")
 		b.ReportMetric(float64(size), "b_batch")
 	}
+}
+
+// median is the run of rs with the median rate.
+func median(rs []benchRun) benchRun {
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(x, y benchRun) int { return cmp.Compare(x.rate(), y.rate()) })
+	return rs[len(rs)/2]
+}
+
+func medianOf(xs []float64) float64 {
+	xs = slices.Sorted(slices.Values(xs))
+	return xs[len(xs)/2]
+}
+
+// fmtRuns lists the runs' rates and CPU per message.
+func fmtRuns(rs []benchRun) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s %.0f/s %.1f µs", r.mode, r.rate(), r.cpuPerMsg())
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtFloats(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return strings.Join(parts, " ")
 }
 
 // startKfake builds adapters/kafka/internal/kfakecmd and runs it in its own
@@ -280,7 +412,9 @@ func startKfake(b *testing.B) []string {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
+	kfakePID = cmd.Process.Pid
 	b.Cleanup(func() {
+		kfakePID = 0
 		_ = stdin.Close()
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
@@ -495,10 +629,11 @@ func BenchmarkLedgerRabbitMQ(b *testing.B) {
 		sep = "&"
 	}
 	batchURL := rabbitURL + sep + "prefetch=" + strconv.Itoa(4*size)
+	rounds := benchEnvInt(b, "ONCELY_LEDGER_BENCH_ROUNDS", 3)
 	b.ResetTimer()
 	for range b.N {
 		var as, bs []benchRun
-		for round := range 2 {
+		for round := range rounds {
 			queue := fillRabbit(b, rabbitURL, "a", payments)
 			as = append(as, serveRun(b, admin, dbURL, rabbitURL, queue, fmt.Sprintf("a-per-message-%d", round), 0, payments))
 			deleteRabbitQueues(b, rabbitURL, queue, as[round].consumer)
@@ -510,8 +645,10 @@ func BenchmarkLedgerRabbitMQ(b *testing.B) {
 		for i := range as {
 			ratios = append(ratios, fmt.Sprintf("%.1f", bs[i].rate()/as[i].rate()))
 		}
-		a, bb := best(as), best(bs)
-		b.Logf("b/a per round: %s; best b/a %.1f", strings.Join(ratios, ", "), bb.rate()/a.rate())
+		a, bb := median(as), median(bs)
+		b.Logf("a: %s", fmtRuns(as))
+		b.Logf("b: %s", fmtRuns(bs))
+		b.Logf("b/a per round: %s; medians' b/a %.1f", strings.Join(ratios, ", "), bb.rate()/a.rate())
 		b.ReportMetric(a.rate(), "a_msgs/s")
 		b.ReportMetric(bb.rate(), "b_msgs/s")
 		b.ReportMetric(a.cpuPerMsg(), "a_cpu_µs/msg")
