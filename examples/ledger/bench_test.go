@@ -73,6 +73,9 @@ type benchRun struct {
 	// every postgres process of the machine (other users' load included)
 	// over the run, read from /proc; informational, not in the metrics.
 	kfakeCPU, pgCPU time.Duration
+	// txs is the number of transactions that wrote entries: distinct
+	// created_at values, now() being the transaction's start.
+	txs int
 }
 
 func (r benchRun) rate() float64 { return float64(r.msgs) / r.wall.Seconds() }
@@ -81,9 +84,10 @@ func (r benchRun) rate() float64 { return float64(r.msgs) / r.wall.Seconds() }
 func (r benchRun) cpuPerMsg() float64 { return float64(r.cpu.Microseconds()) / float64(r.msgs) }
 
 func (r benchRun) String() string {
-	return fmt.Sprintf("%s: %d msgs in %.2f s = %.0f msgs/s, CPU %.2f s = %.1f µs/msg; kfake %.1f µs/msg, postgres %.1f µs/msg",
+	return fmt.Sprintf("%s: %d msgs in %.2f s = %.0f msgs/s, CPU %.2f s = %.1f µs/msg; kfake %.1f µs/msg, postgres %.1f µs/msg; %d transactions, %.0f msgs each",
 		r.mode, r.msgs, r.wall.Seconds(), r.rate(), r.cpu.Seconds(), r.cpuPerMsg(),
-		float64(r.kfakeCPU.Microseconds())/float64(r.msgs), float64(r.pgCPU.Microseconds())/float64(r.msgs))
+		float64(r.kfakeCPU.Microseconds())/float64(r.msgs), float64(r.pgCPU.Microseconds())/float64(r.msgs),
+		r.txs, float64(r.msgs)/float64(max(r.txs, 1)))
 }
 
 // kfakePID is the kfake process of BenchmarkLedgerKafka, 0 without one.
@@ -240,6 +244,9 @@ func measure(b *testing.B, mode string, admin *pgxpool.Pool, schema string, n in
 		}
 	case <-time.After(60 * time.Second):
 		b.Fatalf("%s: did not stop within 60 s of its cancel", mode)
+	}
+	if err := admin.QueryRow(context.Background(), "SELECT count(DISTINCT created_at) FROM "+schema+".ledger_entries").Scan(&r.txs); err != nil {
+		b.Errorf("%s: counting transactions: %v", mode, err)
 	}
 	fmt.Fprintf(os.Stderr, "%s %s (longest stall %s)\n", time.Now().UTC().Format(time.TimeOnly), r, stall.Round(10*time.Millisecond))
 	return r
