@@ -69,10 +69,11 @@ type benchRun struct {
 	msgs     int
 	wall     time.Duration
 	cpu      time.Duration
-	// kfakeCPU and pgCPU are the CPU time of kfake (Kafka only) and of
-	// every postgres process of the machine (other users' load included)
-	// over the run, read from /proc; informational, not in the metrics.
-	kfakeCPU, pgCPU time.Duration
+	// kfakeCPU, pgCPU and rabbitCPU are the CPU time of kfake (Kafka
+	// only), of every postgres process and of RabbitMQ (beam.smp) on this
+	// machine over the run (other users' load included), read from /proc;
+	// informational, not in the metrics.
+	kfakeCPU, pgCPU, rabbitCPU time.Duration
 	// txs is the number of transactions that wrote entries: distinct
 	// created_at values, now() being the transaction's start.
 	txs int
@@ -84,9 +85,10 @@ func (r benchRun) rate() float64 { return float64(r.msgs) / r.wall.Seconds() }
 func (r benchRun) cpuPerMsg() float64 { return float64(r.cpu.Microseconds()) / float64(r.msgs) }
 
 func (r benchRun) String() string {
-	return fmt.Sprintf("%s: %d msgs in %.2f s = %.0f msgs/s, CPU %.2f s = %.1f µs/msg; kfake %.1f µs/msg, postgres %.1f µs/msg; %d transactions, %.0f msgs each",
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(r.msgs) }
+	return fmt.Sprintf("%s: %d msgs in %.2f s = %.0f msgs/s, CPU %.2f s = %.1f µs/msg; kfake %.1f, postgres %.1f, rabbitmq %.1f µs/msg; %d transactions, %.0f msgs each",
 		r.mode, r.msgs, r.wall.Seconds(), r.rate(), r.cpu.Seconds(), r.cpuPerMsg(),
-		float64(r.kfakeCPU.Microseconds())/float64(r.msgs), float64(r.pgCPU.Microseconds())/float64(r.msgs),
+		per(r.kfakeCPU), per(r.pgCPU), per(r.rabbitCPU),
 		r.txs, float64(r.msgs)/float64(max(r.txs, 1)))
 }
 
@@ -94,7 +96,8 @@ func (r benchRun) String() string {
 var kfakePID int
 
 // procTicks is the user+sys CPU time, in clock ticks of 10 ms, of each
-// process named postgres and of kfake (key -1), from /proc.
+// process named postgres or beam.smp (RabbitMQ; key -pid) and of kfake
+// (key 0), from /proc.
 func procTicks() map[int]int64 {
 	out := map[int]int64{}
 	read := func(pid int) int64 {
@@ -118,32 +121,47 @@ func procTicks() map[int]int64 {
 		if err != nil {
 			continue
 		}
-		if comm, err := os.ReadFile("/proc/" + d.Name() + "/comm"); err == nil && strings.TrimSpace(string(comm)) == "postgres" {
-			if t := read(pid); t >= 0 {
-				out[pid] = t
-			}
+		comm, err := os.ReadFile("/proc/" + d.Name() + "/comm")
+		if err != nil {
+			continue
+		}
+		key := 0
+		switch strings.TrimSpace(string(comm)) {
+		case "postgres":
+			key = pid
+		case "beam.smp":
+			key = -pid
+		default:
+			continue
+		}
+		if t := read(pid); t >= 0 {
+			out[key] = t
 		}
 	}
 	if kfakePID != 0 {
-		out[-1] = read(kfakePID)
+		out[0] = read(kfakePID)
 	}
 	return out
 }
 
-// othersCPU is the CPU time kfake and the postgres processes spent
-// between the snapshots before and after: a process started in between
-// counts from zero, one that ended in between counts nothing.
-func othersCPU(before, after map[int]int64) (kfake, pg time.Duration) {
-	var k, p int64
-	for pid, t := range after {
-		d := t - before[pid]
-		if pid == -1 {
+// othersCPU is the CPU time kfake, the postgres processes and RabbitMQ
+// spent between the snapshots before and after: a process started in
+// between counts from zero, one that ended in between counts nothing.
+func othersCPU(before, after map[int]int64) (kfake, pg, rabbit time.Duration) {
+	var k, p, r int64
+	for key, t := range after {
+		d := t - before[key]
+		switch {
+		case key == 0:
 			k = d
-		} else {
+		case key > 0:
 			p += d
+		default:
+			r += d
 		}
 	}
-	return time.Duration(k) * 10 * time.Millisecond, time.Duration(p) * 10 * time.Millisecond
+	tick := 10 * time.Millisecond
+	return time.Duration(k) * tick, time.Duration(p) * tick, time.Duration(r) * tick
 }
 
 // cpuTime is the user+sys CPU time this process has used.
@@ -235,7 +253,7 @@ func measure(b *testing.B, mode string, admin *pgxpool.Pool, schema string, n in
 	go pprof.Do(ctx, pprof.Labels("mode", mode), func(ctx context.Context) { done <- consume(ctx) }) // -cpuprofile: pprof -tagfocus mode=...
 	stall := waitEntries(b, admin, schema, n, done)
 	r := benchRun{mode: mode, msgs: n, wall: time.Since(t0), cpu: cpuTime(b) - cpu0}
-	r.kfakeCPU, r.pgCPU = othersCPU(others0, procTicks())
+	r.kfakeCPU, r.pgCPU, r.rabbitCPU = othersCPU(others0, procTicks())
 	cancel()
 	select {
 	case err := <-done:
