@@ -16,7 +16,7 @@ import (
 )
 
 // testBatches runs a consumer.BatchHandler over the adapter: 240 messages on
-// 8 keys in batches of at most 32, three batches at once, with one poison
+// 8 keys in batches of at most 32 (or the adapter's prefetch), three batches at once, with one poison
 // message (its batches fail as a whole, so the runtime bisects) and one the
 // handler names in a consumer.BatchError as permanent. Bugs caught: an ack
 // sent before the handler's batch returned (before its transaction
@@ -64,7 +64,11 @@ func testBatches(t *testing.T, h Harness) {
 		}
 		return nil
 	})
-	stop := run(t, src, bh, consumer.Config{Concurrency: 3, BatchSize: 32, BatchMaxWait: 5 * time.Millisecond,
+	size := 32
+	if p := src.Capabilities().Prefetch; p > 0 {
+		size = min(size, p) // a batch the broker's prefetch can fill
+	}
+	stop := run(t, src, bh, consumer.Config{Concurrency: 3, BatchSize: size, BatchMaxWait: 5 * time.Millisecond,
 		Retry: retry.Policy{MaxAttempts: 1}})
 	waitFor(t, "every message settled", func() bool {
 		st := src.Stats()
