@@ -87,7 +87,10 @@ type Config struct {
 	// once. A batch holds each key's messages in arrival order, and a
 	// message whose key is in a running batch waits for that batch to end,
 	// so two batches running at once never share a key (see Ordering).
-	// Defaults to BatchSizeDefault (100).
+	// Batches fill best when Concurrency × BatchSize is at most MaxInFlight
+	// and keys far outnumber a batch's messages: a full window with every
+	// key busy starts the batches it can, however small. Defaults to
+	// BatchSizeDefault (100).
 	BatchSize int
 
 	// BatchMaxWait is how long, with a BatchHandler, a batch that is not
