@@ -92,16 +92,8 @@ func (s *Store) ProcessBatch(ctx context.Context, consumerName string, ids []str
 	}
 	ferr := fn(withTx(ctx, handlerTx{tx}), fresh)
 	done = true
-	if ferr == nil && tx.Conn().PgConn().TxStatus() == txStatusFailed {
-		ferr = errAborted
-	}
-	if ferr != nil {
-		lost := tx.Conn().IsClosed() // before Rollback hands the connection back to the pool
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return nil, s.handlerError(ferr, lost)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, s.commitError(err)
+	if err := s.settleTx(ctx, tx, ferr); err != nil {
+		return nil, err
 	}
 	return fresh, nil
 }

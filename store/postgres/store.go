@@ -152,18 +152,25 @@ func (s *Store) processOne(ctx context.Context, consumerName, messageID string, 
 	}
 	ferr := fn(withTx(ctx, handlerTx{tx}))
 	done = true
+	return false, s.settleTx(ctx, tx, ferr)
+}
+
+// settleTx ends tx after its handler returned ferr: COMMIT when it returned
+// nil and no statement of tx failed, else ROLLBACK. It returns the error for
+// the caller, as the package doc's rule says (handlerError, commitError).
+func (s *Store) settleTx(ctx context.Context, tx pgx.Tx, ferr error) error {
 	if ferr == nil && tx.Conn().PgConn().TxStatus() == txStatusFailed {
 		ferr = errAborted
 	}
 	if ferr != nil {
 		lost := tx.Conn().IsClosed() // before Rollback hands the connection back to the pool
 		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return false, s.handlerError(ferr, lost)
+		return s.handlerError(ferr, lost)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return false, s.commitError(err)
+		return s.commitError(err)
 	}
-	return false, nil
+	return nil
 }
 
 // beginExec begins a transaction on a pooled connection and runs sql in it,
