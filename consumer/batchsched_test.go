@@ -228,27 +228,15 @@ func checkBatchSchedule(t *testing.T, seed uint64, cfg consumer.Config, hardStop
 	fin.mu.Lock()
 	defer fin.mu.Unlock()
 	for _, d := range out {
-		got := fin.by[d.m]
-		if len(got) != 1 {
-			t.Errorf("seed %d: %s (%v): outcomes %v, want exactly one", seed, d.m.ID, d.act, got)
+		got, ok := checkOutcome(t, seed, d, fin.by[d.m])
+		if !ok {
 			continue
 		}
-		settled := d.settled.Load()
-		switch {
-		case settled > 1:
-			t.Errorf("seed %d: %s settled %d times", seed, d.m.ID, settled)
-		case got[0] == consumer.OutcomeAbandoned && settled != 0:
-			t.Errorf("seed %d: %s abandoned yet settled", seed, d.m.ID)
-		case got[0] == consumer.OutcomeDuplicate:
-			t.Errorf("seed %d: %s reported a duplicate", seed, d.m.ID)
-		case got[0] != consumer.OutcomeAbandoned && (settled != 1 || d.how.Load() != got[0]):
-			t.Errorf("seed %d: %s reported %s, settled %d time(s) as %v", seed, d.m.ID, got[0], settled, d.how.Load())
-		}
-		if d.act == behaveLoseLease && got[0] == consumer.OutcomeProcessed {
+		if d.act == behaveLoseLease && got == consumer.OutcomeProcessed {
 			t.Errorf("seed %d: %s lost its lease, yet was acked", seed, d.m.ID)
 		}
-		if d.act == behavePermanent && !hardStop && got[0] != consumer.OutcomeDeadLettered && got[0] != consumer.OutcomeAbandoned {
-			t.Errorf("seed %d: %s named permanent, yet %s", seed, d.m.ID, got[0])
+		if d.act == behavePermanent && !hardStop && got != consumer.OutcomeDeadLettered && got != consumer.OutcomeAbandoned {
+			t.Errorf("seed %d: %s named permanent, yet %s", seed, d.m.ID, got)
 		}
 	}
 	if p := top.Load(); p > int32(cfg.Concurrency) {

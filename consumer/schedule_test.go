@@ -342,24 +342,12 @@ func checkSchedule(t *testing.T, seed uint64, plain bool, cfg consumer.Config, h
 	fin.mu.Lock()
 	defer fin.mu.Unlock()
 	for _, d := range out {
-		got := fin.by[d.m]
-		if len(got) != 1 {
-			t.Errorf("seed %d: %s (%v): outcomes %v, want exactly one", seed, d.m.ID, d.act, got)
+		got, ok := checkOutcome(t, seed, d, fin.by[d.m])
+		if !ok {
 			continue
 		}
-		settled := d.settled.Load()
-		switch {
-		case settled > 1:
-			t.Errorf("seed %d: %s settled %d times", seed, d.m.ID, settled)
-		case got[0] == consumer.OutcomeAbandoned && settled != 0:
-			t.Errorf("seed %d: %s abandoned yet settled", seed, d.m.ID)
-		case got[0] == consumer.OutcomeDuplicate:
-			t.Errorf("seed %d: %s reported a duplicate", seed, d.m.ID)
-		case got[0] != consumer.OutcomeAbandoned && (settled != 1 || d.how.Load() != got[0]):
-			t.Errorf("seed %d: %s reported %s, settled %d time(s) as %v", seed, d.m.ID, got[0], settled, d.how.Load())
-		}
-		if d.act == behaveLoseLease && got[0] != consumer.OutcomeAbandoned {
-			t.Errorf("seed %d: %s lost its lease, yet %s", seed, d.m.ID, got[0])
+		if d.act == behaveLoseLease && got != consumer.OutcomeAbandoned {
+			t.Errorf("seed %d: %s lost its lease, yet %s", seed, d.m.ID, got)
 		}
 	}
 	if p := top.Load(); p > int32(cfg.Concurrency) {
@@ -387,4 +375,27 @@ func (f *finals) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.n
+}
+
+// checkOutcome checks d's final outcomes got: exactly one, and d settled at
+// most once and only as that outcome implies (never when abandoned, never a
+// duplicate). It returns the outcome and whether there was exactly one.
+func checkOutcome(t *testing.T, seed uint64, d *propDelivery, got []consumer.Outcome) (consumer.Outcome, bool) {
+	t.Helper()
+	if len(got) != 1 {
+		t.Errorf("seed %d: %s (%v): outcomes %v, want exactly one", seed, d.m.ID, d.act, got)
+		return "", false
+	}
+	settled := d.settled.Load()
+	switch {
+	case settled > 1:
+		t.Errorf("seed %d: %s settled %d times", seed, d.m.ID, settled)
+	case got[0] == consumer.OutcomeAbandoned && settled != 0:
+		t.Errorf("seed %d: %s abandoned yet settled", seed, d.m.ID)
+	case got[0] == consumer.OutcomeDuplicate:
+		t.Errorf("seed %d: %s reported a duplicate", seed, d.m.ID)
+	case got[0] != consumer.OutcomeAbandoned && (settled != 1 || d.how.Load() != got[0]):
+		t.Errorf("seed %d: %s reported %s, settled %d time(s) as %v", seed, d.m.ID, got[0], settled, d.how.Load())
+	}
+	return got[0], true
 }
