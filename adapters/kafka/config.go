@@ -183,8 +183,18 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Opts are extra franz-go options, applied after FetchMaxWaitDefault
-	// and before the adapter's own (seed brokers, group, topics, manual
-	// commits, blocked rebalances and the partition callbacks always win). Options that would commit before
+	// and the group balancers, and before the adapter's own (seed brokers,
+	// group, topics, manual commits, blocked rebalances and the partition
+	// callbacks always win).
+	//
+	// The default balancers spread each topic's partitions evenly over the
+	// group's members on their own — the source topic and every retry tier
+	// — with cooperative-sticky rebalancing, falling back to plain
+	// cooperative-sticky while some member does not offer that; under
+	// kgo.ServerSideBalancer the broker's range assignor, which also spreads
+	// each topic on its own. A kgo.Balancers option here replaces them.
+	//
+	// Options that would commit before
 	// processing (AutoCommitMarks) or consume other topics (ConsumeRegex,
 	// ConsumePartitions) are refused.
 	Opts []kgo.Opt

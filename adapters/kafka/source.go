@@ -117,6 +117,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
+	serverSide, _ := admCl.OptValue(kgo.ServerSideBalancer).(bool)
 	err = checkOpts(admCl)
 	if err == nil {
 		if rerr := reach(ctx, admCl, cfg.Brokers); rerr != nil {
@@ -142,7 +143,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, errors.New("kafka: the producer's batch limit (ProducerBatchMaxBytes) is unknown")
 	}
 
-	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault)}, cfg.Opts...),
+	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault), balancers(serverSide)}, cfg.Opts...),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(consumed...),
