@@ -8,22 +8,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// balancerName is the group protocol of topicBalancer. Members that do not
-// offer it (older oncely versions, other clients) make the group fall back to
-// plain cooperative-sticky, which every Source offers second.
-const balancerName = "oncely-cooperative-sticky-per-topic"
-
-// balancers returns the group balancers of a Source: per-topic
-// cooperative-sticky first, plain cooperative-sticky as the fallback. Under
-// the consumer group protocol (kgo.ServerSideBalancer) the broker assigns,
-// and the first balancer only names its assignor: range, which spreads each
-// topic on its own as topicBalancer does (the broker's default, uniform,
-// evens out totals over all topics).
+// balancers returns the group balancer of a Source: per-topic
+// cooperative-sticky. Under the consumer group protocol
+// (kgo.ServerSideBalancer) the broker assigns, and the balancer only names
+// its assignor: range, which spreads each topic on its own as topicBalancer
+// does (the broker's default, uniform, evens out totals over all topics).
 func balancers(serverSide bool) kgo.Opt {
 	if serverSide {
 		return kgo.Balancers(kgo.RangeBalancer())
 	}
-	return kgo.Balancers(topicBalancer{}, kgo.CooperativeStickyBalancer())
+	return kgo.Balancers(topicBalancer{})
 }
 
 // topicBalancer is cooperative-sticky balancing done one topic at a time.
@@ -38,14 +32,21 @@ func balancers(serverSide bool) kgo.Opt {
 // worth having: members keep what they own where the balance allows, and a
 // partition that moves is first revoked, then assigned in the next round.
 //
-// The member metadata (subscriptions, owned partitions, the sticky
-// generation) is cooperative-sticky's, so a group can switch between the two
-// protocols during a rolling deploy.
+// Its protocol name is "cooperative-sticky" on purpose: the member metadata
+// (subscriptions, owned partitions, the sticky generation) is exactly
+// cooperative-sticky's, and only the group's leader runs the assignment, so
+// members of older versions and other clients mix in freely (a group whose
+// leader is not an oncely Source gets plain cooperative-sticky plans, which
+// are valid too). The name also keeps franz-go's handling of a restarted
+// static leader (KIP-814): the broker hands it its old plan, and franz-go
+// rebalances when the plan it computes differs — which it does only for
+// the balancer names it knows. Under another name a static member restarted
+// with other topics would keep consuming the old ones.
 type topicBalancer struct{}
 
 var sticky = kgo.CooperativeStickyBalancer()
 
-func (topicBalancer) ProtocolName() string { return balancerName }
+func (topicBalancer) ProtocolName() string { return sticky.ProtocolName() }
 func (topicBalancer) IsCooperative() bool  { return true }
 
 func (topicBalancer) JoinGroupMetadata(topics []string, owned map[string][]int32, generation int32) []byte {

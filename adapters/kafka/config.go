@@ -187,12 +187,12 @@ type Config struct {
 	// group, topics, manual commits, blocked rebalances and the partition
 	// callbacks always win).
 	//
-	// The default balancers spread each topic's partitions evenly over the
-	// group's members on their own — the source topic and every retry tier
-	// — with cooperative-sticky rebalancing, falling back to plain
-	// cooperative-sticky while some member does not offer that; under
-	// kgo.ServerSideBalancer the broker's range assignor, which also spreads
-	// each topic on its own. A kgo.Balancers option here replaces them.
+	// The default balancer spreads each topic's partitions evenly over the
+	// group's members on its own — the source topic and every retry tier —
+	// with cooperative-sticky rebalancing (the group protocol stays
+	// "cooperative-sticky"); under kgo.ServerSideBalancer the broker's range
+	// assignor, which also spreads each topic on its own. A kgo.Balancers
+	// option here replaces it.
 	//
 	// Options that would commit before
 	// processing (AutoCommitMarks) or consume other topics (ConsumeRegex,

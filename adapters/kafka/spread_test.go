@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/oncely/oncely/consumer"
 )
 
 // Three Sources in one group on a three-partition topic with five retry
@@ -53,4 +55,30 @@ func TestSourcesSpreadEachTopic(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A static member that died and comes back with the same instance ID on
+// another topic consumes the new topic. The broker hands a restarted static
+// leader its old plan (KIP-814); franz-go rebalances when its own plan
+// differs, for the balancer names it knows only.
+//
+// Catches: giving the per-topic balancer a protocol name of its own, which
+// left the restarted ledger of TestCrashKafkaReal/static-batch on the
+// previous run's topic, applying nothing.
+func TestStaticRestartOnAnotherTopic(t *testing.T) {
+	t.Parallel()
+	addrs := brokers(t)
+	group := uniqueTopic("static-move")
+	instance := group + "-0"
+	old := newSource(t, Config{Brokers: addrs, Topic: group + "-old", Group: group, TopicPartitions: 1, InstanceID: instance})
+	publish(t, client(t, addrs), group+"-old", &consumer.Message{ID: "old", Body: []byte("x")})
+	require.Equal(t, []string{"old"}, ReceiveAck(t, old, 1))
+	old.crash()
+
+	topic := group + "-new"
+	s := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1, InstanceID: instance})
+	publish(t, client(t, addrs), topic, &consumer.Message{ID: "new", Body: []byte("x")})
+	require.Equal(t, []string{"new"}, ReceiveAck(t, s, 1))
+	require.Empty(t, s.assigned(group+"-old"))
+	require.NoError(t, s.Close(context.Background()))
 }
