@@ -216,6 +216,17 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Broker, error) {
 	return idChecked{b}, nil
 }
 
+// ErrNoSource is returned (wrapped) by Broker.DeadLetters, Redrive, Purge
+// and Backlog when the source topic or queue does not exist on the broker,
+// so that a mistyped name is an error rather than an empty dead-letter
+// destination. They create nothing.
+var ErrNoSource = errors.New("source does not exist")
+
+// noSource is ErrNoSource for the topic or queue named source.
+func noSource(what, source string) error {
+	return fmt.Errorf("%w: %s %s", ErrNoSource, what, source)
+}
+
 // ErrEmptyID is returned (wrapped) by Broker.Publish for a message without
 // an ID: its consumer would dead-letter it as missing-id, and no
 // idempotency claim could tell a second publish of it from a new message.

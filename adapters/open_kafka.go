@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -223,7 +224,11 @@ func (k *kafkaBroker) Backlog(ctx context.Context, source, consumerName string) 
 	if err := checkNames(source, consumerName); err != nil {
 		return nil, err
 	}
-	return k.c.Backlog(ctx, source, consumerName)
+	lines, err := k.c.Backlog(ctx, source, consumerName)
+	if errors.Is(err, kafka.ErrNoTopic) {
+		return nil, noSource("kafka topic", source)
+	}
+	return lines, err
 }
 
 func (k *kafkaBroker) Close() error {
@@ -239,6 +244,9 @@ func (k *kafkaBroker) session(ctx context.Context, source, consumerName string) 
 		return kafkaSession{}, err
 	}
 	r, err := k.c.ReadDeadLetters(ctx, source, consumerName)
+	if errors.Is(err, kafka.ErrNoTopic) {
+		return kafkaSession{}, noSource("kafka topic", source)
+	}
 	return kafkaSession{r}, err
 }
 

@@ -64,15 +64,26 @@ func (m *memBroker) Publish(ctx context.Context, source string, msgs ...*consume
 }
 
 func (m *memBroker) DeadLetters(ctx context.Context, source, consumerName string, limit int) ([]DeadLetter, error) {
-	return listDeadLetters(ctx, m.session(source, consumerName), limit)
+	s, err := m.session(source, consumerName)
+	if err != nil {
+		return nil, err
+	}
+	return listDeadLetters(ctx, s, limit)
 }
 
 func (m *memBroker) Redrive(ctx context.Context, source, consumerName string, opts RedriveOptions) (RedriveResult, error) {
 	publish := func(ctx context.Context, msg *consumer.Message) error { return m.b.Publish(ctx, source, msg) }
-	return redrive(ctx, m.session(source, consumerName), publish, opts)
+	s, err := m.session(source, consumerName)
+	if err != nil {
+		return RedriveResult{}, err
+	}
+	return redrive(ctx, s, publish, opts)
 }
 
 func (m *memBroker) Backlog(_ context.Context, source, consumerName string) ([]consumer.Backlog, error) {
+	if !m.b.Exists(source) {
+		return nil, noSource("memory queue", source)
+	}
 	return []consumer.Backlog{{
 		Source:      source,
 		Partition:   -1,
@@ -89,8 +100,11 @@ func (m *memBroker) Close() error {
 // session snapshots the dead-letter queue; removing a letter removes exactly
 // that copy (by its offset in the queue), never one dead-lettered after the
 // snapshot.
-func (m *memBroker) session(source, consumerName string) dlqSession {
-	return &memSession{b: m.b, source: source, consumer: consumerName, msgs: m.b.DeadLetters(source, consumerName)}
+func (m *memBroker) session(source, consumerName string) (dlqSession, error) {
+	if !m.b.Exists(source) {
+		return nil, noSource("memory queue", source)
+	}
+	return &memSession{b: m.b, source: source, consumer: consumerName, msgs: m.b.DeadLetters(source, consumerName)}, nil
 }
 
 type memSession struct {

@@ -191,7 +191,7 @@ func (r *rabbitBroker) Backlog(ctx context.Context, source, consumerName string)
 		return nil, err
 	}
 	if lag < 0 {
-		return nil, fmt.Errorf("rabbitmq: queue %s does not exist", source)
+		return nil, noSource("rabbitmq queue", source)
 	}
 	dead, err := r.depth(ctx, r.dlq(source, consumerName))
 	if err != nil {
@@ -253,11 +253,18 @@ func (r *rabbitBroker) session(ctx context.Context, source, consumerName string)
 	if err := checkNames(source, consumerName); err != nil {
 		return nil, err
 	}
+	n, err := r.depth(ctx, source)
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, noSource("rabbitmq queue", source)
+	}
 	s := &rabbitSession{r: r, queue: r.dlq(source, consumerName), keyHeader: r.cfg.KeyHeader}
 	if s.keyHeader == "" {
 		s.keyHeader = rabbitmq.KeyHeaderDefault
 	}
-	n, err := r.depth(ctx, s.queue)
+	n, err = r.depth(ctx, s.queue)
 	if err != nil || n <= 0 {
 		return s, err
 	}

@@ -245,7 +245,7 @@ func (s *sqsBroker) Backlog(ctx context.Context, source, consumerName string) ([
 		return nil, err
 	}
 	if qurl == "" {
-		return nil, fmt.Errorf("sqs: queue %s does not exist", source)
+		return nil, noSource("sqs queue", source)
 	}
 	lag, err := s.depth(ctx, qurl)
 	if err != nil {

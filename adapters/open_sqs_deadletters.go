@@ -54,6 +54,13 @@ func (s *sqsBroker) session(ctx context.Context, source, consumerName string) (*
 	if err := checkNames(source, consumerName); err != nil {
 		return nil, err
 	}
+	surl, err := s.queueURL(ctx, source, false)
+	if err != nil {
+		return nil, err
+	}
+	if surl == "" {
+		return nil, noSource("sqs queue", source)
+	}
 	name := s.deadLetterQueue(source, consumerName)
 	durl, err := s.queueURL(ctx, name, false)
 	if err != nil {

@@ -85,10 +85,9 @@ func TestOpenMemoryIsProcessLocal(t *testing.T) {
 	require.NoError(t, a.Publish(ctx, "s", &consumer.Message{ID: "1", Body: []byte("x")}))
 	la, err := a.Backlog(ctx, "s", "c")
 	require.NoError(t, err)
-	lb, err := b.Backlog(ctx, "s", "c")
-	require.NoError(t, err)
+	_, err = b.Backlog(ctx, "s", "c")
+	require.ErrorIs(t, err, adapters.ErrNoSource, "two mem:// brokers share nothing")
 	require.Equal(t, int64(1), la[0].Lag)
-	require.Equal(t, int64(0), lb[0].Lag, "two mem:// brokers share nothing")
 
 	shared := adapters.Memory(a)
 	c, err := adapters.Open(ctx, "mem://", adapters.WithMemoryBroker(shared))

@@ -115,5 +115,9 @@ func (s *sqsBroker) Purge(ctx context.Context, source, consumerName string, opts
 // Purge deletes the selected dead letters of (source, consumerName); see
 // Broker.Purge.
 func (m *memBroker) Purge(ctx context.Context, source, consumerName string, opts PurgeOptions) (PurgeResult, error) {
-	return purge(ctx, m.session(source, consumerName), opts)
+	s, err := m.session(source, consumerName)
+	if err != nil {
+		return PurgeResult{}, err
+	}
+	return purge(ctx, s, opts)
 }

@@ -168,4 +168,9 @@ type Backlog struct {
 	// DeadLetters is the depth of the dead-letter destination, or -1 when
 	// unknown or not applicable (Kafka partitions report it on partition -1).
 	DeadLetters int64
+	// NeverCommitted reports a Kafka partition for which the consumer
+	// group has no committed offset: Lag then counts every retained record
+	// (the group never ran, or has not finished a record there yet). Always
+	// false for queues.
+	NeverCommitted bool
 }

@@ -72,10 +72,11 @@ func backlog(ctx context.Context, adm *kadm.Client, topic, group string, consume
 			depth += rms[end.Partition].left(base, end.Offset)
 			return
 		}
+		never := true
 		if c, ok := committed.Lookup(end.Topic, end.Partition); ok && c.Err == nil && c.At >= 0 {
-			base = c.At
+			base, never = c.At, false
 		}
-		out = append(out, consumer.Backlog{Source: end.Topic, Partition: end.Partition, Lag: max(0, end.Offset-base), DeadLetters: -1})
+		out = append(out, consumer.Backlog{Source: end.Topic, Partition: end.Partition, Lag: max(0, end.Offset-base), DeadLetters: -1, NeverCommitted: never})
 	})
 	if ferr != nil {
 		return nil, ferr

@@ -93,14 +93,15 @@ func (c *Client) CreateTopic(ctx context.Context, topic string, partitions int32
 // Backlog reports group's lag on topic and its retry topics, and the depth
 // of its dead-letter topic, as Source.Backlog does, without joining the
 // group. For a group that has not committed yet every retained record is
-// lag, and a dead-letter topic not yet created has depth 0.
+// lag (and Backlog.NeverCommitted is set), and a dead-letter topic not yet
+// created has depth 0. A topic that does not exist is ErrNoTopic.
 func (c *Client) Backlog(ctx context.Context, topic, group string) ([]consumer.Backlog, error) {
 	all, err := c.adm.ListTopics(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: listing topics: %w", err)
 	}
 	if _, ok := all[topic]; !ok {
-		return nil, fmt.Errorf("kafka: topic %q does not exist", topic)
+		return nil, fmt.Errorf("kafka: %w: %s", ErrNoTopic, topic)
 	}
 	consumed := []string{topic}
 	prefix := topic + "." + group + ".retry."

@@ -182,13 +182,17 @@ type deadLetterPartition struct {
 }
 
 // ReadDeadLetters opens a reader of the dead-letter topic of topic and
-// group. A topic that has no dead-letter topic yet has nothing to read.
+// group. A topic that has no dead-letter topic yet has nothing to read; a
+// topic that does not exist is ErrNoTopic.
 func (c *Client) ReadDeadLetters(ctx context.Context, topic, group string) (*DeadLetterReader, error) {
 	dlq := DeadLetterTopic(topic, group)
 	r := &DeadLetterReader{adm: c.adm, topic: dlq, parts: map[int32]*deadLetterPartition{}}
-	topics, err := c.adm.ListTopics(ctx, dlq)
+	topics, err := c.adm.ListTopics(ctx, topic, dlq)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: describing %s: %w", dlq, err)
+	}
+	if !topics.Has(topic) {
+		return nil, fmt.Errorf("kafka: %w: %s", ErrNoTopic, topic)
 	}
 	if !topics.Has(dlq) {
 		return r, nil

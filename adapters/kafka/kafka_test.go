@@ -550,8 +550,8 @@ func TestBacklog(t *testing.T) {
 	bl, err := s.Backlog(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []consumer.Backlog{
-		{Source: topic, Partition: 0, Lag: 10, DeadLetters: -1},
-		{Source: RetryTopic(topic, group, time.Second), Partition: 0, Lag: 0, DeadLetters: -1},
+		{Source: topic, Partition: 0, Lag: 10, DeadLetters: -1, NeverCommitted: true},
+		{Source: RetryTopic(topic, group, time.Second), Partition: 0, Lag: 0, DeadLetters: -1, NeverCommitted: true},
 		{Source: topic, Partition: -1, Lag: 0, DeadLetters: 3},
 	}, bl)
 	got := ReceiveAck(t, s, 4)
@@ -560,6 +560,7 @@ func TestBacklog(t *testing.T) {
 	bl, err = s.Backlog(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(6), bl[0].Lag)
+	require.False(t, bl[0].NeverCommitted, "the group committed on the source partition")
 }
 
 // ReceiveAck receives and acks n deliveries.

@@ -29,6 +29,11 @@ func DeadLetterTopic(topic, group string) string {
 // ErrTopicCreation wraps every failure to create or find a topic at start-up.
 var ErrTopicCreation = errors.New("kafka: topic not available")
 
+// ErrNoTopic is returned (wrapped) by Client.Backlog and
+// Client.ReadDeadLetters for a topic that does not exist; they create
+// nothing.
+var ErrNoTopic = errors.New("topic does not exist")
+
 // topicReadyTimeout bounds how long ensureTopics waits for topics it created
 // to have a leader for every partition, when ctx has no earlier deadline.
 const topicReadyTimeout = 30 * time.Second

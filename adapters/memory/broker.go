@@ -163,6 +163,14 @@ func (b *Broker) DeadLetters(source, consumerName string) []*consumer.Message {
 	return out
 }
 
+// Exists reports whether the queue named source exists: a message was
+// published to it or a Source opened on it.
+func (b *Broker) Exists(source string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.queues[source] != nil
+}
+
 // Depth returns the number of messages in the queue named source that are not
 // settled yet: ready, waiting out a retry delay, or in flight.
 func (b *Broker) Depth(source string) int {

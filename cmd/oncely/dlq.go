@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -14,14 +14,19 @@ import (
 )
 
 func runDLQList(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("dlq list", "oncely dlq list --broker URL --source S --consumer C [--limit 100]", `
+	fs := a.flags("dlq list", "oncely dlq list --broker URL --source S --consumer C [--limit 100] [--output text|json]", `
 Lists the dead letters of a source and consumer, oldest first, one line each:
 message ID, reason, attempts, age, copies and error. Nothing is removed.
-Copies with the same message ID are shown once.`)
+Copies with the same message ID are shown once. A source that does not exist
+on the broker is an error.`)
 	var bf brokerFlags
 	bf.register(fs)
 	limit := fs.Int("limit", 100, "show at most this many messages (0: all)")
+	output := outputFlag(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutput("dlq list", *output); err != nil {
 		return err
 	}
 	br, err := bf.open(ctx, a, "dlq list")
@@ -31,7 +36,10 @@ Copies with the same message ID are shown once.`)
 	defer br.Close()
 	dls, err := br.DeadLetters(ctx, bf.source, bf.consumer, *limit)
 	if err != nil {
-		return fmt.Errorf("dlq list: %w", err)
+		return sourceErr("dlq list", err)
+	}
+	if *output == "json" {
+		return writeJSON(a.stdout, deadLettersDoc(br, bf, dls, false))
 	}
 	fmt.Fprintf(a.stdout, "dead letters of source %s, consumer %s (%s): %d\n", bf.source, bf.consumer, br.Kind(), len(dls))
 	if len(dls) == 0 {
@@ -47,15 +55,19 @@ Copies with the same message ID are shown once.`)
 }
 
 func runDLQShow(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("dlq show", "oncely dlq show --broker URL --source S --consumer C [--id ID] [--limit 10]", `
+	fs := a.flags("dlq show", "oncely dlq show --broker URL --source S --consumer C [--id ID] [--limit 10] [--output text|json]", `
 Shows dead letters in full: source, consumer, reason, attempts, age, error,
 key, every header and the body. With --id only that message. Nothing is
-removed.`)
+removed. A source that does not exist on the broker is an error.`)
 	var bf brokerFlags
 	bf.register(fs)
 	id := fs.String("id", "", "show only the message with this ID")
 	limit := fs.Int("limit", 10, "show at most this many messages (0: all); ignored with --id")
+	output := outputFlag(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutput("dlq show", *output); err != nil {
 		return err
 	}
 	if *id == "" && flagSet(fs, "id") {
@@ -72,13 +84,16 @@ removed.`)
 	}
 	dls, err := br.DeadLetters(ctx, bf.source, bf.consumer, n)
 	if err != nil {
-		return fmt.Errorf("dlq show: %w", err)
+		return sourceErr("dlq show", err)
 	}
 	if *id != "" {
 		dls = slices.DeleteFunc(dls, func(d adapters.DeadLetter) bool { return d.Message.ID != *id })
 		if len(dls) == 0 {
 			return fmt.Errorf("dlq show: no dead letter with ID %q for source %s, consumer %s (run oncely dlq list to see the IDs)", *id, bf.source, bf.consumer)
 		}
+	}
+	if *output == "json" {
+		return writeJSON(a.stdout, deadLettersDoc(br, bf, dls, true))
 	}
 	if len(dls) == 0 {
 		fmt.Fprintf(a.stdout, "no dead letters for source %s, consumer %s\n", bf.source, bf.consumer)
@@ -126,7 +141,7 @@ func showDeadLetter(w io.Writer, now time.Time, d adapters.DeadLetter) {
 }
 
 func runDLQRedrive(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("dlq redrive", "oncely dlq redrive --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--rate N] [--limit N] [--dry-run]", `
+	fs := a.flags("dlq redrive", "oncely dlq redrive --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--rate N] [--limit N] [--dry-run | --plan --database-url URL] [--output text|json]", `
 Moves dead letters back to their source: each selected message is published
 to the source with the same message ID, key and body and without the failure
 headers (so its attempt count starts again at 1), confirmed by the broker, and
@@ -135,8 +150,11 @@ the consumer's idempotency claim absorbs the second copy.
 
 Filters select by dead-letter reason (exhausted, permanent, missing-id,
 invalid-id, panic, retry-refused), by text in the recorded error and by
-message ID. --dry-run counts what
-would move and changes nothing. Long runs print progress on stderr.`)
+message ID. --dry-run counts what would move and changes nothing. --plan
+also changes nothing: it lists what would move and, from the idempotency
+claims in the Postgres store (--database-url), which of those were in fact
+applied (the redrive is a no-op for them) and which not. Long runs print
+progress on stderr. A source that does not exist on the broker is an error.`)
 	var bf brokerFlags
 	bf.register(fs)
 	var opts adapters.RedriveOptions
@@ -147,8 +165,17 @@ would move and changes nothing. Long runs print progress on stderr.`)
 	fs.IntVar(&opts.Limit, "limit", 0, "stop after this many messages (0: all)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "count what would be redriven; change nothing")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	plan := fs.Bool("plan", false, "show what would be redriven and which of it was already applied (needs --database-url); change nothing")
+	db := databaseFlags(fs)
+	output := outputFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if err := checkOutput("dlq redrive", *output); err != nil {
+		return err
+	}
+	if *plan && opts.DryRun {
+		return usagef("dlq redrive: --plan and --dry-run both change nothing; give one")
 	}
 	if opts.Rate < 0 {
 		return usagef("dlq redrive: --rate must be >= 0")
@@ -161,6 +188,9 @@ would move and changes nothing. Long runs print progress on stderr.`)
 		return err
 	}
 	defer br.Close()
+	if *plan {
+		return planRedrive(ctx, a, br, bf, opts, db, *output)
+	}
 	var p *progress
 	if !*quiet {
 		p = newProgress(a.stderr, opts.DryRun)
@@ -169,6 +199,19 @@ would move and changes nothing. Long runs print progress on stderr.`)
 	res, err := br.Redrive(ctx, bf.source, bf.consumer, opts)
 	if p != nil {
 		p.finish()
+	}
+	if errors.Is(err, adapters.ErrNoSource) {
+		return sourceErr("dlq redrive", err)
+	}
+	if *output == "json" {
+		if jerr := writeJSON(a.stdout, redriveJSON{Source: bf.source, Consumer: bf.consumer, DryRun: opts.DryRun, Seen: res.Seen,
+			Redriven: res.Redriven, Skipped: res.Skipped, DuplicateCopies: res.DuplicateCopies}); jerr != nil {
+			return jerr
+		}
+		if err != nil {
+			return fmt.Errorf("dlq redrive stopped: %w\n(what was redriven stays redriven; run the command again to continue)", err)
+		}
+		return nil
 	}
 	verb := "redriven"
 	if opts.DryRun {
@@ -188,60 +231,22 @@ would move and changes nothing. Long runs print progress on stderr.`)
 	return nil
 }
 
-// progress prints a redrive's progress on one updated stderr line, at most
-// every 200ms, once the run has lasted a second (short runs print nothing).
-type progress struct {
-	w      io.Writer
-	dry    bool
-	start  time.Time
-	mu     sync.Mutex
-	last   time.Time
-	latest adapters.RedriveProgress
-	shown  bool
+// deadLettersDoc is the --output json document of dlq list (full: dlq show).
+func deadLettersDoc(br adapters.Broker, bf brokerFlags, dls []adapters.DeadLetter, full bool) deadLettersJSON {
+	doc := deadLettersJSON{Source: bf.source, Consumer: bf.consumer, Broker: br.Kind(), DeadLetters: []deadLetterJSON{}}
+	for _, d := range dls {
+		doc.DeadLetters = append(doc.DeadLetters, newDeadLetterJSON(d, full))
+	}
+	return doc
 }
 
-func newProgress(w io.Writer, dry bool) *progress {
-	return &progress{w: w, dry: dry, start: time.Now()}
-}
-
-func (p *progress) update(r adapters.RedriveProgress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.latest = r
-	now := time.Now()
-	if now.Sub(p.start) < time.Second || now.Sub(p.last) < 200*time.Millisecond {
-		return
+// sourceErr wraps a broker command's error, saying what to check when the
+// source does not exist.
+func sourceErr(cmd string, err error) error {
+	if errors.Is(err, adapters.ErrNoSource) {
+		return fmt.Errorf("%s: %w\n(check --source: nothing was created)", cmd, err)
 	}
-	p.last = now
-	p.printLocked(now)
-}
-
-func (p *progress) printLocked(now time.Time) {
-	r := p.latest
-	bar := ""
-	if r.Total > 0 {
-		const width = 30
-		filled := min(width, r.Seen*width/r.Total)
-		bar = fmt.Sprintf("[%s%s] %d/%d ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), r.Seen, r.Total)
-	} else {
-		bar = fmt.Sprintf("%d looked at ", r.Seen)
-	}
-	verb := "redriven"
-	if p.dry {
-		verb = "would redrive"
-	}
-	rate := float64(r.Redriven) / max(now.Sub(p.start).Seconds(), 1e-3)
-	fmt.Fprintf(p.w, "\r%s%d %s (%.0f/s)", bar, r.Redriven, verb, rate)
-	p.shown = true
-}
-
-func (p *progress) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		p.printLocked(time.Now())
-		fmt.Fprintln(p.w)
-	}
+	return fmt.Errorf("%s: %w", cmd, err)
 }
 
 func age(now, t time.Time) string {

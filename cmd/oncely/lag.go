@@ -14,17 +14,23 @@ import (
 )
 
 func runLag(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("lag", "oncely lag --broker URL --source S --consumer C [--partitions]", `
+	fs := a.flags("lag", "oncely lag --broker URL --source S --consumer C [--partitions] [--output text|json]", `
 Shows how far a consumer is behind, without joining its consumer group:
 for Kafka the lag (end offset minus committed offset) and the depth of the
 dead-letter topic; for RabbitMQ, SQS and mem:// the messages waiting in the
 queue (ready and unacknowledged) and in its dead-letter queue. One row per
 topic or queue — the source first, then its retry tiers by delay — or, with
---partitions, one row per partition.`)
+--partitions, one row per partition. A source that does not exist is an
+error; a Kafka consumer group that never committed on the source is said so
+(its lag then counts every retained record).`)
 	var bf brokerFlags
 	bf.register(fs)
 	perPartition := fs.Bool("partitions", false, "one row per Kafka partition instead of one per topic")
+	output := outputFlag(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutput("lag", *output); err != nil {
 		return err
 	}
 	br, err := bf.open(ctx, a, "lag")
@@ -34,11 +40,24 @@ topic or queue — the source first, then its retry tiers by delay — or, with
 	defer br.Close()
 	lines, err := br.Backlog(ctx, bf.source, bf.consumer)
 	if err != nil {
-		return fmt.Errorf("lag: %w", err)
+		return sourceErr("lag", err)
 	}
 	sortBacklog(bf.source, lines)
+	never := neverCommitted(bf.source, lines)
 	if !*perPartition {
 		lines = sumPerSource(lines)
+	}
+	if *output == "json" {
+		doc := lagJSON{Source: bf.source, Consumer: bf.consumer, Broker: br.Kind(), Rows: []backlogJSON{}, NeverCommitted: never}
+		for _, l := range lines {
+			doc.Rows = append(doc.Rows, newBacklogJSON(l))
+			doc.TotalLag = addKnown(doc.TotalLag, l.Lag)
+			doc.TotalDeadLetters = addKnown(doc.TotalDeadLetters, l.DeadLetters)
+		}
+		return writeJSON(a.stdout, doc)
+	}
+	if never {
+		fmt.Fprintf(a.stdout, "consumer group %s has never committed an offset on %s: the lag counts every retained record\n", bf.consumer, bf.source)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	if *perPartition {
@@ -77,6 +96,21 @@ topic or queue — the source first, then its retry tiers by delay — or, with
 	return tw.Flush()
 }
 
+// neverCommitted reports whether every line of source itself (not its
+// tiers) is a partition the consumer group never committed on.
+func neverCommitted(source string, lines []consumer.Backlog) bool {
+	n := 0
+	for _, l := range lines {
+		if l.Source == source && l.Partition >= 0 {
+			if !l.NeverCommitted {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
 // sortBacklog orders lines by source (see lagRank), then partition.
 func sortBacklog(source string, lines []consumer.Backlog) {
 	slices.SortStableFunc(lines, func(x, y consumer.Backlog) int {
@@ -86,7 +120,8 @@ func sortBacklog(source string, lines []consumer.Backlog) {
 }
 
 // sumPerSource adds up sorted lines per source: lag and dead letters, each
-// -1 (unknown) only when no line of the source knows it.
+// -1 (unknown) only when no line of the source knows it; NeverCommitted
+// when it holds for every partition of the source.
 func sumPerSource(lines []consumer.Backlog) []consumer.Backlog {
 	var out []consumer.Backlog
 	for _, l := range lines {
@@ -97,6 +132,9 @@ func sumPerSource(lines []consumer.Backlog) []consumer.Backlog {
 		}
 		l.Partition = -1
 		out = append(out, l)
+	}
+	for i := range out {
+		out[i].NeverCommitted = neverCommitted(out[i].Source, lines)
 	}
 	return out
 }

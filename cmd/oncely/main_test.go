@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -24,6 +25,7 @@ import (
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/kafkatest"
+	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/retry"
 )
@@ -201,6 +203,10 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 	require.Contains(t, errs, `no dead letter with ID "nope"`)
 	require.Contains(t, errs, "oncely dlq list")
 
+	testDLQJSON(t, run, source, name)
+	testNoSource(t, env, opts, source, name)
+	testRedrivePlan(t, env, opts, sel, name)
+
 	out = run("dlq", "redrive", "--dry-run")
 	require.Contains(t, out, "dry run: would redrive 2 of 2 dead letters")
 	out = run("dlq", "list")
@@ -218,7 +224,26 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 	lag, dead := sumLag(t, out, source)
 	require.Equal(t, 1, lag, "the redriven p4 waits in the source:\n%s", out)
 	require.Equal(t, 1, dead, "p2 is still dead-lettered:\n%s", out)
+	var lag1 lagJSON
+	require.NoError(t, json.Unmarshal([]byte(run("lag", "--output", "json")), &lag1))
+	require.Equal(t, int64(1), lag1.TotalLag)
+	require.Equal(t, int64(1), lag1.TotalDeadLetters)
+	require.Equal(t, source, lag1.Rows[0].Source)
+	require.False(t, lag1.NeverCommitted)
 	out = run("lag")
+	require.NotContains(t, out, "never committed")
+	if strings.HasPrefix(url, "kafka://") {
+		// A consumer group that never ran: its lag is every record, and lag says why.
+		code, fresh, errs := cli(t, env, opts, "lag", "--source", source, "--consumer", name+"-fresh")
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, fresh, "consumer group "+name+"-fresh has never committed an offset on "+source)
+		var doc lagJSON
+		code, js, errs := cli(t, env, opts, "lag", "--source", source, "--consumer", name+"-fresh", "--output", "json")
+		require.Equal(t, 0, code, errs)
+		require.NoError(t, json.Unmarshal([]byte(js), &doc))
+		require.True(t, doc.NeverCommitted)
+		require.Equal(t, int64(6), doc.TotalLag, "five seeds and the redriven p4, none committed by this group")
+	}
 	require.Regexp(t, regexp.MustCompile(`(?m)^SOURCE\s+LAG\s+DEAD LETTERS$`), out)
 	require.Regexp(t, regexp.MustCompile(`(?m)^`+source+`\s+1\s+1$`), out, "one row per source, summed")
 	require.Equal(t, 1, strings.Count(out, "\n"+source+" "), "the source once:\n%s", out)
@@ -227,6 +252,85 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 	require.Contains(t, out, "redriven 1 of 1")
 	out = run("dlq", "list")
 	require.Contains(t, out, ": 0\n")
+}
+
+// testDLQJSON checks --output json of dlq list and show against the seeded
+// dead letters (p2 permanent, p4 exhausted).
+func testDLQJSON(t *testing.T, run func(...string) string, source, name string) {
+	t.Helper()
+	var list deadLettersJSON
+	require.NoError(t, json.Unmarshal([]byte(run("dlq", "list", "--output", "json")), &list))
+	require.Equal(t, source, list.Source)
+	require.Equal(t, name, list.Consumer)
+	got := map[string]deadLetterJSON{}
+	for _, d := range list.DeadLetters {
+		got[d.ID] = d
+	}
+	require.Len(t, got, 2)
+	require.Equal(t, "permanent", got["p2"].Reason)
+	require.Equal(t, "exhausted", got["p4"].Reason)
+	require.Equal(t, 2, got["p4"].Attempts)
+	require.Equal(t, "k4", got["p4"].Key)
+	require.NotNil(t, got["p4"].FailedAt)
+	require.Nil(t, got["p4"].Body, "list leaves bodies out")
+
+	var show deadLettersJSON
+	require.NoError(t, json.Unmarshal([]byte(run("dlq", "show", "--id", "p4", "--output", "json")), &show))
+	require.Len(t, show.DeadLetters, 1)
+	d := show.DeadLetters[0]
+	require.Equal(t, "p4", d.ID)
+	require.Equal(t, `{"n":4}`, *d.Body)
+	require.Equal(t, 7, *d.BodyBytes)
+	require.Equal(t, "exhausted", d.Headers["oncely-dead-letter-reason"])
+}
+
+// testNoSource: every broker command on a source that does not exist fails
+// saying so, and creates nothing (lag stays an error afterwards).
+func testNoSource(t *testing.T, env map[string]string, opts []adapters.Option, source, name string) {
+	t.Helper()
+	missing := source + "-missing"
+	for _, args := range [][]string{
+		{"dlq", "list"}, {"dlq", "show"}, {"dlq", "redrive"}, {"dlq", "purge", "--yes"}, {"lag"}, {"dlq", "list"},
+	} {
+		code, _, errs := cli(t, env, opts, append(args, "--source", missing, "--consumer", name)...)
+		require.Equal(t, 1, code, "%v on a missing source: %s", args, errs)
+		require.Contains(t, errs, "source does not exist", "%v", args)
+		require.Contains(t, errs, missing, "%v", args)
+		require.Contains(t, errs, "check --source", "%v", args)
+	}
+}
+
+// testRedrivePlan: --plan tells the applied dead letters (a claim exists)
+// from the others, in text and JSON, and changes nothing.
+func testRedrivePlan(t *testing.T, env map[string]string, opts []adapters.Option, sel []string, name string) {
+	t.Helper()
+	db := pgtest.New(t)
+	_, err := db.Pool.Exec(t.Context(), "INSERT INTO "+pgx.Identifier{db.Schema, "processed_messages"}.Sanitize()+
+		" (consumer, message_id) VALUES ($1, 'p4'), ('someone-else', 'p2')", name)
+	require.NoError(t, err)
+	planArgs := append([]string{"dlq", "redrive", "--plan", "--database-url", db.URL, "--schema", db.Schema}, sel...)
+	code, out, errs := cli(t, env, opts, planArgs...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "plan: redrive 2 of 2 dead letters")
+	require.Contains(t, out, "1 already applied")
+	require.Contains(t, out, "1 not applied")
+	require.Regexp(t, regexp.MustCompile(`(?m)^p4\s+exhausted\s+yes\s`), out)
+	require.Regexp(t, regexp.MustCompile(`(?m)^p2\s+permanent\s+no\s`), out)
+	require.Contains(t, out, "nothing was changed")
+
+	code, out, errs = cli(t, env, opts, append(planArgs, "--reason", "exhausted", "--output", "json")...)
+	require.Equal(t, 0, code, errs)
+	var plan redrivePlan
+	require.NoError(t, json.Unmarshal([]byte(out), &plan))
+	require.Equal(t, redrivePlan{Source: plan.Source, Consumer: name, Broker: plan.Broker, Seen: 2, Selected: 1,
+		Applied: []string{"p4"}, NotApplied: []string{}}, plan)
+
+	code, _, errs = cli(t, env, opts, append([]string{"dlq", "redrive", "--plan"}, sel...)...)
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "needs --database-url")
+	code, _, errs = cli(t, env, opts, append([]string{"dlq", "redrive", "--plan", "--dry-run", "--database-url", db.URL}, sel...)...)
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--plan and --dry-run")
 }
 
 // sumLag adds the LAG and DEAD LETTERS columns of the lag table's rows.

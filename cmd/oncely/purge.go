@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -51,7 +52,7 @@ first; --yes deletes without asking, and without a terminal (a script, CI)
 		dry.DryRun = true
 		res, err := br.Purge(ctx, bf.source, bf.consumer, dry)
 		if err != nil {
-			return fmt.Errorf("dlq purge: counting: %w", err)
+			return sourceErr("dlq purge: counting", err)
 		}
 		if res.Purged == 0 {
 			fmt.Fprintf(a.stdout, "nothing to purge: none of the %d %s is selected\n", res.Seen, where)
@@ -67,6 +68,9 @@ first; --yes deletes without asking, and without a terminal (a script, CI)
 		opts.Limit = res.Purged
 	}
 	res, err := br.Purge(ctx, bf.source, bf.consumer, opts)
+	if errors.Is(err, adapters.ErrNoSource) {
+		return sourceErr("dlq purge", err)
+	}
 	verb := "purged"
 	if opts.DryRun {
 		verb = "dry run: would purge"
