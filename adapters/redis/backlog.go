@@ -17,10 +17,11 @@ func (s *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
 }
 
 // Backlog reports how far consumer name consumerName is behind on stream,
-// without joining its group: one line for stream (entries of the group not
-// yet delivered plus those pending, and the dead-letter stream's length)
-// and one for its retry stream (copies waiting: due and delayed). A group
-// that does not exist yet has every entry of the stream to read.
+// without joining its group, in one line: Lag counts the entries of the
+// group not yet delivered, those pending, and the retry copies waiting
+// (due in the retry stream or delayed), DeadLetters the dead-letter
+// stream's length. A group that does not exist yet has every entry of the
+// stream to read.
 func Backlog(ctx context.Context, client goredis.UniversalClient, stream, consumerName string) ([]consumer.Backlog, error) {
 	lag, err := groupLag(ctx, client, stream, consumerName)
 	if err != nil {
@@ -33,10 +34,7 @@ func Backlog(ctx context.Context, client goredis.UniversalClient, stream, consum
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, fmt.Errorf("redis: backlog of %s: %w", stream, err)
 	}
-	return []consumer.Backlog{
-		{Source: stream, Partition: -1, Lag: lag, DeadLetters: dlq.Val()},
-		{Source: RetryStream(stream, consumerName), Partition: -1, Lag: retry.Val() + delayed.Val(), DeadLetters: -1},
-	}, nil
+	return []consumer.Backlog{{Source: stream, Partition: -1, Lag: lag + retry.Val() + delayed.Val(), DeadLetters: dlq.Val()}}, nil
 }
 
 // groupLag is the group's undelivered plus pending entries. Redis reports

@@ -73,8 +73,9 @@
 //
 // # Backlog
 //
-// Backlog reports, for S, the entries of group C not yet delivered plus
-// those pending (XINFO GROUPS lag + pending) with the dead-letter stream's
-// length, and for S.C.retry the copies waiting (retry stream plus the
-// delayed set). The metrics package polls it for oncely_backlog_messages.
+// Backlog reports one line for S: the entries of group C not yet delivered
+// plus those pending (XINFO GROUPS lag + pending) plus the retry copies
+// waiting (S.C.retry and S.C.delayed), and the dead-letter stream's length.
+// The metrics package polls it for oncely_backlog_messages and
+// oncely_dead_letter_messages (the lag and depth gauges).
 package redis
