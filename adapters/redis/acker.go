@@ -3,98 +3,163 @@ package redis
 import (
 	"context"
 	"sync"
+	"time"
 )
 
-// ackBatchMax bounds the entries one ack round trip carries.
-const ackBatchMax = 1024
+const (
+	// ackBatchMax bounds the entries one ack round trip carries.
+	ackBatchMax = 1024
+	// ackQueueMax is how many written-off acks may wait: past it Ack waits
+	// for the next round trip, so a slow Redis slows intake down.
+	ackQueueMax = 8 * ackBatchMax
+	// ackRetryMax bounds the wait between round trips after a failed one.
+	ackRetryMax = time.Second
+	// ackLinger is how long the acker waits for more acks before a round
+	// trip carrying fewer than ackLingerBatch.
+	ackLinger      = time.Millisecond
+	ackLingerBatch = 128
+)
 
-// ackReq is one Ack waiting for its round trip.
+// ackReq is one entry to ack.
 type ackReq struct {
 	stream string
 	id     string
 	del    bool // also XDEL (retry stream)
-	done   chan error
 }
 
-// acker writes concurrent acks together: one goroutine takes every request
-// waiting and sends them as one pipeline (an XACK per stream, an XDEL for
-// the retry stream), so acks cost a round trip per batch, not per entry.
+// acker writes acks in the background: Ack queues its entry and returns,
+// and one goroutine sends everything queued as one pipeline (an XACK per
+// stream, an XDEL for the retry stream), so acks cost a round trip per
+// batch, not per entry. A failed round trip is retried with backoff; stop
+// writes what is left. An ack lost with the process (a crash before its
+// round trip) leaves the entry pending: it is reclaimed after the lease
+// and delivered again, and the idempotency claim absorbs it.
 type acker struct {
-	s    *Source
-	reqs chan *ackReq
-	// mu guards stopped against the close of reqs: senders hold it shared.
-	mu      sync.RWMutex
+	s *Source
+
+	mu      sync.Mutex
+	queue   []ackReq
+	flushed chan struct{} // closed after the next round trip
 	stopped bool
+	wake    chan struct{}
+	stopc   chan struct{}
 	exited  chan struct{}
 }
 
 func newAcker(s *Source) *acker {
-	a := &acker{s: s, reqs: make(chan *ackReq, ackBatchMax), exited: make(chan struct{})}
+	a := &acker{s: s, flushed: make(chan struct{}), wake: make(chan struct{}, 1), stopc: make(chan struct{}), exited: make(chan struct{})}
 	go a.loop()
 	return a
 }
 
-// ack acks one entry and returns once Redis answered. After stop it sends
-// its own round trip.
+// ack queues one entry. After stop it writes it itself and returns the
+// result.
 func (a *acker) ack(ctx context.Context, stream, id string, del bool) error {
-	r := &ackReq{stream: stream, id: id, del: del, done: make(chan error, 1)}
-	a.mu.RLock()
-	if a.stopped {
-		a.mu.RUnlock()
-		return a.flush(ctx, []*ackReq{r})
-	}
-	select {
-	case a.reqs <- r:
-		a.mu.RUnlock()
-	case <-ctx.Done():
-		a.mu.RUnlock()
-		return ctx.Err()
-	}
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
+	r := ackReq{stream: stream, id: id, del: del}
+	for {
+		a.mu.Lock()
+		if a.stopped {
+			a.mu.Unlock()
+			return a.flush(ctx, []ackReq{r})
+		}
+		if len(a.queue) < ackQueueMax {
+			a.queue = append(a.queue, r)
+			a.mu.Unlock()
+			select {
+			case a.wake <- struct{}{}:
+			default:
+			}
+			return nil
+		}
+		flushed := a.flushed
+		a.mu.Unlock()
+		select {
+		case <-flushed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
-// stop ends the loop once every request sent was written.
-func (a *acker) stop() {
+// stop writes every queued ack (one last try for those that keep failing)
+// and ends the loop.
+func (a *acker) stop(ctx context.Context) error {
 	a.mu.Lock()
 	if !a.stopped {
 		a.stopped = true
-		close(a.reqs)
+		close(a.stopc)
 	}
 	a.mu.Unlock()
 	<-a.exited
+	a.mu.Lock()
+	left := a.queue
+	a.queue = nil
+	a.mu.Unlock()
+	for len(left) > 0 {
+		n := min(len(left), ackBatchMax)
+		if err := a.flush(ctx, left[:n]); err != nil {
+			return err
+		}
+		left = left[n:]
+	}
+	return nil
 }
 
 func (a *acker) loop() {
 	defer close(a.exited)
-	batch := make([]*ackReq, 0, ackBatchMax)
-	for r := range a.reqs {
-		batch = append(batch[:0], r)
-	fill:
-		for len(batch) < ackBatchMax {
+	backoff := time.Duration(0)
+	for {
+		select {
+		case <-a.wake:
+		case <-a.stopc:
+			return
+		}
+		// Linger a moment for more acks unless a batch is full: fewer,
+		// larger round trips (Ack does not wait for them).
+		a.mu.Lock()
+		full := len(a.queue) >= ackLingerBatch
+		a.mu.Unlock()
+		if !full {
 			select {
-			case r, ok := <-a.reqs:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, r)
-			default:
-				break fill
+			case <-time.After(ackLinger):
+			case <-a.stopc:
+				return
 			}
 		}
-		err := a.flush(context.Background(), batch)
-		for _, r := range batch {
-			r.done <- err
+		for {
+			a.mu.Lock()
+			n := min(len(a.queue), ackBatchMax)
+			batch := a.queue[:n:n]
+			a.queue = a.queue[n:]
+			a.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			err := a.flush(context.Background(), batch)
+			a.mu.Lock()
+			if err != nil {
+				a.queue = append(batch, a.queue...)
+			}
+			close(a.flushed)
+			a.flushed = make(chan struct{})
+			a.mu.Unlock()
+			if err == nil {
+				backoff = 0
+				continue
+			}
+			backoff = min(max(2*backoff, 50*time.Millisecond), ackRetryMax)
+			a.s.log.Warn("redis: acking entries failed; retrying (they stay pending until then)", "entries", n, "error", err, "retry_in", backoff.String())
+			select {
+			case <-time.After(backoff):
+			case <-a.stopc:
+				return
+			}
 		}
 	}
 }
 
 // flush writes batch in one pipeline.
-func (a *acker) flush(ctx context.Context, batch []*ackReq) error {
+func (a *acker) flush(ctx context.Context, batch []ackReq) error {
 	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
 	defer cancel()
 	byStream := map[string][]string{}

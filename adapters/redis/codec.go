@@ -48,7 +48,10 @@ func (c codec) message(stream string, e goredis.XMessage, count int64) *consumer
 	headers := make(map[string]string, len(e.Values))
 	var body string
 	for k, v := range e.Values {
-		s := fmt.Sprint(v)
+		s, ok := v.(string)
+		if !ok {
+			s = fmt.Sprint(v)
+		}
 		if k == c.body {
 			body = s
 			continue

@@ -27,6 +27,11 @@ const (
 	// moveBatch is the most due retries one Receive moves to the retry
 	// stream.
 	moveBatch = 256
+	// retryLook is the longest a Receive goes without moving due retries
+	// and reading the retry stream (sooner when the next retry it knows
+	// of is due): retries another Source of the group wrote, and
+	// redriven dead letters, wait at most this long.
+	retryLook = 100 * time.Millisecond
 	// ackTimeout bounds one ack round trip.
 	ackTimeout = 10 * time.Second
 )

@@ -26,12 +26,10 @@ type delivery struct {
 	released bool
 }
 
+// newDelivery returns the delivery of an entry; the caller registers it
+// (Source.track) before handing it out.
 func (s *Source) newDelivery(stream string, e goredis.XMessage, count int64) *delivery {
-	d := &delivery{s: s, msg: s.codec.message(stream, e, count), stream: stream, entryID: e.ID, count: max(count, 1)}
-	s.mu.Lock()
-	s.open[d] = struct{}{}
-	s.mu.Unlock()
-	return d
+	return &delivery{s: s, msg: s.codec.message(stream, e, count), stream: stream, entryID: e.ID, count: max(count, 1)}
 }
 
 // Message returns the message.
@@ -78,9 +76,11 @@ func (d *delivery) markReleased() bool {
 // settled entries are deleted.
 func (d *delivery) inRetryStream() bool { return d.stream == d.s.retry }
 
-// Ack acknowledges the entry (XACK; in the retry stream also XDEL).
-// Concurrent acks share one round trip; Ack returns once its own was
-// written.
+// Ack acknowledges the entry (XACK; in the retry stream also XDEL). It
+// queues the ack and returns: acks queued meanwhile share one round trip,
+// a failed one is retried, and Close writes what is queued. An ack lost
+// with the process leaves the entry pending, to be reclaimed after the
+// lease and absorbed by the idempotency claim.
 func (d *delivery) Ack(ctx context.Context) error {
 	if err := d.begin(); err != nil {
 		return err

@@ -27,6 +27,9 @@ type housekeeping struct {
 	cursor      string
 	nextReap    time.Time
 	nextTrim    time.Time
+	// nextRetryLook is when Receive next moves due retries and reads the
+	// retry stream.
+	nextRetryLook time.Time
 }
 
 // Stats counts what a Source's housekeeping found.

@@ -49,6 +49,7 @@ func TestMetricsBacklog(t *testing.T) {
 	ackAll(t, ds[:2])
 	require.NoError(t, ds[2].DeadLetter(ctx, consumer.FailureHeaders(ds[2].Message(), consumer.Failure{Consumer: "ledger", Reason: consumer.ReasonPermanent, NextAttempt: 1})))
 	require.NoError(t, ds[3].Retry(ctx, time.Hour, consumer.FailureHeaders(ds[3].Message(), consumer.Failure{Consumer: "ledger", NextAttempt: 2})))
+	waitPending(t, client, stream, "ledger", 1) // the acks are written in the background
 
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg, metrics.Config{})

@@ -39,6 +39,23 @@ func pendingCount(t *testing.T, client goredis.UniversalClient, stream, group st
 	return p.Count
 }
 
+// waitPending waits until n entries of stream are pending in group: acks
+// are written in the background.
+func waitPending(t *testing.T, client goredis.UniversalClient, stream, group string, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := pendingCount(t, client, stream, group)
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d entries of %s pending in %s after 10s, want %d", got, stream, group, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func consumerNames(t *testing.T, client goredis.UniversalClient, stream, group string) []string {
 	t.Helper()
 	list, err := client.XInfoConsumers(t.Context(), stream, group).Result()
@@ -86,9 +103,7 @@ func TestCrashReclaim(t *testing.T) {
 	if st := heir.Stats(); st.Reclaimed != 2 || st.Ghosts != 1 {
 		t.Errorf("Stats %+v, want 2 reclaimed and 1 ghost", st)
 	}
-	if n := pendingCount(t, client, stream, "ledger"); n != 0 {
-		t.Errorf("%d entries pending after the acks, want 0", n)
-	}
+	waitPending(t, client, stream, "ledger", 0)
 	adaptertest.AssertQuiet(t, heir, 1500*time.Millisecond)
 
 	if err := crashed.Close(t.Context()); err != nil {
@@ -143,6 +158,8 @@ func TestTrimKeepsUnprocessed(t *testing.T) {
 
 	fast := newSource(t, client, Config{Stream: stream, Consumer: "fast", TrimInterval: time.Millisecond})
 	ackAll(t, adaptertest.ReceiveN(t, fast, 10, 10*time.Second))
+	waitPending(t, client, stream, "slow", 2)
+	waitPending(t, client, stream, "fast", 0)
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	if ds, err := fast.Receive(ctx, 1); len(ds) != 0 || err == nil {

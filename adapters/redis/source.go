@@ -122,7 +122,8 @@ func (s *Source) Probe(ctx context.Context) error {
 }
 
 // Receive returns up to max deliveries: first entries whose lease ended
-// (when a reclaim is due), then due retries and new entries. It blocks in
+// (when a reclaim is due), then due retries (looked for every 100ms, and
+// when the next one known is due), then new entries. It blocks in
 // XREADGROUP for at most Config.Block at a time, so ctx and Close are
 // noticed within it.
 func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
@@ -162,6 +163,7 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 			}
 			return nil, fmt.Errorf("redis: reading %s: %w", s.cfg.Stream, err)
 		}
+		s.track(ds)
 		if s.isClosed() {
 			// Close releases them once this Receive returned.
 			return nil, consumer.ErrSourceClosed
@@ -172,13 +174,19 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 	}
 }
 
-// fast does the housekeeping that is due and reads without blocking. wait
-// is how long a blocking read may wait for the next due retry.
+// fast does the housekeeping that is due and, when a look at the retries
+// is due, moves due retries and reads without blocking (receiveScript).
+// wait is how long a blocking read of the source stream may then wait: up
+// to the next look at the retries.
 func (s *Source) fast(ctx context.Context, n int) (ds []consumer.Delivery, wait time.Duration, err error) {
 	s.recv.Lock()
 	defer s.recv.Unlock()
 	if ds, err := s.hk.run(ctx, s, n); err != nil || len(ds) > 0 {
 		return ds, 0, err
+	}
+	now := time.Now()
+	if now.Before(s.hk.nextRetryLook) {
+		return nil, min(s.cfg.Block, s.hk.nextRetryLook.Sub(now)), nil
 	}
 	res, err := receiveScript.Run(ctx, s.client, []string{s.delayed, s.retry, s.cfg.Stream},
 		s.cfg.Consumer, s.name, n, moveBatch).Slice()
@@ -193,12 +201,13 @@ func (s *Source) fast(ctx context.Context, n int) (ds []consumer.Delivery, wait 
 			ds = append(ds, s.newDelivery(stream, e, 1))
 		}
 	}
-	wait = s.cfg.Block
-	if next, err := strconv.ParseFloat(fmt.Sprint(res[2]), 64); err == nil {
-		now, _ := res[3].(int64)
-		wait = min(wait, max(time.Duration(int64(next)-now)*time.Millisecond, time.Millisecond))
+	look := retryLook
+	if next, err := strconv.ParseInt(fmt.Sprint(res[2]), 10, 64); err == nil {
+		redisNow, _ := res[3].(int64)
+		look = min(look, max(time.Duration(next-redisNow)*time.Millisecond, time.Millisecond))
 	}
-	return ds, wait, nil
+	s.hk.nextRetryLook = now.Add(look)
+	return ds, min(s.cfg.Block, look), nil
 }
 
 // block waits up to wait for new entries of the source stream.
@@ -222,6 +231,19 @@ func (s *Source) block(ctx context.Context, max int, wait time.Duration) ([]cons
 	return ds, nil
 }
 
+// track registers deliveries as unsettled: Close releases those still
+// unsettled.
+func (s *Source) track(ds []consumer.Delivery) {
+	if len(ds) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range ds {
+		s.open[d.(*delivery)] = struct{}{}
+	}
+}
+
 func (s *Source) isClosed() bool {
 	select {
 	case <-s.closing:
@@ -231,11 +253,11 @@ func (s *Source) isClosed() bool {
 	}
 }
 
-// Close stops intake, waits for Receive calls to return, hands every
-// unsettled delivery back (its lease ended at once, its delivery counter
-// unchanged: the next reclaim of any Source of the group takes it without
-// counting an attempt), stops the acker and deletes this Source's consumer
-// from the group when it holds nothing pending. It does not close
+// Close stops intake, waits for Receive calls to return, writes every
+// queued ack, hands every unsettled delivery back (its lease ended at once,
+// its delivery counter unchanged: the next reclaim of any Source of the
+// group takes it without counting an attempt) and deletes this Source's
+// consumer from the group when it holds nothing pending. It does not close
 // Config.Client.
 func (s *Source) Close(ctx context.Context) error {
 	s.mu.Lock()
@@ -247,7 +269,7 @@ func (s *Source) Close(ctx context.Context) error {
 	close(s.closing)
 	s.mu.Unlock()
 	s.receivers.Wait()
-	s.acks.stop()
+	ackErr := s.acks.stop(ctx)
 
 	s.mu.Lock()
 	open := make([]*delivery, 0, len(s.open))
@@ -255,7 +277,7 @@ func (s *Source) Close(ctx context.Context) error {
 		open = append(open, d)
 	}
 	s.mu.Unlock()
-	err := s.release(ctx, open)
+	err := errors.Join(ackErr, s.release(ctx, open))
 	if err == nil {
 		err = s.deleteConsumer(ctx, s.name)
 	}
