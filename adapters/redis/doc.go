@@ -24,9 +24,11 @@
 // Each Source is one consumer of the group with a name unique to it
 // (host-pid-random). Receive reads new entries with XREADGROUP and never
 // more than it was asked for; nothing is fetched outside Receive. Ack is
-// XACK after the handler's effect committed (acks of concurrent deliveries
-// share one pipelined round trip); a retry stream entry is also deleted
-// (XDEL), so S.C.retry holds only unsettled copies.
+// XACK after the handler's effect committed, queued and written by one
+// goroutine in pipelines (Close writes what is queued; an ack lost with the
+// process leaves its entry pending, reclaimed after the lease and absorbed
+// by the idempotency claim); a retry stream entry is also deleted (XDEL),
+// so S.C.retry holds only unsettled copies.
 //
 // Retry and DeadLetter each run one Lua script that writes the copy first
 // (ZADD to S.C.delayed, XADD to S.C.dlq) and then XACKs the original. Redis
@@ -52,8 +54,9 @@
 // Source takes them at once and a clean close never raises Attempt.
 //
 // A pending entry deleted from its stream (XDEL, trimming) is a ghost:
-// XAUTOCLAIM reports it deleted; the Source acks it, counts it
-// (Stats.Ghosts) and logs it, and never delivers it.
+// XAUTOCLAIM drops it and reports it deleted, whatever its idle time, so
+// any Source's reclaim may find it; that Source acks it, counts it
+// (Stats.Ghosts) and logs it, and it is never delivered.
 //
 // Consumers idle for Config.ReapIdle (default 1h) holding nothing pending
 // are deleted (XGROUP DELCONSUMER), checked and deleted in one script so a
