@@ -19,8 +19,8 @@ import (
 // retries and redriven dead letters) and <source>.C.dlq (dead letters), and
 // C is a consumer group on <source>. Query parameters:
 //
-//	lease=30s              how long an entry stays pending with a consumer before another
-//	                       reclaims it, counting an attempt (handlers must finish within it)
+//	lease=30s              how long an entry stays pending with a consumer without renewal
+//	                       before another reclaims it, counting an attempt (renewed every lease/3)
 //	reclaim_interval=D     how often a Source looks for entries whose lease ended (default lease/4)
 //	block=500ms            longest blocking XREADGROUP (Close and ctx are noticed within it)
 //	reap_idle=1h           idle time after which a consumer holding nothing pending is deleted

@@ -53,12 +53,15 @@ type Config struct {
 	// retry and dead-letter keys. Required.
 	Consumer string
 
-	// Lease is how long an entry may stay pending with a consumer before
-	// another Source of the group reclaims it (XAUTOCLAIM min-idle-time);
-	// each reclaim counts as an attempt. Handlers must finish within it:
-	// the lease is not renewed, and a handler still running when it ends
-	// runs a second time elsewhere (the idempotency claim absorbs it).
-	// Default LeaseDefault (30s); at most 12h.
+	// Lease is how long an entry may stay pending with a consumer without
+	// a sign of life before another Source of the group reclaims it
+	// (XAUTOCLAIM min-idle-time); each reclaim counts as an attempt. A
+	// Source renews the lease of its unsettled deliveries every Lease/3,
+	// so a crashed process's entries move on after about Lease; when
+	// renewals fail for two thirds of it, or an entry was reclaimed
+	// anyway, the handlers of the deliveries received with it are
+	// cancelled and they are not settled (consumer.Leased). Default
+	// LeaseDefault (30s); at most 12h.
 	Lease time.Duration
 
 	// ReclaimInterval is how often a Source looks for entries whose lease

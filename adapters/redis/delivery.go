@@ -19,6 +19,7 @@ type delivery struct {
 	stream  string // the source stream or the retry stream
 	entryID string
 	count   int64 // the entry's delivery counter
+	gen     *generation
 
 	mu       sync.Mutex
 	settled  bool
@@ -29,7 +30,7 @@ type delivery struct {
 // newDelivery returns the delivery of an entry; the caller registers it
 // (Source.track) before handing it out.
 func (s *Source) newDelivery(stream string, e goredis.XMessage, count int64) *delivery {
-	return &delivery{s: s, msg: s.codec.message(stream, e, count), stream: stream, entryID: e.ID, count: max(count, 1)}
+	return &delivery{s: s, msg: s.codec.message(stream, e, count), stream: stream, entryID: e.ID, count: max(count, 1), gen: s.leases.current()}
 }
 
 // Message returns the message.

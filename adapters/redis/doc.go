@@ -48,7 +48,12 @@
 // reclaimed by another Source with XAUTOCLAIM; Redis's delivery counter
 // (XPENDING) rises with each claim, so a crash counts as an attempt.
 // Message.Attempt is the counter plus the oncely-attempt header of a retry
-// copy, less one. The lease is not renewed: handlers must finish within it.
+// copy, less one. A Source renews the lease of its unsettled deliveries
+// every Lease/3 (XCLAIM … JUSTID, which leaves the counter alone); when an
+// entry was reclaimed anyway, or renewals failed for two thirds of the
+// lease, the deliveries received in that period lose their lease together
+// (consumer.LeaseContexter: the runtime cancels their handlers and settles
+// none of them).
 // Close hands its unsettled entries back with their lease ended and their
 // counter lowered by one (XCLAIM IDLE … RETRYCOUNT … JUSTID), so the next
 // Source takes them at once and a clean close never raises Attempt.

@@ -24,6 +24,7 @@ func (s *Source) crash() {
 	close(s.closing)
 	s.mu.Unlock()
 	s.receivers.Wait()
+	s.leases.stop()
 	a := s.acks
 	a.mu.Lock()
 	a.stopped = true

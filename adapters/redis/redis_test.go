@@ -69,11 +69,12 @@ func consumerNames(t *testing.T, client goredis.UniversalClient, stream, group s
 	return names
 }
 
-// TestCrashReclaim: entries a consumer took and never settled (it crashed)
-// are reclaimed by another Source once the lease ended, each counted as an
-// attempt; an entry deleted from the stream meanwhile is a ghost, acked and
-// counted, never delivered. The crashed Source's late Close leaves the
-// reclaimed entries alone, and its consumer, holding nothing, is deleted.
+// TestCrashReclaim: entries a consumer took and never settled, its lease
+// renewals stopped (a hung process), are reclaimed by another Source once
+// the lease ended, each counted as an attempt; an entry deleted from the
+// stream meanwhile is a ghost, acked and counted, never delivered. The hung
+// Source's late Close leaves the reclaimed entries alone, and its consumer,
+// holding nothing, is deleted.
 func TestCrashReclaim(t *testing.T) {
 	client := newClient(t)
 	stream := adaptertest.SourceName("crash")
@@ -81,6 +82,7 @@ func TestCrashReclaim(t *testing.T) {
 	cfg := Config{Stream: stream, Consumer: "ledger", Lease: time.Second, ReclaimInterval: 100 * time.Millisecond}
 	crashed := newSource(t, client, cfg)
 	taken := adaptertest.ReceiveN(t, crashed, 3, 10*time.Second)
+	crashed.leases.stop()
 	ghost := taken[1].Message().Coordinates[CoordinateEntryID]
 	if err := client.XDel(t.Context(), stream, ghost).Err(); err != nil {
 		t.Fatal(err)
@@ -182,4 +184,48 @@ func TestTrimKeepsUnprocessed(t *testing.T) {
 		}
 	}
 	ackAll(t, rest)
+}
+
+// TestLeaseRenewed: a delivery held past its lease is renewed, so no other
+// Source reclaims it, and its lease is never lost.
+func TestLeaseRenewed(t *testing.T) {
+	client := newClient(t)
+	stream := adaptertest.SourceName("renew")
+	publish(t, client, stream, testMessages("renew", 1)...)
+	cfg := Config{Stream: stream, Consumer: "ledger", Lease: time.Second, ReclaimInterval: 100 * time.Millisecond}
+	holder := newSource(t, client, cfg)
+	d := adaptertest.ReceiveN(t, holder, 1, 10*time.Second)[0]
+	other := newSource(t, client, cfg)
+	adaptertest.AssertQuiet(t, other, 2500*time.Millisecond) // 2.5 leases
+	select {
+	case <-d.(consumer.Leased).Lost():
+		t.Fatal("the lease was lost although it was renewed")
+	default:
+	}
+	if st := other.Stats(); st.Reclaimed != 0 {
+		t.Errorf("the other Source reclaimed %d entries, want 0", st.Reclaimed)
+	}
+	ackAll(t, []consumer.Delivery{d})
+}
+
+// TestLeaseLost: when an unsettled entry was reclaimed by another consumer
+// (as after renewals failed), the next renewal ends its lease.
+func TestLeaseLost(t *testing.T) {
+	client := newClient(t)
+	stream := adaptertest.SourceName("lost")
+	publish(t, client, stream, testMessages("lost", 1)...)
+	src := newSource(t, client, Config{Stream: stream, Consumer: "ledger", Lease: time.Second})
+	d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	id := d.Message().Coordinates[CoordinateEntryID]
+	if err := client.XClaim(t.Context(), &goredis.XClaimArgs{Stream: stream, Group: "ledger", Consumer: "thief", Messages: []string{id}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.(consumer.Leased).Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the lease was not lost 5s after another consumer took the entry")
+	}
+	if err := d.(consumer.LeaseContexter).LeaseContext().Err(); err == nil {
+		t.Error("LeaseContext is not done although Lost is closed")
+	}
 }

@@ -117,3 +117,21 @@ for i = 5, #ARGV do
 end
 return n
 `)
+
+// renewScript resets the idle time of the entries ARGV[3]… of stream
+// KEYS[1] still pending with consumer ARGV[2] of group ARGV[1] (XCLAIM …
+// JUSTID: the delivery counter stays) and returns the IDs that are not:
+// reclaimed by another consumer, settled, or deleted from the stream.
+var renewScript = goredis.NewScript(`
+local lost = {}
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if p[1] and p[1][2] == ARGV[2] then
+    local c = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    if #c == 0 then lost[#lost + 1] = ARGV[i] end
+  else
+    lost[#lost + 1] = ARGV[i]
+  end
+end
+return lost
+`)

@@ -32,6 +32,7 @@ type Source struct {
 	delayed string // DelayedKey
 	dlq     string // DeadLetterStream
 	acks    *acker
+	leases  *renewer
 
 	recv sync.Mutex // serialises the housekeeping and fast read of Receive
 	hk   housekeeping
@@ -78,6 +79,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, err
 	}
 	s.acks = newAcker(s)
+	s.leases = newRenewer(s)
 	return s, nil
 }
 
@@ -107,10 +109,11 @@ func (s *Source) ensureGroups(ctx context.Context) error {
 func (s *Source) ConsumerName() string { return s.cfg.Consumer }
 
 // Capabilities: retries wait on Redis (the delayed set), attempts come
-// from the delivery counter plus the attempt header of retry copies, and
-// every consumer name is its own group (fan-out).
+// from the delivery counter plus the attempt header of retry copies, the
+// lease of unsettled deliveries is renewed, and every consumer name is its
+// own group (fan-out).
 func (s *Source) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{Broker: "redis", NativeDelay: true, DeliveryCount: true, FanOut: true}
+	return consumer.Capabilities{Broker: "redis", NativeDelay: true, DeliveryCount: true, FanOut: true, LeaseRenewal: true}
 }
 
 // Probe pings Redis.
@@ -269,6 +272,7 @@ func (s *Source) Close(ctx context.Context) error {
 	close(s.closing)
 	s.mu.Unlock()
 	s.receivers.Wait()
+	s.leases.stop()
 	ackErr := s.acks.stop(ctx)
 
 	s.mu.Lock()
