@@ -33,7 +33,10 @@ const (
 	matrixSQSCopyLimit = 4096  // SQS: the source queue's MaximumMessageSize
 )
 
-var noSizeLimit = map[string]string{"memory": "the memory broker has no size limit: no copy is refused"}
+var noSizeLimit = map[string]string{
+	"memory": "the memory broker has no size limit: no copy is refused",
+	"redis":  "Redis takes entries up to proto-max-bulk-len (512 MB) per field: no copy is refused",
+}
 
 // copyTooLarge: a message near the broker's limit whose dead-letter copy
 // (the body plus the failure context of a long error) is over it. Route: the

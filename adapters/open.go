@@ -7,6 +7,7 @@
 //	amqp://user:pass@host:port/vhost     RabbitMQ (adapters/rabbitmq); amqps:// for TLS
 //	sqs://REGION?endpoint=URL            Amazon SQS or an emulator (adapters/sqs)
 //	mem://                               a process-local memory broker (adapters/memory)
+//	redis://host:port/db                 Redis Streams (adapters/redis); rediss:// for TLS
 //
 // Open's errors show the URL with its password redacted (user:xxxxx@); the
 // Kafka adapter puts a URL's password in no error and no log.
@@ -39,6 +40,8 @@
 //	sqs://     endpoint=URL, visibility_timeout=30s, wait=0..20 (long-poll
 //	           seconds, default 5), receivers=N, dlq=NAME (the dead-letter queue)
 //	mem://     none
+//	redis://   lease=30s, reclaim_interval=D, block=500ms, reap_idle=1h, trim_interval=D
+//	           (see openRedis); rediss:// also the tls_* parameters
 //
 // Names: Kafka topics are <source>, <source>.<consumer>.retry.<tier> and
 // <source>.<consumer>.dlq; RabbitMQ queues the same; SQS queues <source> and
@@ -162,6 +165,8 @@ func schemes() []scheme {
 		{"amqps", "amqps://user:pass@host:port/vhost", openRabbitMQ},
 		{"sqs", "sqs://REGION?endpoint=URL", openSQS},
 		{"mem", "mem://", openMemory},
+		{"redis", "redis://host:port/db", openRedis},
+		{"rediss", "rediss://user:pass@host:port/db", openRedis},
 	}
 }
 

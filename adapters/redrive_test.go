@@ -77,3 +77,5 @@ func TestRedriveRabbitMQ(t *testing.T) { runRedrive(t, testenv.RabbitMQ(t)+"?tie
 func TestRedriveSQS(t *testing.T) {
 	runRedrive(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
 }
+
+func TestRedriveRedis(t *testing.T) { runRedrive(t, testenv.Redis(t)+"?lease=5s") }

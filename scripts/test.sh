@@ -7,7 +7,8 @@
 #   Maven Central, one KRaft node on 127.0.0.1, stopped when this script exits;
 #   its address is exported as KAFKA_BROKERS, its SASL_SSL listener's as
 #   KAFKA_SASL_BROKERS, KAFKA_TLS_CA, KAFKA_SASL_USER and KAFKA_SASL_PASSWORD,
-#   and a KAFKA_BROKERS already set is used instead). Unit tests that need
+#   and a KAFKA_BROKERS already set is used instead), and Redis
+#   (127.0.0.1:6379, no persistence: REDIS_URL). Unit tests that need
 #   kfake's hooks run it in-process.
 # Then: gofmt, go vet, staticcheck, oncely's own analyzers (cmd/oncelyvet as
 # go vet's vettool: any report fails), `go test -race ./...`, and last, serially,
@@ -160,6 +161,19 @@ ensure_kafka() {
   fi
 }
 
+# ensure_redis starts Debian's redis-server on 127.0.0.1:6379 when nothing
+# listens there: daemonized, no persistence (the tests need none), bound to
+# 127.0.0.1 in protected mode. REDIS_URL points the tests at it.
+ensure_redis() {
+  export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/0}
+  port_open 6379 && return 0
+  command -v redis-server >/dev/null || apt_install redis-server
+  log "starting Redis"
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --protected-mode yes \
+    --save '' --appendonly no --logfile "${TMPDIR:-/tmp}/oncely-redis.log" >/dev/null
+  wait_port 6379 30 || { echo "Redis did not start on 127.0.0.1:6379" >&2; exit 1; }
+}
+
 ensure_tools() {
   # kcat produces records for the Kafka interoperability test.
   command -v kcat >/dev/null || apt_install kcat
@@ -174,6 +188,7 @@ ensure_postgres
 ensure_rabbitmq
 ensure_sqs
 ensure_kafka
+ensure_redis
 
 log "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tmp/*'))

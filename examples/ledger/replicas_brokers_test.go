@@ -39,6 +39,7 @@ func brokerCases() []brokerCase {
 		{name: "sqs", url: func(t *testing.T) string {
 			return "sqs://us-east-1?wait=1&endpoint=" + url.QueryEscape(testenv.SQS(t))
 		}, topology: sqsTopology},
+		{name: "redis", url: func(t *testing.T) string { return testenv.Redis(t) + "?lease=5s" }, topology: redisTopology},
 	}
 }
 

@@ -166,7 +166,7 @@ func (c Config) validate() error {
 	if c.BrokerURL == "" {
 		errs = append(errs, errors.New("BrokerURL is required"))
 	} else if strings.HasPrefix(c.BrokerURL, "mem:") {
-		errs = append(errs, errors.New("mem:// lives inside the ledger process and dies with it; crash-test rabbitmq, kafka or sqs"))
+		errs = append(errs, errors.New("mem:// lives inside the ledger process and dies with it; crash-test rabbitmq, kafka, sqs or redis"))
 	}
 	if c.DatabaseURL == "" {
 		errs = append(errs, errors.New("DatabaseURL is required"))

@@ -108,6 +108,13 @@ func TestCrashSQS(t *testing.T) {
 	crash(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1", 100, 10)
 }
 
+func TestCrashRedis(t *testing.T) {
+	t.Parallel()
+	// A killed ledger's entries stay pending with its consumer until the
+	// lease ends: a short lease keeps each round within seconds.
+	crash(t, "redis", testenv.Redis(t)+"?lease=2s", 200, 10)
+}
+
 func TestCrashKafka(t *testing.T) {
 	t.Parallel()
 	testenv.Postgres(t)

@@ -16,6 +16,7 @@ const (
 	PostgresURLDefault = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 	RabbitMQURLDefault = "amqp://guest:guest@127.0.0.1:5672/"
 	SQSEndpointDefault = "http://127.0.0.1:9324"
+	RedisURLDefault    = "redis://127.0.0.1:6379/0"
 )
 
 // CI reports whether the tests run under CI=true, where missing services fail.
@@ -53,6 +54,13 @@ func SQS(t testing.TB) string {
 	return require(t, "the SQS emulator", "SQS_ENDPOINT", SQSEndpointDefault)
 }
 
+// Redis returns REDIS_URL (default RedisURLDefault) after checking the
+// server accepts TCP connections.
+func Redis(t testing.TB) string {
+	t.Helper()
+	return require(t, "Redis", "REDIS_URL", RedisURLDefault)
+}
+
 func require(t testing.TB, service, env, def string) string {
 	t.Helper()
 	raw := os.Getenv(env)
@@ -72,6 +80,8 @@ func require(t testing.TB, service, env, def string) string {
 			host = net.JoinHostPort(u.Hostname(), "5672")
 		case "amqps":
 			host = net.JoinHostPort(u.Hostname(), "5671")
+		case "redis", "rediss":
+			host = net.JoinHostPort(u.Hostname(), "6379")
 		case "http":
 			host = net.JoinHostPort(u.Hostname(), "80")
 		}

@@ -1,0 +1,57 @@
+package adapters_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
+)
+
+// TestOpenRedisParameters: every bad or unknown parameter of a redis://
+// URL is reported at once, before anything connects.
+func TestOpenRedisParameters(t *testing.T) {
+	_, err := adapters.Open(context.Background(), "redis://127.0.0.1:1/0?lease=soon&block=-1s&tls_ca=x&colour=blue")
+	require.Error(t, err)
+	for _, want := range []string{`lease="soon"`, `block="-1s"`, "tls_* parameters configure TLS, which needs rediss://", `unknown query parameter "colour"`} {
+		require.Contains(t, err.Error(), want)
+	}
+}
+
+// TestOpenRedisUnreachable: a server that does not answer fails Open
+// naming the host, never the password.
+func TestOpenRedisUnreachable(t *testing.T) {
+	const secret = "s3cret-pw"
+	_, err := adapters.Open(context.Background(), "redis://default:"+secret+"@127.0.0.1:1/0")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "no Redis answers at 127.0.0.1:1")
+	require.NotContains(t, err.Error(), secret)
+}
+
+// TestOpenRedis publishes, consumes and reads the backlog through a
+// redis:// Broker.
+func TestOpenRedis(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b, err := adapters.Open(ctx, testenv.Redis(t)+"?lease=5s&block=100ms")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	require.Equal(t, "redis", b.Kind())
+	source := fmt.Sprintf("open-%d", time.Now().UnixNano())
+	require.NoError(t, b.Publish(ctx, source, &consumer.Message{ID: "r1", Key: "k", Body: []byte("x")}))
+	lines, err := b.Backlog(ctx, source, "ledger")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), lines[0].Lag, "a group not created yet has the whole stream to read")
+	seen := consume(t, ctx, b, source, "ledger", 1, func(context.Context, *consumer.Message) error { return nil })
+	require.Len(t, seen, 1)
+	require.Equal(t, "r1", seen[0].ID)
+	require.Equal(t, "k", seen[0].Key)
+	lines, err = b.Backlog(ctx, source, "ledger")
+	require.NoError(t, err)
+	require.Equal(t, []consumer.Backlog{{Source: source, Partition: -1, Lag: 0, DeadLetters: 0}}, lines)
+}
