@@ -81,7 +81,7 @@ import (
 // use. Close it when done; Sources it returned must be closed first (the
 // consumer runtime closes its Source when Run returns).
 type Broker interface {
-	// Kind names the broker: "kafka", "rabbitmq", "sqs" or "memory".
+	// Kind names the broker: "kafka", "rabbitmq", "sqs", "redis" or "memory".
 	Kind() string
 
 	// Source opens a consumer.Source reading source as consumerName,

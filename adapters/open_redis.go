@@ -152,7 +152,22 @@ func (r *redisBroker) Backlog(ctx context.Context, source, consumerName string) 
 	if err := checkNames(source, consumerName); err != nil {
 		return nil, err
 	}
+	if err := r.sourceExists(ctx, source); err != nil {
+		return nil, err
+	}
 	return redis.Backlog(ctx, r.client, source, consumerName)
+}
+
+// sourceExists is nil when the source stream exists, ErrNoSource when not.
+func (r *redisBroker) sourceExists(ctx context.Context, source string) error {
+	n, err := r.client.Exists(ctx, source).Result()
+	if err != nil {
+		return fmt.Errorf("redis: looking up %s: %w", source, err)
+	}
+	if n == 0 {
+		return noSource("redis stream", source)
+	}
+	return nil
 }
 
 func (r *redisBroker) Close() error {
@@ -175,6 +190,9 @@ type redisSession struct {
 
 func (r *redisBroker) session(ctx context.Context, source, consumerName string) (*redisSession, error) {
 	if err := checkNames(source, consumerName); err != nil {
+		return nil, err
+	}
+	if err := r.sourceExists(ctx, source); err != nil {
 		return nil, err
 	}
 	s := &redisSession{r: r, stream: redis.DeadLetterStream(source, consumerName), cursor: "-"}
