@@ -6,6 +6,7 @@
 //	                                     kafkas://user:pass@… for SASL over TLS
 //	amqp://user:pass@host:port/vhost     RabbitMQ (adapters/rabbitmq); amqps:// for TLS
 //	sqs://REGION?endpoint=URL            Amazon SQS or an emulator (adapters/sqs)
+//	nats://host:port[,host:port]         NATS JetStream (adapters/nats); tls:// for TLS
 //	mem://                               a process-local memory broker (adapters/memory)
 //
 // Open's errors show the URL with its password redacted (user:xxxxx@); the
@@ -38,6 +39,9 @@
 //	           tls_server_name=NAME, tls_insecure_skip_verify=true
 //	sqs://     endpoint=URL, visibility_timeout=30s, wait=0..20 (long-poll
 //	           seconds, default 5), receivers=N, dlq=NAME (the dead-letter queue)
+//	nats://    prefetch=N, ack_wait=30s, max_deliver=N (default 100), max_ack_pending=N,
+//	           poll_wait=1s, max_message_size=N, key_header=NAME; tls:// also the
+//	           tls_* parameters (see openNATS)
 //	mem://     none
 //
 // Names: Kafka topics are <source>, <source>.<consumer>.retry.<tier> and
@@ -161,6 +165,8 @@ func schemes() []scheme {
 		{"amqp", "amqp://user:pass@host:port/vhost", openRabbitMQ},
 		{"amqps", "amqps://user:pass@host:port/vhost", openRabbitMQ},
 		{"sqs", "sqs://REGION?endpoint=URL", openSQS},
+		{"nats", "nats://host:port[,host:port]", openNATS},
+		{"tls", "tls://host:port[,host:port]", openNATS},
 		{"mem", "mem://", openMemory},
 	}
 }

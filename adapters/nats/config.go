@@ -14,7 +14,7 @@ const (
 	// KeyHeaderDefault is the header carrying the ordering key.
 	KeyHeaderDefault = "message-key"
 	// PrefetchDefault is the default Config.Prefetch.
-	PrefetchDefault = 128
+	PrefetchDefault = 64
 	// AckWaitDefault is the default Config.AckWait.
 	AckWaitDefault = 30 * time.Second
 	// MaxDeliverDefault is the default Config.MaxDeliver.
@@ -53,7 +53,7 @@ type Config struct {
 	// Prefetch is the batch of each pull request, the most messages each of
 	// the two pull loops (source and retry stream) holds ahead of Receive. The
 	// runtime's MaxInFlight must be at least Capabilities().Prefetch,
-	// which is twice this. Default PrefetchDefault (128).
+	// which is twice this (the default fits the runtime's default MaxInFlight of 128). Default PrefetchDefault (64).
 	Prefetch int
 
 	// AckWait is the consumer's lease on a delivery; the Source renews it
@@ -73,6 +73,12 @@ type Config struct {
 	// replicas. Default MaxAckPendingDefault (1000); it must be at least
 	// Prefetch.
 	MaxAckPending int
+
+	// MaxMessageSize is the largest retry or dead-letter copy the Source
+	// publishes, in bytes: copies over it are trimmed first
+	// (consumer.FitCopy). Default 0: the server's max_payload, which also
+	// caps a larger value.
+	MaxMessageSize int
 
 	// PollWait is how long one pull request waits for messages; Close
 	// waits at most this long for the outstanding ones to end. Default
@@ -141,6 +147,9 @@ func (c Config) validate() error {
 	}
 	if c.PollWait < 100*time.Millisecond || c.PollWait >= c.AckWait {
 		errs = append(errs, fmt.Errorf("config.PollWait %s: want at least 100ms and below AckWait (%s)", c.PollWait, c.AckWait))
+	}
+	if c.MaxMessageSize < 0 {
+		errs = append(errs, fmt.Errorf("config.MaxMessageSize %d: want >= 0 (0: the server's max_payload)", c.MaxMessageSize))
 	}
 	if c.RPCTimeout < 0 {
 		errs = append(errs, fmt.Errorf("config.RPCTimeout %s: want > 0", c.RPCTimeout))

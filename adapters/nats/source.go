@@ -28,7 +28,7 @@ type Source struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 
-	limit int // the largest copy the server takes (its max_payload)
+	limit int // the largest copy published: max_payload or Config.MaxMessageSize
 
 	cons []jetstream.Consumer // on the source and the retry stream
 
@@ -105,6 +105,9 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		ready:   make(chan *delivery),
 		closing: make(chan struct{}),
 		held:    map[*delivery]struct{}{},
+	}
+	if cfg.MaxMessageSize > 0 && cfg.MaxMessageSize < src.limit {
+		src.limit = cfg.MaxMessageSize
 	}
 	rctx, cancel := context.WithTimeout(ctx, cfg.RPCTimeout)
 	defer cancel()
