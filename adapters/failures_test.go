@@ -109,7 +109,7 @@ func TestFailureMatrix(t *testing.T) {
 		{"kafka", suiteKafka(t) + "?tiers=100ms"},
 		{"rabbitmq", testenv.RabbitMQ(t) + "?tiers=100ms&prefetch=16"}, // the runtime below runs MaxInFlight 16
 		{"sqs", "sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&visibility_timeout=5s&wait=1"},
-		{"nats", testenv.NATS(t) + "?prefetch=8&poll_wait=200ms"}, // the runtime below runs MaxInFlight 16 (2 × prefetch)
+		{"nats", testenv.NATS(t) + "?prefetch=8"}, // the runtime below runs MaxInFlight 16 (2 × prefetch)
 	}
 	for _, b := range brokers {
 		t.Run(b.name, func(t *testing.T) {

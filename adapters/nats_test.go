@@ -13,10 +13,10 @@ import (
 // The Broker contract, redrive and purge on NATS JetStream.
 
 func TestBrokerNATS(t *testing.T) {
-	testBroker(t, testenv.NATS(t)+"?prefetch=16&poll_wait=200ms") // the runtime below runs MaxInFlight 32 (2 × prefetch)
+	testBroker(t, testenv.NATS(t)+"?prefetch=16") // the runtime below runs MaxInFlight 32 (2 × prefetch)
 }
 
-func TestRedriveNATS(t *testing.T) { runRedrive(t, testenv.NATS(t)+"?poll_wait=200ms") }
+func TestRedriveNATS(t *testing.T) { runRedrive(t, testenv.NATS(t)) }
 
 func TestPurgeNATS(t *testing.T) { runPurge(t, testenv.NATS(t)) }
 

@@ -21,13 +21,13 @@ import (
 // "<source>.<consumer>.retry", dead letters to the stream of
 // "<source>.<consumer>.dlq". Query parameters:
 //
-//	prefetch=N          messages per pull request (default 64; the consumer's MaxInFlight
-//	                    must be at least twice this: a pull loop each for source and retries)
+//	prefetch=N          messages each pull subscription buffers (default 64; the consumer's
+//	                    MaxInFlight must be at least twice this: one each for source and retries)
 //	ack_wait=30s        the consumer's lease, renewed with in-progress acks while a handler runs
 //	max_deliver=N       deliveries before the Source dead-letters a message (default 100;
 //	                    JetStream's unlimited default is never used)
 //	max_ack_pending=N   unacknowledged messages the server hands out (default 1000)
-//	poll_wait=1s        how long one pull request waits (Close waits at most this long)
+//	poll_wait=1s        how long one pull request waits, at least 1s (Close waits this long)
 //	max_message_size=N  the largest retry or dead-letter copy in bytes (default: the server's
 //	                    max_payload); larger copies are trimmed to fit
 //	key_header=NAME     header carrying the ordering key (default message-key)

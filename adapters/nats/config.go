@@ -50,8 +50,8 @@ type Config struct {
 	// KeyHeaderDefault ("message-key").
 	KeyHeader string
 
-	// Prefetch is the batch of each pull request, the most messages each of
-	// the two pull loops (source and retry stream) holds ahead of Receive. The
+	// Prefetch is the most messages each of the two pull subscriptions
+	// (source and retry stream) buffers ahead of Receive (PullMaxMessages). The
 	// runtime's MaxInFlight must be at least Capabilities().Prefetch,
 	// which is twice this (the default fits the runtime's default MaxInFlight of 128). Default PrefetchDefault (64).
 	Prefetch int
@@ -80,9 +80,9 @@ type Config struct {
 	// caps a larger value.
 	MaxMessageSize int
 
-	// PollWait is how long one pull request waits for messages; Close
-	// waits at most this long for the outstanding ones to end. Default
-	// PollWaitDefault (1s).
+	// PollWait is how long one pull request waits for messages (at least
+	// 1s, JetStream's least expiry); Close waits this long for the last
+	// ones to expire. Default PollWaitDefault (1s).
 	PollWait time.Duration
 
 	// RPCTimeout bounds each JetStream API call and copy publish that has
@@ -145,8 +145,8 @@ func (c Config) validate() error {
 	if c.MaxAckPending < c.Prefetch {
 		errs = append(errs, fmt.Errorf("config.MaxAckPending %d is below config.Prefetch %d", c.MaxAckPending, c.Prefetch))
 	}
-	if c.PollWait < 100*time.Millisecond || c.PollWait >= c.AckWait {
-		errs = append(errs, fmt.Errorf("config.PollWait %s: want at least 100ms and below AckWait (%s)", c.PollWait, c.AckWait))
+	if c.PollWait < time.Second || c.PollWait >= c.AckWait {
+		errs = append(errs, fmt.Errorf("config.PollWait %s: want at least 1s (JetStream's least pull expiry) and below AckWait (%s)", c.PollWait, c.AckWait))
 	}
 	if c.MaxMessageSize < 0 {
 		errs = append(errs, fmt.Errorf("config.MaxMessageSize %d: want >= 0 (0: the server's max_payload)", c.MaxMessageSize))

@@ -38,16 +38,18 @@
 // # Leases, backpressure, limits
 //
 // While a delivery is held, the Source sends an in-progress ack every
-// AckWait/3, so a long handler keeps its lease. Two pull loops (source and
-// retry stream) each fetch Config.Prefetch messages per pull request and
-// hold at most that many ahead of Receive, and the server
+// AckWait/3, so a long handler keeps its lease. Two pull subscriptions
+// (jetstream Messages: source and retry stream) each buffer at most
+// Config.Prefetch messages ahead of Receive, refilled as they drain, and the
+// server
 // hands the durable consumer at most MaxAckPending unacknowledged messages
 // across all its Sources. MaxDeliver is always bounded (JetStream's default
 // is unlimited): on its last delivery a message is dead-lettered with reason
 // ReasonDeliveryLimit instead of being handed out, so a message that crashes
 // its consumers ends in the dead-letter stream, never redelivered forever
-// and never dropped. Close waits for the outstanding pull requests to end
-// (Config.PollWait: a nak sent while one is outstanding would be
-// redelivered to it), naks every delivery still held (they come back at
+// and never dropped. Close drains the pull subscriptions, waits
+// for their last pull requests to expire (Config.PollWait: a nak sent while
+// one is outstanding would be redelivered to it and stranded until
+// AckWait), naks every delivery still held (they come back at
 // once), flushes the connection and closes it.
 package nats

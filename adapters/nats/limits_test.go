@@ -15,7 +15,7 @@ import (
 func TestDeliveryLimit(t *testing.T) {
 	c := connect(t)
 	source := adaptertest.SourceName("limit")
-	cfg := Config{Source: source, Consumer: "limit", MaxDeliver: 2, PollWait: 200 * time.Millisecond}
+	cfg := Config{Source: source, Consumer: "limit", MaxDeliver: 2}
 	c.cleanup(t, source, cfg.Consumer)
 	m := &consumer.Message{ID: "poison-1", Key: "k", Body: []byte("body"), Headers: map[string]string{"x-custom": "kept"}}
 	c.publish(t, source, m)
@@ -52,7 +52,7 @@ func TestDeliveryLimit(t *testing.T) {
 func TestLeaseRenewal(t *testing.T) {
 	c := connect(t)
 	source := adaptertest.SourceName("lease")
-	cfg := Config{Source: source, Consumer: "lease", AckWait: time.Second, PollWait: 200 * time.Millisecond}
+	cfg := Config{Source: source, Consumer: "lease", AckWait: 2 * time.Second}
 	c.cleanup(t, source, cfg.Consumer)
 	c.publish(t, source, &consumer.Message{ID: "long-1", Body: []byte("b")})
 

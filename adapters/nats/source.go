@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -30,8 +31,11 @@ type Source struct {
 
 	limit int // the largest copy published: max_payload or Config.MaxMessageSize
 
-	cons []jetstream.Consumer // on the source and the retry stream
+	cons  []jetstream.Consumer // on the source and the retry stream
+	iters []jetstream.MessagesContext
 
+	// ready hands deliveries from the pumps to Receive (unbuffered: what
+	// waits ahead of Receive is in the pull subscriptions' buffers).
 	ready   chan *delivery
 	closing chan struct{}
 
@@ -126,7 +130,17 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		src.cons = append(src.cons, c)
 	}
 	for _, c := range src.cons {
-		src.pumps.Go(func() { src.pump(c) })
+		it, err := c.Messages(jetstream.PullMaxMessages(cfg.Prefetch), jetstream.PullExpiry(cfg.PollWait))
+		if err != nil {
+			for _, it := range src.iters {
+				it.Stop()
+			}
+			return nil, err
+		}
+		src.iters = append(src.iters, it)
+	}
+	for _, it := range src.iters {
+		src.pumps.Go(func() { src.pump(it) })
 	}
 	src.wg.Go(src.renew)
 	return src, nil
@@ -161,7 +175,8 @@ func (src *Source) Probe(ctx context.Context) error {
 }
 
 // Receive returns up to max buffered deliveries, waiting for at least one.
-// Each of the two pull loops holds at most Config.Prefetch messages, and the
+// Each of the two pull subscriptions buffers at most Config.Prefetch
+// messages, and the
 // server hands out at most MaxAckPending unacknowledged ones.
 func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
 	var out []consumer.Delivery
@@ -182,39 +197,31 @@ func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, e
 		select {
 		case d := <-src.ready:
 			out = append(out, d)
+			continue
 		default:
-			return out, nil
 		}
+		break
 	}
 	return out, nil
 }
 
-// pump moves messages from one durable consumer to Receive: one pull
-// request (Fetch) of Config.Prefetch messages at a time, each waiting at
-// most Config.PollWait, so no request outlives a Close by more than that.
-// Naks sent while a request is outstanding would be redelivered to it, so
-// Close naks only after every pump returned.
-func (src *Source) pump(c jetstream.Consumer) {
+// pump moves messages from one pull subscription to Receive until the
+// subscription is drained.
+func (src *Source) pump(it jetstream.MessagesContext) {
 	for {
-		select {
-		case <-src.closing:
+		m, err := it.Next()
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 			return
-		default:
 		}
-		batch, err := c.Fetch(src.cfg.Prefetch, jetstream.FetchMaxWait(src.cfg.PollWait))
-		if err == nil {
-			for m := range batch.Messages() {
-				src.accept(m)
-			}
-			err = batch.Error()
-		}
-		if err != nil && !errors.Is(err, nats.ErrTimeout) {
+		if err != nil {
 			src.log.Warn("pulling messages failed; pulling again", "error", err)
 			select {
 			case <-time.After(time.Second):
 			case <-src.closing:
 			}
+			continue
 		}
+		src.accept(m)
 	}
 }
 
@@ -222,14 +229,15 @@ func (src *Source) pump(c jetstream.Consumer) {
 // the server redelivers it at once), m is a retried copy that came early
 // (nak'd with the rest of its delay) or m is on its last delivery (it is
 // dead-lettered with reason ReasonDeliveryLimit).
-func (src *Source) accept(m jetstream.Msg) {
+// It reports whether m was queued for Receive.
+func (src *Source) accept(m jetstream.Msg) bool {
 	d := &delivery{src: src, m: m, msg: MessageFromMsg(m, src.cfg.KeyHeader)}
 	src.mu.Lock()
 	src.held[d] = struct{}{}
 	src.mu.Unlock()
 	select {
 	case <-src.closing:
-		return // Close naks it
+		return false // Close naks it
 	default:
 	}
 	if nb := consumer.NotBeforeFromHeaders(d.msg.Headers); !nb.IsZero() {
@@ -238,16 +246,18 @@ func (src *Source) accept(m jetstream.Msg) {
 			if err := m.NakWithDelay(wait); err != nil {
 				src.log.Warn("delaying an early retried copy failed; the lease expires and it comes back", "message_id", d.msg.ID, "error", err)
 			}
-			return
+			return false
 		}
 	}
-	if md, err := m.Metadata(); err == nil && md.NumDelivered >= uint64(src.cfg.MaxDeliver) {
-		src.wg.Go(func() { src.deadLetterLimit(d, md.NumDelivered) })
-		return
+	if n, _ := strconv.ParseUint(d.msg.Coordinates["num-delivered"], 10, 64); n >= uint64(src.cfg.MaxDeliver) {
+		src.wg.Go(func() { src.deadLetterLimit(d, n) })
+		return false
 	}
 	select {
 	case src.ready <- d:
-	case <-src.closing: // Close naks it
+		return true
+	case <-src.closing:
+		return false // Close naks it
 	}
 }
 
@@ -293,15 +303,25 @@ func (src *Source) forget(d *delivery) {
 }
 
 // Close stops intake and gives every unsettled delivery back: it waits for
-// the outstanding pull requests to end (at most Config.PollWait), naks every
+// the pull subscriptions (their buffered messages are kept to be nak'd),
+// waits for their last pull requests to expire (Config.PollWait), naks every
 // delivery still held or buffered, flushes the connection (so the server has every ack
 // and nak sent before) and closes it. Close is idempotent.
 func (src *Source) Close(ctx context.Context) error {
 	src.closeOnce.Do(func() {
 		close(src.closing)
+		expired := time.After(src.cfg.PollWait + 100*time.Millisecond)
+		for _, it := range src.iters {
+			it.Drain()
+		}
 		var errs []error
 		if err := wait(ctx, &src.pumps); err != nil {
-			errs = append(errs, fmt.Errorf("waiting for the pull requests to end: %w", err))
+			errs = append(errs, fmt.Errorf("draining the pull subscriptions: %w", err))
+		}
+		select { // a nak before the last pull request expired would be redelivered to it
+		case <-expired:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("waiting for the pull requests to expire: %w", ctx.Err()))
 		}
 		src.mu.Lock()
 		ds := make([]*delivery, 0, len(src.held))

@@ -9,5 +9,5 @@ import (
 // TestDLQAndLagNATS drives dlq list, show, redrive and lag on NATS
 // JetStream (NATS_URL, required under CI=true).
 func TestDLQAndLagNATS(t *testing.T) {
-	testDLQ(t, testenv.NATS(t)+"?poll_wait=200ms", nil)
+	testDLQ(t, testenv.NATS(t), nil)
 }
