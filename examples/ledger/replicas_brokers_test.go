@@ -39,6 +39,7 @@ func brokerCases() []brokerCase {
 		{name: "sqs", url: func(t *testing.T) string {
 			return "sqs://us-east-1?wait=1&endpoint=" + url.QueryEscape(testenv.SQS(t))
 		}, topology: sqsTopology},
+		{name: "nats", url: func(t *testing.T) string { return testenv.NATS(t) }, topology: natsTopology},
 	}
 }
 
