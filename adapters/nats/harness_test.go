@@ -141,10 +141,12 @@ func (harness) DeadLetters(t testing.TB, source, name string, n int, timeout tim
 	}
 }
 
-// FailNextCopy deletes the stream the next op copy of source goes to (the
-// retry or the dead-letter stream): the publish finds no stream (no
-// responders, or a wrong stream), so Retry or DeadLetter fails and nothing is
-// stored. The next Source creates the stream again.
+// FailNextCopy seals the stream the next op copy of source goes to (the
+// retry or the dead-letter stream): the server refuses every publish to a
+// sealed stream, so Retry or DeadLetter fails and nothing is stored. (A
+// deleted stream would do too, but the Source recreates it when it notices
+// its consumer gone.) The stream stays readable, and the suite needs no copy
+// of this source after.
 func (harness) FailNextCopy(t testing.TB, source string, op adaptertest.CopyOp) {
 	t.Helper()
 	c := connect(t)
@@ -154,8 +156,14 @@ func (harness) FailNextCopy(t testing.TB, source string, op adaptertest.CopyOp) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.js.DeleteStream(ctx, StreamName(subject)); err != nil {
-		t.Fatalf("deleting the stream of %s: %v", subject, err)
+	s, err := c.js.Stream(ctx, StreamName(subject))
+	if err != nil {
+		t.Fatalf("the stream of %s: %v", subject, err)
+	}
+	cfg := s.CachedInfo().Config
+	cfg.Sealed = true
+	if _, err := c.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatalf("sealing the stream of %s: %v", subject, err)
 	}
 }
 

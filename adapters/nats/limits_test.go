@@ -78,3 +78,32 @@ func closeSrc(t testing.TB, src consumer.Source) {
 		t.Errorf("Close: %v", err)
 	}
 }
+
+// TestConsumerRecreated: when the durable consumer (or its stream) is
+// deleted under a running Source, the Source opens it again by itself and
+// goes on delivering: intake never stops for good.
+func TestConsumerRecreated(t *testing.T) {
+	c := connect(t)
+	source := adaptertest.SourceName("recreate")
+	cfg := Config{Source: source, Consumer: "recreate"}
+	c.cleanup(t, source, cfg.Consumer)
+	src := c.newSource(t, cfg)
+	defer closeSrc(t, src)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.js.DeleteConsumer(ctx, StreamName(source), cfg.Consumer); err != nil {
+		t.Fatalf("deleting the consumer: %v", err)
+	}
+	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "the consumer recreated", func() bool {
+		_, err := c.js.Consumer(ctx, StreamName(source), cfg.Consumer)
+		return err == nil
+	})
+	c.publish(t, source, &consumer.Message{ID: "after-1", Body: []byte("b")})
+	d := adaptertest.ReceiveN(t, src, 1, adaptertest.WaitTimeout)[0]
+	if d.Message().ID != "after-1" {
+		t.Fatalf("got %q, want after-1", d.Message().ID)
+	}
+	if err := d.Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -31,8 +31,7 @@ type Source struct {
 
 	limit int // the largest copy published: max_payload or Config.MaxMessageSize
 
-	cons  []jetstream.Consumer // on the source and the retry stream
-	iters []jetstream.MessagesContext
+	pullers []*puller // the source and the retry stream
 
 	// ready hands deliveries from the pumps to Receive (unbuffered: what
 	// waits ahead of Receive is in the pull subscriptions' buffers).
@@ -119,28 +118,17 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		return nil, err
 	}
 	for _, subject := range []string{cfg.Source, RetrySubject(cfg.Source, cfg.Consumer)} {
-		s, err := ensureStream(rctx, js, subject)
-		if err != nil {
-			return nil, err
-		}
-		c, err := ensureConsumer(rctx, s, cfg)
-		if err != nil {
-			return nil, err
-		}
-		src.cons = append(src.cons, c)
-	}
-	for _, c := range src.cons {
-		it, err := c.Messages(jetstream.PullMaxMessages(cfg.Prefetch), jetstream.PullExpiry(cfg.PollWait))
-		if err != nil {
-			for _, it := range src.iters {
-				it.Stop()
+		p := &puller{subject: subject}
+		if err := src.open(rctx, p); err != nil {
+			for _, p := range src.pullers {
+				p.it.Stop()
 			}
 			return nil, err
 		}
-		src.iters = append(src.iters, it)
+		src.pullers = append(src.pullers, p)
 	}
-	for _, it := range src.iters {
-		src.pumps.Go(func() { src.pump(it) })
+	for _, p := range src.pullers {
+		src.pumps.Go(func() { src.pump(p) })
 	}
 	src.wg.Go(src.renew)
 	return src, nil
@@ -205,23 +193,100 @@ func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, e
 	return out, nil
 }
 
-// pump moves messages from one pull subscription to Receive until the
-// subscription is drained.
-func (src *Source) pump(it jetstream.MessagesContext) {
-	for {
-		m, err := it.Next()
-		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-			return
-		}
-		if err != nil {
-			src.log.Warn("pulling messages failed; pulling again", "error", err)
-			select {
-			case <-time.After(time.Second):
-			case <-src.closing:
-			}
+// puller is the pull subscription of one stream's durable consumer.
+type puller struct {
+	subject string
+
+	mu     sync.Mutex
+	it     jetstream.MessagesContext
+	closed bool // Close drained it; never reopened
+}
+
+// open (re)creates p's stream and durable consumer when missing and starts
+// a pull subscription on it.
+func (src *Source) open(ctx context.Context, p *puller) error {
+	s, err := ensureStream(ctx, src.js, p.subject)
+	if err != nil {
+		return err
+	}
+	c, err := ensureConsumer(ctx, s, src.cfg)
+	if err != nil {
+		return err
+	}
+	it, err := c.Messages(jetstream.PullMaxMessages(src.cfg.Prefetch), jetstream.PullExpiry(src.cfg.PollWait))
+	if err != nil {
+		return fmt.Errorf("pulling from consumer %s on stream %s: %w", src.cfg.Consumer, StreamName(p.subject), err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		it.Stop()
+		return consumer.ErrSourceClosed
+	}
+	p.it = it
+	return nil
+}
+
+// drain ends p's pull subscription for good: its buffered messages are still
+// returned by Next.
+func (p *puller) drain() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.it.Drain()
+}
+
+func (p *puller) iter() jetstream.MessagesContext {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.it
+}
+
+// pump moves messages from p's pull subscription to Receive until Close
+// drained it. A subscription that fails otherwise (its consumer or stream
+// was deleted, heartbeats stopped) is opened again, with backoff, creating
+// what is missing: intake never stops by itself.
+func (src *Source) pump(p *puller) {
+	for try := 0; ; {
+		m, err := p.iter().Next()
+		if err == nil {
+			try = 0
+			src.accept(m)
 			continue
 		}
-		src.accept(m)
+		select {
+		case <-src.closing:
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return
+			}
+			continue // drained: the rest of its buffer, then closed
+		default:
+		}
+		// The subscription ended, or missed its heartbeats (its consumer
+		// may be gone: servers before 2.10 do not say so). Open it again;
+		// what it buffered (nothing, when heartbeats stopped) comes back
+		// after AckWait.
+		src.log.Warn("pulling messages failed; opening the pull subscription again", "stream", StreamName(p.subject), "error", err)
+		p.iter().Stop()
+		for {
+			try++
+			select {
+			case <-time.After(min(time.Duration(try)*200*time.Millisecond, 5*time.Second)):
+			case <-src.closing:
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), src.cfg.RPCTimeout)
+			err := src.open(ctx, p)
+			cancel()
+			if err == nil {
+				src.log.Info("pulling again", "stream", StreamName(p.subject))
+				break
+			}
+			if errors.Is(err, consumer.ErrSourceClosed) {
+				return
+			}
+			src.log.Warn("reopening the pull subscription failed; trying again", "stream", StreamName(p.subject), "error", err)
+		}
 	}
 }
 
@@ -311,8 +376,8 @@ func (src *Source) Close(ctx context.Context) error {
 	src.closeOnce.Do(func() {
 		close(src.closing)
 		expired := time.After(src.cfg.PollWait + 100*time.Millisecond)
-		for _, it := range src.iters {
-			it.Drain()
+		for _, p := range src.pullers {
+			p.drain()
 		}
 		var errs []error
 		if err := wait(ctx, &src.pumps); err != nil {
