@@ -29,7 +29,7 @@ import (
 // test message, and what each broker states before the publish (see
 // copyLimit).
 const (
-	matrixCopyLimit    = 20000 // Kafka: the dead-letter topic's max.message.bytes; RabbitMQ: max_message_size
+	matrixCopyLimit    = 20000 // Kafka: the dead-letter topic's max.message.bytes; RabbitMQ and NATS: max_message_size
 	matrixSQSCopyLimit = 4096  // SQS: the source queue's MaximumMessageSize
 )
 
@@ -111,7 +111,7 @@ func copyLimit(t *testing.T, broker, raw, source, name string) (string, int) {
 		resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, -1, map[string]*string{"max.message.bytes": aws.String(strconv.Itoa(matrixCopyLimit))}, kafka.DeadLetterTopic(source, name))
 		require.NoError(t, errors.Join(err, resp.Err))
 		return raw, matrixCopyLimit
-	case "rabbitmq":
+	case "rabbitmq", "nats":
 		return raw + "&max_message_size=" + strconv.Itoa(matrixCopyLimit), matrixCopyLimit
 	case "sqs":
 		client := awssqs.New(awssqs.Options{

@@ -6,6 +6,7 @@
 //	                                     kafkas://user:pass@… for SASL over TLS
 //	amqp://user:pass@host:port/vhost     RabbitMQ (adapters/rabbitmq); amqps:// for TLS
 //	sqs://REGION?endpoint=URL            Amazon SQS or an emulator (adapters/sqs)
+//	nats://host:port[,host:port]         NATS JetStream (adapters/nats); tls:// for TLS
 //	mem://                               a process-local memory broker (adapters/memory)
 //	redis://host:port/db                 Redis Streams (adapters/redis); rediss:// for TLS
 //
@@ -39,6 +40,9 @@
 //	           tls_server_name=NAME, tls_insecure_skip_verify=true
 //	sqs://     endpoint=URL, visibility_timeout=30s, wait=0..20 (long-poll
 //	           seconds, default 5), receivers=N, dlq=NAME (the dead-letter queue)
+//	nats://    prefetch=N, ack_wait=30s, max_deliver=N (default 100), max_ack_pending=N,
+//	           poll_wait=1s, max_message_size=N, key_header=NAME; tls:// also the
+//	           tls_* parameters (see openNATS)
 //	mem://     none
 //	redis://   lease=30s, reclaim_interval=D, block=500ms, reap_idle=1h, trim_interval=D
 //	           (see openRedis); rediss:// also the tls_* parameters
@@ -81,7 +85,7 @@ import (
 // use. Close it when done; Sources it returned must be closed first (the
 // consumer runtime closes its Source when Run returns).
 type Broker interface {
-	// Kind names the broker: "kafka", "rabbitmq", "sqs", "redis" or "memory".
+	// Kind names the broker: "kafka", "rabbitmq", "sqs", "redis", "nats" or "memory".
 	Kind() string
 
 	// Source opens a consumer.Source reading source as consumerName,
@@ -164,6 +168,8 @@ func schemes() []scheme {
 		{"amqp", "amqp://user:pass@host:port/vhost", openRabbitMQ},
 		{"amqps", "amqps://user:pass@host:port/vhost", openRabbitMQ},
 		{"sqs", "sqs://REGION?endpoint=URL", openSQS},
+		{"nats", "nats://host:port[,host:port]", openNATS},
+		{"tls", "tls://host:port[,host:port]", openNATS},
 		{"mem", "mem://", openMemory},
 		{"redis", "redis://host:port/db", openRedis},
 		{"rediss", "rediss://user:pass@host:port/db", openRedis},

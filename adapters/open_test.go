@@ -29,7 +29,7 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct{ url, want string }{
 		{"", "empty broker URL"},
-		{"nats://127.0.0.1:4222", `unsupported broker URL scheme "nats"`},
+		{"pulsar://127.0.0.1:6650", `unsupported broker URL scheme "pulsar"`},
 		{"127.0.0.1:9092", "supported: kafka://"},
 		{"localhost", "has no scheme"},
 		{"kafka://", "no broker address"},
@@ -70,7 +70,7 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 			require.NotContains(t, err.Error(), "secret", "passwords are redacted")
 		})
 	}
-	_, err := adapters.Open(ctx, "nats://x")
+	_, err := adapters.Open(ctx, "pulsar://x")
 	require.ErrorIs(t, err, adapters.ErrUnsupportedScheme)
 	require.Contains(t, err.Error(), "mem://")
 }

@@ -3,7 +3,8 @@
 # need, installing it from Debian's packages or npm when missing:
 #   PostgreSQL (127.0.0.1:5432), RabbitMQ (127.0.0.1:5672, and 5671 for TLS with
 #   a test CA from scripts/rabbitmq-tls.sh: RABBITMQ_TLS_URL, RABBITMQ_TLS_CA), the local-aws-sqs
-#   emulator (127.0.0.1:9324), and Apache Kafka (scripts/kafka.sh: fetched from
+#   emulator (127.0.0.1:9324), a NATS server with JetStream (127.0.0.1:4222,
+#   Debian's nats-server; NATS_URL), and Apache Kafka (scripts/kafka.sh: fetched from
 #   Maven Central, one KRaft node on 127.0.0.1, stopped when this script exits;
 #   its address is exported as KAFKA_BROKERS, its SASL_SSL listener's as
 #   KAFKA_SASL_BROKERS, KAFKA_TLS_CA, KAFKA_SASL_USER and KAFKA_SASL_PASSWORD,
@@ -26,6 +27,7 @@ export CI=true
 export TEST_DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}
 export RABBITMQ_URL=${RABBITMQ_URL:-amqp://guest:guest@127.0.0.1:5672/}
 export SQS_ENDPOINT=${SQS_ENDPOINT:-http://127.0.0.1:9324}
+export NATS_URL=${NATS_URL:-nats://127.0.0.1:4222}
 STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 log() { printf '==> %s\n' "$*"; }
@@ -147,6 +149,19 @@ ensure_sqs() {
   "$root/scripts/sqs-emulator.sh"
 }
 
+# ensure_nats starts Debian's nats-server with JetStream on 127.0.0.1:4222
+# (daemonized; its store and log under ${TMPDIR:-/tmp}/oncely-nats) unless a
+# server already listens there.
+ensure_nats() {
+  port_open 4222 && return 0
+  command -v nats-server >/dev/null || apt_install nats-server
+  local dir=${TMPDIR:-/tmp}/oncely-nats
+  mkdir -p "$dir/store"
+  log "starting nats-server with JetStream (store and log in $dir)"
+  (setsid nats-server -js -a 127.0.0.1 -p 4222 -sd "$dir/store" -l "$dir/nats-server.log" -P "$dir/nats-server.pid" </dev/null >/dev/null 2>&1 &)
+  wait_port 4222 30 || { echo "nats-server did not start on 127.0.0.1:4222 (see $dir/nats-server.log)" >&2; exit 1; }
+}
+
 ensure_kafka() {
   local vars
   KAFKA_DIR=
@@ -187,6 +202,7 @@ ensure_tools
 ensure_postgres
 ensure_rabbitmq
 ensure_sqs
+ensure_nats
 ensure_kafka
 ensure_redis
 

@@ -14,7 +14,7 @@ import (
 )
 
 func runCrashTest(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs] [--kills 100] [--dedupe both] [--batch 200] [--kafka-brokers host:port] [--kafka-membership static]", `
+	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs,nats] [--kills 100] [--dedupe both] [--batch 200] [--kafka-brokers host:port] [--kafka-membership static]", `
 Crash-tests the ledger example: per broker and per -dedupe setting, rounds of
 "publish a batch of payments, start the ledger, SIGKILL it 0.3-3 s after its
 start, restart it, wait until the batch is applied, stop it with SIGTERM",
@@ -24,12 +24,12 @@ duplicates, worst kill.
 
 Run it inside the oncely source tree: it builds examples/ledger and
 cmd/oncely with go build. Services: Postgres ($DATABASE_URL), RabbitMQ
-($RABBITMQ_URL), the SQS emulator ($SQS_ENDPOINT) and Redis ($REDIS_URL, with
-lease=2s), defaults on 127.0.0.1;
+($RABBITMQ_URL), the SQS emulator ($SQS_ENDPOINT), Redis ($REDIS_URL, with
+lease=2s) and NATS ($NATS_URL), defaults on 127.0.0.1;
 Kafka is the one at --kafka-brokers ($KAFKA_BROKERS), else a dev cluster
 (oncely dev kafka) started as a separate process. The table's resume columns
 are the times from a kill to the next payment applied.`)
-	brokers := fs.String("brokers", "rabbitmq,kafka,sqs", "brokers to test, comma-separated: rabbitmq, kafka, sqs, redis")
+	brokers := fs.String("brokers", "rabbitmq,kafka,sqs", "brokers to test, comma-separated: rabbitmq, kafka, sqs, redis, nats")
 	kills := fs.Int("kills", 100, "kills (rounds) per broker and dedupe setting")
 	dedupe := fs.String("dedupe", "both", "ledger -dedupe setting: true, false or both")
 	batch := fs.Int("batch", crashtest.BatchDefault, "payments published per round")
@@ -66,8 +66,8 @@ are the times from a kill to the next payment applied.`)
 	}
 	names := strings.Split(*brokers, ",")
 	for _, n := range names {
-		if !slices.Contains([]string{"rabbitmq", "kafka", "sqs", "redis"}, n) {
-			return usagef("crashtest: --brokers: unknown broker %q; choose among rabbitmq, kafka, sqs, redis (mem:// cannot survive a kill)", n)
+		if !slices.Contains([]string{"rabbitmq", "kafka", "sqs", "redis", "nats"}, n) {
+			return usagef("crashtest: --brokers: unknown broker %q; choose among rabbitmq, kafka, sqs, redis, nats (mem:// cannot survive a kill)", n)
 		}
 	}
 	env := func(name, def string) string {
@@ -110,6 +110,9 @@ are the times from a kill to the next payment applied.`)
 			labels, urls = []string{name}, []string{"sqs://us-east-1?endpoint=" + env("SQS_ENDPOINT", "http://127.0.0.1:9324") + "&visibility_timeout=5s&wait=1"}
 		case "redis":
 			labels, urls = []string{name}, []string{env("REDIS_URL", "redis://127.0.0.1:6379/0") + "?lease=2s"}
+		case "nats":
+			// A kill leaves what the ledger held leased until AckWait: 5s keeps rounds short.
+			labels, urls = []string{name}, []string{env("NATS_URL", "nats://127.0.0.1:4222") + "?ack_wait=5s"}
 		case "kafka":
 			base := "kafka://" + *kafkaBrokers
 			if *kafkaBrokers == "" {

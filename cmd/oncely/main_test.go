@@ -89,9 +89,9 @@ func TestUsageErrorsSayWhatToDo(t *testing.T) {
 			}
 		})
 	}
-	code, _, errs := cli(t, nil, nil, "lag", "--broker", "nats://x", "--source", "s", "--consumer", "c")
+	code, _, errs := cli(t, nil, nil, "lag", "--broker", "pulsar://x", "--source", "s", "--consumer", "c")
 	require.Equal(t, 1, code)
-	require.Contains(t, errs, `unsupported broker URL scheme "nats"`)
+	require.Contains(t, errs, `unsupported broker URL scheme "pulsar"`)
 	require.Contains(t, errs, "check --broker / BROKER_URL")
 }
 

@@ -40,6 +40,7 @@ func brokerCases() []brokerCase {
 			return "sqs://us-east-1?wait=1&endpoint=" + url.QueryEscape(testenv.SQS(t))
 		}, topology: sqsTopology},
 		{name: "redis", url: func(t *testing.T) string { return testenv.Redis(t) + "?lease=5s" }, topology: redisTopology},
+		{name: "nats", url: func(t *testing.T) string { return testenv.NATS(t) }, topology: natsTopology},
 	}
 }
 

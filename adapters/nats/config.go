@@ -1,0 +1,170 @@
+package nats
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	// KeyHeaderDefault is the header carrying the ordering key.
+	KeyHeaderDefault = "message-key"
+	// PrefetchDefault is the default Config.Prefetch.
+	PrefetchDefault = 64
+	// AckWaitDefault is the default Config.AckWait.
+	AckWaitDefault = 30 * time.Second
+	// MaxDeliverDefault is the default Config.MaxDeliver.
+	MaxDeliverDefault = 100
+	// MaxAckPendingDefault is the default Config.MaxAckPending.
+	MaxAckPendingDefault = 1000
+	// PollWaitDefault is the default Config.PollWait.
+	PollWaitDefault = time.Second
+	// RPCTimeoutDefault is the default Config.RPCTimeout.
+	RPCTimeoutDefault = 10 * time.Second
+)
+
+// Config configures a Source. Source, Consumer and URL are required; every
+// other field has a documented zero-value default.
+type Config struct {
+	// URL is the server, nats://host:port (tls://host:port for TLS); a
+	// comma-separated list names several servers of one cluster.
+	URL string
+
+	// TLS, when set, is used for the connection. Default: none (unless the
+	// URL is tls://, then the system's roots).
+	TLS *tls.Config
+
+	// Source is the subject producers publish to; its stream is named by
+	// StreamName(Source). Required.
+	Source string
+
+	// Consumer is the durable consumer name, which also names the retry
+	// and dead-letter streams. Required; no '.', '*', '>' or spaces.
+	Consumer string
+
+	// KeyHeader is the header carrying the ordering key. Default
+	// KeyHeaderDefault ("message-key").
+	KeyHeader string
+
+	// Prefetch is the most messages each of the two pull subscriptions
+	// (source and retry stream) buffers ahead of Receive (PullMaxMessages). The
+	// runtime's MaxInFlight must be at least Capabilities().Prefetch,
+	// which is twice this (the default fits the runtime's default MaxInFlight of 128). Default PrefetchDefault (64).
+	Prefetch int
+
+	// AckWait is the consumer's lease on a delivery; the Source renews it
+	// (an in-progress ack) every AckWait/3 while the delivery is held.
+	// Default AckWaitDefault (30s).
+	AckWait time.Duration
+
+	// MaxDeliver bounds the broker's deliveries of one message (JetStream's
+	// own default is unlimited). The Source dead-letters a message on its
+	// last delivery, with reason ReasonDeliveryLimit, instead of handing
+	// it out, so a message that keeps crashing consumers ends in the
+	// dead-letter stream. Default MaxDeliverDefault (100).
+	MaxDeliver int
+
+	// MaxAckPending is the most unacknowledged deliveries the server hands
+	// out to the consumer (all its Sources together): backpressure across
+	// replicas. Default MaxAckPendingDefault (1000); it must be at least
+	// Prefetch.
+	MaxAckPending int
+
+	// MaxMessageSize is the largest retry or dead-letter copy the Source
+	// publishes, in bytes: copies over it are trimmed first
+	// (consumer.FitCopy). Default 0: the server's max_payload, which also
+	// caps a larger value.
+	MaxMessageSize int
+
+	// PollWait is how long one pull request waits for messages (at least
+	// 1s, JetStream's least expiry); Close waits this long for the last
+	// ones to expire. Default PollWaitDefault (1s).
+	PollWait time.Duration
+
+	// RPCTimeout bounds each JetStream API call and copy publish that has
+	// no deadline of its own. Default RPCTimeoutDefault (10s).
+	RPCTimeout time.Duration
+
+	// Logger receives the adapter's logs. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.KeyHeader == "" {
+		c.KeyHeader = KeyHeaderDefault
+	}
+	if c.Prefetch == 0 {
+		c.Prefetch = PrefetchDefault
+	}
+	if c.AckWait == 0 {
+		c.AckWait = AckWaitDefault
+	}
+	if c.MaxDeliver == 0 {
+		c.MaxDeliver = MaxDeliverDefault
+	}
+	if c.MaxAckPending == 0 {
+		c.MaxAckPending = max(MaxAckPendingDefault, c.Prefetch)
+	}
+	if c.PollWait == 0 {
+		c.PollWait = PollWaitDefault
+	}
+	if c.RPCTimeout == 0 {
+		c.RPCTimeout = RPCTimeoutDefault
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// validate reports every problem of a defaulted Config at once.
+func (c Config) validate() error {
+	var errs []error
+	if c.URL == "" {
+		errs = append(errs, errors.New("config.URL is required"))
+	}
+	if err := checkSubject("config.Source", c.Source); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Consumer == "" || strings.ContainsAny(c.Consumer, ".*> \t\r\n") {
+		errs = append(errs, fmt.Errorf("config.Consumer %q: want a non-empty name without '.', '*', '>' or whitespace", c.Consumer))
+	}
+	if c.Prefetch < 1 {
+		errs = append(errs, fmt.Errorf("config.Prefetch %d: want at least 1", c.Prefetch))
+	}
+	if c.AckWait < time.Second {
+		errs = append(errs, fmt.Errorf("config.AckWait %s: want at least 1s", c.AckWait))
+	}
+	if c.MaxDeliver < 2 {
+		errs = append(errs, fmt.Errorf("config.MaxDeliver %d: want at least 2 (the last delivery is dead-lettered; JetStream's unlimited -1 is refused: a poison message would come back forever)", c.MaxDeliver))
+	}
+	if c.MaxAckPending < c.Prefetch {
+		errs = append(errs, fmt.Errorf("config.MaxAckPending %d is below config.Prefetch %d", c.MaxAckPending, c.Prefetch))
+	}
+	if c.PollWait < time.Second || c.PollWait >= c.AckWait {
+		errs = append(errs, fmt.Errorf("config.PollWait %s: want at least 1s (JetStream's least pull expiry) and below AckWait (%s)", c.PollWait, c.AckWait))
+	}
+	if c.MaxMessageSize < 0 {
+		errs = append(errs, fmt.Errorf("config.MaxMessageSize %d: want >= 0 (0: the server's max_payload)", c.MaxMessageSize))
+	}
+	if c.RPCTimeout < 0 {
+		errs = append(errs, fmt.Errorf("config.RPCTimeout %s: want > 0", c.RPCTimeout))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("nats: invalid config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// checkSubject accepts a literal subject: tokens separated by '.', none
+// empty, no wildcards or whitespace.
+func checkSubject(what, s string) error {
+	if s == "" || strings.ContainsAny(s, "*> \t\r\n") || strings.HasPrefix(s, ".") || strings.HasSuffix(s, ".") || strings.Contains(s, "..") {
+		return fmt.Errorf("%s %q: want a literal subject (tokens separated by '.', no wildcards or whitespace)", what, s)
+	}
+	return nil
+}

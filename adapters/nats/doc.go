@@ -1,0 +1,55 @@
+// Package nats is the oncely adapter for NATS JetStream (nats.go's jetstream
+// package): a consumer.Source with a durable pull consumer per consumer name.
+//
+// # Streams and subjects
+//
+// Producers publish to the source subject (e.g. "payments"), held by the
+// stream StreamName(source) ("." becomes "_"). Each consumer name has:
+//
+//   - a durable pull consumer on the source stream, explicit acks;
+//   - a retry stream with subject "<source>.<consumer>.retry" and a durable
+//     consumer of the same name on it;
+//   - a dead-letter stream with subject "<source>.<consumer>.dlq" (stream
+//     "<source>_<consumer>_dlq") holding the full message (ID, key, body,
+//     every header) with oncely's failure headers.
+//
+// New creates what is missing. Each consumer name reads every message of
+// the source (Capabilities.FanOut), and its retries never reach another name.
+//
+// # Messages
+//
+// The ID is the message-id header (else Nats-Msg-Id), the ordering key the
+// header Config.KeyHeader ("message-key"); Message.Attempt comes from
+// oncely's attempt header, never from the server's delivery count, which
+// also rises when a Source closes with deliveries unsettled. Publisher never
+// sets Nats-Msg-Id: the stream's duplicate window would drop retried and
+// redriven copies, which keep the ID.
+//
+// # Settlement
+//
+// Ack sends an ack without waiting for the server's reply: a lost ack only
+// causes a redelivery, which the idempotency claim absorbs. Retry and
+// DeadLetter publish their copy and wait for the stream's PubAck before the
+// original is acked; a refused copy leaves the original unsettled. A retried
+// copy delivered before its oncely-retry-not-before is nak'd with the rest of
+// the delay (NakWithDelay; a plain Nak would ignore any delay), so delays of
+// any length are honoured.
+//
+// # Leases, backpressure, limits
+//
+// While a delivery is held, the Source sends an in-progress ack every
+// AckWait/3, so a long handler keeps its lease. Two pull subscriptions
+// (jetstream Messages: source and retry stream) each buffer at most
+// Config.Prefetch messages ahead of Receive, refilled as they drain, and the
+// server
+// hands the durable consumer at most MaxAckPending unacknowledged messages
+// across all its Sources. MaxDeliver is always bounded (JetStream's default
+// is unlimited): on its last delivery a message is dead-lettered with reason
+// ReasonDeliveryLimit instead of being handed out, so a message that crashes
+// its consumers ends in the dead-letter stream, never redelivered forever
+// and never dropped. Close drains the pull subscriptions, waits
+// for their last pull requests to expire (Config.PollWait: a nak sent while
+// one is outstanding would be redelivered to it and stranded until
+// AckWait), naks every delivery still held (they come back at
+// once), flushes the connection and closes it.
+package nats

@@ -1,0 +1,327 @@
+package nats
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/oncely/oncely/consumer"
+)
+
+// Source is a consumer.Source reading one subject of a JetStream stream with
+// a durable pull consumer: explicit acks after processing, leases renewed
+// with in-progress acks, MaxAckPending as backpressure and MaxDeliver always
+// bounded. Retried copies go to a retry stream of the consumer's own, dead
+// letters to its dead-letter stream (see the package documentation). Create
+// it with New; the consumer runtime closes it. Its methods are safe for
+// concurrent use.
+type Source struct {
+	cfg Config
+	log *slog.Logger
+	nc  *nats.Conn
+	js  jetstream.JetStream
+
+	limit int // the largest copy published: max_payload or Config.MaxMessageSize
+
+	pullers []*puller // the source and the retry stream
+
+	// ready hands deliveries from the pumps to Receive (unbuffered: what
+	// waits ahead of Receive is in the pull subscriptions' buffers).
+	ready   chan *delivery
+	closing chan struct{}
+
+	mu   sync.Mutex
+	held map[*delivery]struct{}
+
+	pumps     sync.WaitGroup
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ consumer.Source          = (*Source)(nil)
+	_ consumer.BacklogReporter = (*Source)(nil)
+	_ consumer.Prober          = (*Source)(nil)
+	_ consumer.ConsumerNamer   = (*Source)(nil)
+	_ consumer.Delivery        = (*delivery)(nil)
+	_ consumer.CopyTrimmer     = (*delivery)(nil)
+)
+
+// Connect dials url (nats://host:port or tls://host:port, comma-separated
+// for a cluster) with endless reconnects, bounded by ctx for the first
+// connect.
+func Connect(ctx context.Context, url string, tlsCfg *tls.Config, name string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(false)}
+	if tlsCfg != nil {
+		opts = append(opts, nats.Secure(tlsCfg))
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		opts = append(opts, nats.Timeout(max(time.Until(dl), time.Millisecond)))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", url, err)
+	}
+	return nc, nil
+}
+
+// New validates cfg, connects, creates the source, retry and dead-letter
+// streams when absent and the durable consumers on the source and retry
+// streams (updating their settings to cfg), and starts pulling.
+func New(ctx context.Context, cfg Config) (*Source, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	nc, err := Connect(ctx, cfg.URL, cfg.TLS, "oncely "+cfg.Consumer)
+	if err != nil {
+		return nil, fmt.Errorf("nats: %w", err)
+	}
+	src, err := newSource(ctx, cfg, nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("nats: %w", err)
+	}
+	return src, nil
+}
+
+func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	src := &Source{
+		cfg:     cfg,
+		log:     cfg.Logger.With("broker", "nats", "source", cfg.Source, "consumer", cfg.Consumer),
+		nc:      nc,
+		js:      js,
+		limit:   int(nc.MaxPayload()),
+		ready:   make(chan *delivery),
+		closing: make(chan struct{}),
+		held:    map[*delivery]struct{}{},
+	}
+	if cfg.MaxMessageSize > 0 && cfg.MaxMessageSize < src.limit {
+		src.limit = cfg.MaxMessageSize
+	}
+	rctx, cancel := context.WithTimeout(ctx, cfg.RPCTimeout)
+	defer cancel()
+	if _, err := ensureStream(rctx, js, DeadLetterSubject(cfg.Source, cfg.Consumer)); err != nil {
+		return nil, err
+	}
+	for _, subject := range []string{cfg.Source, RetrySubject(cfg.Source, cfg.Consumer)} {
+		p := &puller{subject: subject}
+		if err := src.open(rctx, p); err != nil {
+			for _, p := range src.pullers {
+				p.it.Stop()
+			}
+			return nil, err
+		}
+		src.pullers = append(src.pullers, p)
+	}
+	for _, p := range src.pullers {
+		src.pumps.Go(func() { src.pump(p) })
+	}
+	src.wg.Go(src.renew)
+	return src, nil
+}
+
+// Capabilities reports JetStream's: no partitions (the key is a header),
+// delays honoured on the broker (an early retried copy is nak'd with the
+// rest of its delay), Message.Attempt from oncely's header (the server's
+// delivery count also counts clean closes), leases renewed, FanOut true
+// (each consumer name is a durable consumer of its own, so each gets every
+// message) and the prefetch of the two pull subscriptions.
+func (src *Source) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{
+		Broker:       "nats",
+		NativeDelay:  true,
+		LeaseRenewal: true,
+		FanOut:       true,
+		Prefetch:     2 * src.cfg.Prefetch,
+	}
+}
+
+// ConsumerName is Config.Consumer.
+func (src *Source) ConsumerName() string { return src.cfg.Consumer }
+
+// Probe asks the server for the account's JetStream info: nil when
+// JetStream answers.
+func (src *Source) Probe(ctx context.Context) error {
+	if _, err := src.js.AccountInfo(ctx); err != nil {
+		return fmt.Errorf("nats: probe: %w", err)
+	}
+	return nil
+}
+
+// Receive returns up to max buffered deliveries, waiting for at least one.
+// Each of the two pull subscriptions buffers at most Config.Prefetch
+// messages, and the
+// server hands out at most MaxAckPending unacknowledged ones.
+func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	var out []consumer.Delivery
+	select {
+	case <-src.closing:
+		return nil, consumer.ErrSourceClosed
+	default:
+	}
+	select {
+	case d := <-src.ready:
+		out = append(out, d)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-src.closing:
+		return nil, consumer.ErrSourceClosed
+	}
+	for len(out) < max {
+		select {
+		case d := <-src.ready:
+			out = append(out, d)
+			continue
+		default:
+		}
+		break
+	}
+	return out, nil
+}
+
+// accept hands m to Receive, unless the Source is closing (m is nak'd, so
+// the server redelivers it at once), m is a retried copy that came early
+// (nak'd with the rest of its delay) or m is on its last delivery (it is
+// dead-lettered with reason ReasonDeliveryLimit).
+// It reports whether m was queued for Receive.
+func (src *Source) accept(m jetstream.Msg) bool {
+	d := &delivery{src: src, m: m, msg: MessageFromMsg(m, src.cfg.KeyHeader)}
+	src.mu.Lock()
+	src.held[d] = struct{}{}
+	src.mu.Unlock()
+	select {
+	case <-src.closing:
+		return false // Close naks it
+	default:
+	}
+	if nb := consumer.NotBeforeFromHeaders(d.msg.Headers); !nb.IsZero() {
+		if wait := time.Until(nb); wait > 0 {
+			src.forget(d)
+			if err := m.NakWithDelay(wait); err != nil {
+				src.log.Warn("delaying an early retried copy failed; the lease expires and it comes back", "message_id", d.msg.ID, "error", err)
+			}
+			return false
+		}
+	}
+	if n, _ := strconv.ParseUint(d.msg.Coordinates["num-delivered"], 10, 64); n >= uint64(src.cfg.MaxDeliver) {
+		src.wg.Go(func() { src.deadLetterLimit(d, n) })
+		return false
+	}
+	select {
+	case src.ready <- d:
+		return true
+	case <-src.closing:
+		return false // Close naks it
+	}
+}
+
+// renew sends an in-progress ack for every held delivery each AckWait/3,
+// so a long handler keeps its lease.
+func (src *Source) renew() {
+	t := time.NewTicker(src.cfg.AckWait / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-src.closing:
+			return
+		case <-t.C:
+		}
+		src.mu.Lock()
+		ds := make([]*delivery, 0, len(src.held))
+		for d := range src.held {
+			ds = append(ds, d)
+		}
+		src.mu.Unlock()
+		for _, d := range ds {
+			d.inProgress()
+		}
+	}
+}
+
+// release naks d if it is still unsettled, so the server redelivers it.
+func (src *Source) release(d *delivery) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.settled || d.released {
+		return
+	}
+	d.released = true
+	_ = d.m.Nak()
+	src.forget(d)
+}
+
+func (src *Source) forget(d *delivery) {
+	src.mu.Lock()
+	delete(src.held, d)
+	src.mu.Unlock()
+}
+
+// Close stops intake and gives every unsettled delivery back: it waits for
+// the pull subscriptions (their buffered messages are kept to be nak'd),
+// waits for their last pull requests to expire (Config.PollWait), naks every
+// delivery still held or buffered, flushes the connection (so the server has every ack
+// and nak sent before) and closes it. Close is idempotent.
+func (src *Source) Close(ctx context.Context) error {
+	src.closeOnce.Do(func() {
+		close(src.closing)
+		expired := time.After(src.cfg.PollWait + 100*time.Millisecond)
+		for _, p := range src.pullers {
+			p.drain()
+		}
+		var errs []error
+		if err := wait(ctx, &src.pumps); err != nil {
+			errs = append(errs, fmt.Errorf("draining the pull subscriptions: %w", err))
+		}
+		select { // a nak before the last pull request expired would be redelivered to it
+		case <-expired:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("waiting for the pull requests to expire: %w", ctx.Err()))
+		}
+		src.mu.Lock()
+		ds := make([]*delivery, 0, len(src.held))
+		for d := range src.held {
+			ds = append(ds, d)
+		}
+		src.mu.Unlock()
+		for _, d := range ds {
+			src.release(d)
+		}
+		if err := wait(ctx, &src.wg); err != nil {
+			errs = append(errs, fmt.Errorf("waiting for the adapter's goroutines: %w", err))
+		}
+		if err := src.nc.FlushTimeout(src.cfg.RPCTimeout); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, fmt.Errorf("flushing acks: %w", err))
+		}
+		src.nc.Close()
+		if len(errs) > 0 {
+			src.closeErr = fmt.Errorf("nats: closing: %w", errors.Join(errs...))
+		}
+		src.log.Info("closed", "error", src.closeErr)
+	})
+	return src.closeErr
+}
+
+func wait(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

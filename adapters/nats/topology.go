@@ -1,0 +1,53 @@
+package nats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ensureStream returns the stream named StreamName(subject), creating it
+// (file storage, limits retention) when absent. An existing stream must
+// capture subject.
+func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (jetstream.Stream, error) {
+	name := StreamName(subject)
+	s, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		s, err = js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:      name,
+			Subjects:  []string{subject},
+			Storage:   jetstream.FileStorage,
+			Retention: jetstream.LimitsPolicy,
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			s, err = js.Stream(ctx, name) // created meanwhile by another process
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", name, err)
+	}
+	if subs := s.CachedInfo().Config.Subjects; !slices.Contains(subs, subject) {
+		return nil, fmt.Errorf("stream %s exists with subjects %v, not capturing %q", name, subs, subject)
+	}
+	return s, nil
+}
+
+// ensureConsumer creates (or updates) the durable pull consumer of cfg on
+// stream: explicit acks, bounded deliveries and ack-pending.
+func ensureConsumer(ctx context.Context, s jetstream.Stream, cfg Config) (jetstream.Consumer, error) {
+	c, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       cfg.Consumer,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		MaxDeliver:    cfg.MaxDeliver,
+		MaxAckPending: cfg.MaxAckPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s on stream %s: %w", cfg.Consumer, s.CachedInfo().Config.Name, err)
+	}
+	return c, nil
+}

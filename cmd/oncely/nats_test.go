@@ -1,0 +1,13 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/oncely/oncely/internal/testenv"
+)
+
+// TestDLQAndLagNATS drives dlq list, show, redrive and lag on NATS
+// JetStream (NATS_URL, required under CI=true).
+func TestDLQAndLagNATS(t *testing.T) {
+	testDLQ(t, testenv.NATS(t), nil)
+}
