@@ -49,6 +49,7 @@ func commands() []command {
 	return []command{
 		{name: "migrate", summary: "create or upgrade the oncely tables in Postgres", run: runMigrate},
 		{name: "prune", summary: "delete idempotency claims older than the retention window", run: runPrune},
+		{name: "relay", summary: "publish the Postgres outbox through the broker, confirmed, in commit order per key", run: runRelay},
 		{name: "publish", summary: "publish one message (body from a flag, a file or stdin) and wait for the broker's confirmation", run: runPublish},
 		{name: "dlq", summary: "list, show, redrive and purge dead letters", sub: []command{
 			{name: "list", summary: "list the dead letters of a source and consumer, one line each", run: runDLQList},

@@ -1,0 +1,12 @@
+package outbox
+
+import "context"
+
+// SetAfterPublish makes f run in each round after Publish returned and
+// before the rows are marked, with the round's backend PID.
+func (r *Relay) SetAfterPublish(f func(ctx context.Context, pid uint32)) {
+	r.hooks.afterPublish = f
+}
+
+// SetListening makes f run each time the LISTEN connection is listening.
+func (r *Relay) SetListening(f func()) { r.hooks.listening = f }

@@ -1,0 +1,228 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncely/oncely/adapters"
+)
+
+// Relay publishes committed outbox rows through a broker and marks them
+// published. Guarantees:
+//
+//   - Nothing is lost: a row is marked published only after Publish returned
+//     nil, i.e. the broker confirmed it. A crash or error between publish and
+//     mark leaves the row unpublished, and it is published again with the
+//     same ID (at-least-once; downstream consumers dedupe by ID).
+//   - No row is skipped: each round selects unpublished rows, never rows
+//     past a cursor, so a transaction that commits after a later-numbered one
+//     is published in a later round.
+//   - Per (destination, key) order is commit order, also with several relays
+//     (or workers) at once: a round owns each key it publishes through a
+//     transaction-level advisory lock, and takes a prefix of the key's
+//     unpublished rows in row order, which Send made commit order.
+//   - Different keys publish in parallel (Config.Workers rounds at once, each
+//     with up to Config.BatchSize rows and one Publish per destination).
+//   - When the broker or the database is down, rounds back off with jitter
+//     and resume by themselves; rows are kept, the depth metric grows.
+type Relay struct {
+	pool    *pgxpool.Pool
+	broker  adapters.Broker
+	cfg     Config
+	table   string
+	lockPfx string
+	metrics *relayMetrics
+	wakes   []chan struct{}
+	running atomic.Bool
+	hooks   hooks
+}
+
+// hooks let tests act at points of a round.
+type hooks struct {
+	afterPublish func(ctx context.Context, pid uint32)
+	listening    func()
+}
+
+// NewRelay returns a Relay reading the outbox through pool and publishing
+// through broker (from adapters.Open). cfg is validated here, every problem
+// reported at once; metrics are registered on cfg.Registerer.
+func NewRelay(pool *pgxpool.Pool, broker adapters.Broker, cfg Config) (*Relay, error) {
+	cfg, err := cfg.withDefaults()
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if pool == nil {
+		errs = append(errs, errors.New("outbox: nil pool"))
+	}
+	if broker == nil {
+		errs = append(errs, errors.New("outbox: nil broker"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	m, err := newRelayMetrics(cfg.Registerer, cfg.Schema)
+	if err != nil {
+		return nil, err
+	}
+	r := &Relay{
+		pool:    pool,
+		broker:  broker,
+		cfg:     cfg,
+		table:   pgx.Identifier{cfg.Schema, Table}.Sanitize(),
+		lockPfx: "oncely.outbox.relay\n" + cfg.Schema + "\n",
+		metrics: m,
+	}
+	for range cfg.Workers {
+		r.wakes = append(r.wakes, make(chan struct{}, 1))
+	}
+	return r, nil
+}
+
+// Run publishes until ctx is done, then returns nil once every round has
+// ended (a round cut short is rolled back, its rows published again later).
+// It starts Config.Workers workers, the LISTEN connection unless
+// Config.NoListen, and the maintenance loop (metrics, cleanup). A Relay runs
+// once at a time; Run returns an error if it is already running.
+func (r *Relay) Run(ctx context.Context) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return errors.New("outbox: relay already running")
+	}
+	defer r.running.Store(false)
+	var wg sync.WaitGroup
+	for _, w := range r.wakes {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.work(ctx, w) }()
+	}
+	if !r.cfg.NoListen {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.listen(ctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); r.maintain(ctx) }()
+	wg.Wait()
+	return nil
+}
+
+// wakeAll tells every idle worker to look for rows now.
+func (r *Relay) wakeAll() {
+	for _, w := range r.wakes {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (r *Relay) newBackoff() *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(r.cfg.BackoffMin),
+		backoff.WithMaxInterval(r.cfg.BackoffMax),
+		backoff.WithRandomizationFactor(0.5),
+		backoff.WithMaxElapsedTime(0),
+	)
+}
+
+// sleep waits d or until ctx is done, reporting whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// work runs rounds: at once while they come back full, after a wake or
+// PollInterval when the outbox is drained, after a backoff when one failed.
+func (r *Relay) work(ctx context.Context, wake <-chan struct{}) {
+	bo := r.newBackoff()
+	poll := time.NewTimer(r.cfg.PollInterval)
+	defer poll.Stop()
+	for {
+		n, err := r.round(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d := bo.NextBackOff()
+			r.cfg.Logger.Warn("outbox relay: round failed; backing off", "schema", r.cfg.Schema, "backoff", d, "err", err)
+			if !sleep(ctx, d) {
+				return
+			}
+			continue
+		}
+		bo.Reset()
+		if n >= r.cfg.BatchSize {
+			continue
+		}
+		if !poll.Stop() {
+			select {
+			case <-poll.C:
+			default:
+			}
+		}
+		poll.Reset(r.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-poll.C:
+		}
+	}
+}
+
+// listen keeps a dedicated connection LISTENing on Channel(Schema) and wakes
+// the workers on every notification, reconnecting with backoff when it
+// breaks (polling covers the gap).
+func (r *Relay) listen(ctx context.Context) {
+	bo := r.newBackoff()
+	for {
+		err := r.listenOnce(ctx, bo)
+		if ctx.Err() != nil {
+			return
+		}
+		d := bo.NextBackOff()
+		r.cfg.Logger.Warn("outbox relay: listen connection failed; polling until it is back", "schema", r.cfg.Schema, "backoff", d, "err", err)
+		if !sleep(ctx, d) {
+			return
+		}
+	}
+}
+
+func (r *Relay) listenOnce(ctx context.Context, bo *backoff.ExponentialBackOff) error {
+	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = conn.Close(closeCtx)
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{Channel(r.cfg.Schema)}.Sanitize()); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	bo.Reset()
+	// Rows committed while no connection listened get no notification.
+	r.wakeAll()
+	if r.hooks.listening != nil {
+		r.hooks.listening()
+	}
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return fmt.Errorf("wait for notification: %w", err)
+		}
+		r.wakeAll()
+	}
+}
