@@ -156,7 +156,7 @@ func (r *Relay) work(ctx context.Context, wake <-chan struct{}) {
 		}
 		if err != nil {
 			d := bo.NextBackOff()
-			r.cfg.Logger.Warn("outbox relay: round failed; backing off", "schema", r.cfg.Schema, "backoff", d, "err", err)
+			r.cfg.Logger.Warn("outbox relay: round failed; backing off", "schema", r.cfg.Schema, "backoff", d.String(), "error", err)
 			if !sleep(ctx, d) {
 				return
 			}
@@ -193,7 +193,7 @@ func (r *Relay) listen(ctx context.Context) {
 			return
 		}
 		d := bo.NextBackOff()
-		r.cfg.Logger.Warn("outbox relay: listen connection failed; polling until it is back", "schema", r.cfg.Schema, "backoff", d, "err", err)
+		r.cfg.Logger.Warn("outbox relay: listen connection failed; polling until it is back", "schema", r.cfg.Schema, "backoff", d.String(), "error", err)
 		if !sleep(ctx, d) {
 			return
 		}
