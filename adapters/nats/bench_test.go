@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/benchround"
 )
 
 // benchPrefetch is the Source's default prefetch: the pull depth of each of
@@ -31,7 +30,7 @@ const benchPrefetch = PrefetchDefault
 // of raw (x_baseline, the median of the rounds' ratios; the target is >=
 // 0.9). Run it with -bench Consume -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
-	n, rounds := envInt("ONCELY_BENCH_MESSAGES", 100_000), envInt("ONCELY_BENCH_ROUNDS", 1)
+	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 1)
 	c := connect(b)
 	source := adaptertest.SourceName("bench")
 	ms := make([]*consumer.Message, n)
@@ -43,8 +42,7 @@ func BenchmarkConsume(b *testing.B) {
 		c.publish(b, source, chunk...)
 	}
 	b.Logf("filled %s with %d messages in %s", source, n, time.Since(start).Round(time.Millisecond))
-	var rawTotal, oncelyTotal time.Duration
-	var ratios []float64
+	res := benchround.Rounds{Messages: n}
 	b.ResetTimer()
 	for i := range b.N {
 		for r := range rounds {
@@ -52,30 +50,10 @@ func BenchmarkConsume(b *testing.B) {
 			c.cleanup(b, source, "oncely-"+name)
 			raw := drainRaw(b, c, source, "raw-"+name, n)
 			onc := drainOncely(b, c, source, "oncely-"+name, n)
-			rawTotal += raw
-			oncelyTotal += onc
-			ratios = append(ratios, raw.Seconds()/onc.Seconds())
-			b.Logf("round %d: raw %.0f msgs/s, oncely %.0f msgs/s, ratio %.3f", r+1, float64(n)/raw.Seconds(), float64(n)/onc.Seconds(), raw.Seconds()/onc.Seconds())
+			res.Add(b, raw, onc)
 		}
 	}
-	slices.Sort(ratios)
-	median := ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-	}
-	total := float64(n * rounds * b.N)
-	b.ReportMetric(total/rawTotal.Seconds(), "raw_msgs/s")
-	b.ReportMetric(total/oncelyTotal.Seconds(), "msgs/s")
-	b.ReportMetric(median, "x_baseline")
-	b.Logf("%d messages x %d rounds: raw nats.go jetstream %.0f msgs/s, oncely %.0f msgs/s; ratio median %.3f (per round %.3f)",
-		n, rounds*b.N, total/rawTotal.Seconds(), total/oncelyTotal.Seconds(), median, ratios)
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
+	res.Report(b, "raw nats.go jetstream")
 }
 
 // drainRaw reads n messages of source with a durable consumer of the

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/benchround"
 	"github.com/oncely/oncely/middleware/metrics"
 	"github.com/oncely/oncely/middleware/tracing"
 )
@@ -38,7 +38,7 @@ const benchPrefetch = PrefetchDefault
 // broker runs on this machine, the broker's. Run it with -bench Consume
 // -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
-	n, rounds := envInt("ONCELY_BENCH_MESSAGES", 100_000), envInt("ONCELY_BENCH_ROUNDS", 1)
+	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 1)
 	queue := uniqueName("bench")
 	cleanupTopology(b, queue, "bench", testTiers)
 	ms := make([]*consumer.Message, n)
@@ -52,44 +52,29 @@ func BenchmarkConsume(b *testing.B) {
 		publish(b, queue, ms...)
 		b.Logf("filled %s with %d messages in %s", queue, n, time.Since(start).Round(time.Millisecond))
 	}
-	var rawTotal, oncelyTotal, rawCPU, oncelyCPU, rawBroker, oncelyBroker time.Duration
+	var rawBroker, oncelyBroker time.Duration
 	broker, brokerOK := brokerProcess()
-	var ratios []float64
+	res := benchround.Rounds{Messages: n}
 	for range b.N {
-		for r := range rounds {
+		for range rounds {
 			fill()
-			c0, b0 := cpuTime(), broker()
+			c0, b0 := benchround.CPUTime(), broker()
 			raw := drainRaw(b, queue, n)
-			rawCPU += cpuTime() - c0
+			rawCPU := benchround.CPUTime() - c0
 			rawBroker += broker() - b0
 			fill()
-			c0, b0 = cpuTime(), broker()
+			c0, b0 = benchround.CPUTime(), broker()
 			onc := drainOncely(b, queue, n, "oncely")
-			oncelyCPU += cpuTime() - c0
+			res.AddCPU(rawCPU, benchround.CPUTime()-c0)
 			oncelyBroker += broker() - b0
-			rawTotal += raw
-			oncelyTotal += onc
-			ratios = append(ratios, raw.Seconds()/onc.Seconds())
-			b.Logf("round %d: raw %.0f msgs/s, oncely %.0f msgs/s, ratio %.3f", r+1, float64(n)/raw.Seconds(), float64(n)/onc.Seconds(), raw.Seconds()/onc.Seconds())
+			res.Add(b, raw, onc)
 		}
 	}
-	slices.Sort(ratios)
-	median := ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-	}
-	total := float64(n * rounds * b.N)
-	b.ReportMetric(total/rawTotal.Seconds(), "raw_msgs/s")
-	b.ReportMetric(total/oncelyTotal.Seconds(), "msgs/s")
-	b.ReportMetric(median, "x_baseline")
-	b.ReportMetric(float64(rawCPU.Microseconds())/total, "raw_cpu_us/msg")
-	b.ReportMetric(float64(oncelyCPU.Microseconds())/total, "cpu_us/msg")
-	if brokerOK {
+	res.Report(b, fmt.Sprintf("raw amqp091-go at prefetch %d", benchPrefetch))
+	if total := res.Total(); brokerOK {
 		b.ReportMetric(float64(rawBroker.Microseconds())/total, "raw_broker_cpu_us/msg")
 		b.ReportMetric(float64(oncelyBroker.Microseconds())/total, "broker_cpu_us/msg")
 	}
-	b.Logf("%d messages x %d rounds at prefetch %d: raw amqp091-go %.0f msgs/s, oncely %.0f msgs/s; ratio median %.3f (per round %.3f)",
-		n, rounds*b.N, benchPrefetch, total/rawTotal.Seconds(), total/oncelyTotal.Seconds(), median, ratios)
 }
 
 // BenchmarkObservability measures what Prometheus metrics and unsampled
@@ -100,7 +85,7 @@ func BenchmarkConsume(b *testing.B) {
 // plus tracing whose sampler samples nothing. It reports each as a multiple
 // of bare's rate in the same round (the median of the rounds' ratios).
 func BenchmarkObservability(b *testing.B) {
-	n, rounds := envInt("ONCELY_BENCH_MESSAGES", 100_000), envInt("ONCELY_BENCH_ROUNDS", 3)
+	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 3)
 	queue := uniqueName("obsbench")
 	cleanupTopology(b, queue, "bench", testTiers)
 	ms := make([]*consumer.Message, n)
@@ -118,9 +103,9 @@ func BenchmarkObservability(b *testing.B) {
 				b.StopTimer()
 				publish(b, queue, ms...)
 				b.StartTimer()
-				c0 := cpuTime()
+				c0 := benchround.CPUTime()
 				took[mode] = drainOncely(b, queue, n, mode)
-				cpu[mode] = cpuTime() - c0
+				cpu[mode] = benchround.CPUTime() - c0
 			}
 			withMetrics = append(withMetrics, took["oncely"].Seconds()/took["oncely+metrics"].Seconds())
 			withTracing = append(withTracing, took["oncely"].Seconds()/took["oncely+tracing"].Seconds())
@@ -142,17 +127,6 @@ func BenchmarkObservability(b *testing.B) {
 
 // perMsg is d per message, in microseconds.
 func perMsg(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(n) }
-
-// cpuTime is the process's user+system CPU time: the consumer's own cost,
-// which machine load (the broker and other processes share two cores here)
-// disturbs far less than wall-clock rates.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // brokerProcess returns a func reporting the CPU time (user+system) of the
 // local RabbitMQ server, the one beam.smp process in /proc, which serves
@@ -189,13 +163,6 @@ func brokerProcess() (cpu func() time.Duration, ok bool) {
 		st, _ := strconv.ParseInt(f[12], 10, 64)
 		return time.Duration(ut+st) * 10 * time.Millisecond
 	}, true
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
 }
 
 func drainRaw(b *testing.B, queue string, n int) time.Duration {

@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"slices"
-	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +12,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/benchround"
 )
 
 // benchBatch is the raw loop's XREADGROUP COUNT: the runtime's default
@@ -33,41 +30,24 @@ const benchBatch = 128
 // and the CPU per message of this process on each side. Run it with
 // -bench Consume -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
-	n, rounds := envInt("ONCELY_BENCH_MESSAGES", 100_000), envInt("ONCELY_BENCH_ROUNDS", 1)
+	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 1)
 	client := newClient(b)
 	stream := adaptertest.SourceName("bench")
 	b.Cleanup(func() { _ = client.Del(context.Background(), stream).Err() })
 	fill(b, client, stream, n)
-	var rawTotal, oncelyTotal, rawCPU, oncelyCPU time.Duration
-	var ratios []float64
+	res := benchround.Rounds{Messages: n}
 	for i := range b.N {
 		for r := range rounds {
 			round := fmt.Sprintf("%d-%d", i, r)
-			c0 := cpuTime()
+			c0 := benchround.CPUTime()
 			raw := drainRaw(b, client, stream, "raw-"+round, n)
-			rawCPU += cpuTime() - c0
-			c0 = cpuTime()
+			c1 := benchround.CPUTime()
 			onc := drainOncely(b, client, stream, "oncely-"+round, n)
-			oncelyCPU += cpuTime() - c0
-			rawTotal += raw
-			oncelyTotal += onc
-			ratios = append(ratios, raw.Seconds()/onc.Seconds())
-			b.Logf("round %d: raw %.0f msgs/s, oncely %.0f msgs/s, ratio %.3f", r+1, float64(n)/raw.Seconds(), float64(n)/onc.Seconds(), raw.Seconds()/onc.Seconds())
+			res.AddCPU(c1-c0, benchround.CPUTime()-c1)
+			res.Add(b, raw, onc)
 		}
 	}
-	slices.Sort(ratios)
-	median := ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		median = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-	}
-	total := float64(n * rounds * b.N)
-	b.ReportMetric(total/rawTotal.Seconds(), "raw_msgs/s")
-	b.ReportMetric(total/oncelyTotal.Seconds(), "msgs/s")
-	b.ReportMetric(median, "x_baseline")
-	b.ReportMetric(float64(rawCPU.Microseconds())/total, "raw_cpu_us/msg")
-	b.ReportMetric(float64(oncelyCPU.Microseconds())/total, "cpu_us/msg")
-	b.Logf("%d messages x %d rounds: raw go-redis %.0f msgs/s, oncely %.0f msgs/s; ratio median %.3f (per round %.3f)",
-		n, rounds*b.N, total/rawTotal.Seconds(), total/oncelyTotal.Seconds(), median, ratios)
+	res.Report(b, "raw go-redis")
 }
 
 // fill appends n entries to stream in pipelines of 1,000.
@@ -178,20 +158,4 @@ func pendingOf(b *testing.B, client *goredis.Client, stream, group string) int64
 		b.Fatal(err)
 	}
 	return p.Count
-}
-
-// cpuTime is the process's user+system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
 }
