@@ -66,6 +66,12 @@ type RedriveOptions struct {
 	// selects any ID.
 	ID string
 
+	// Match, when set, must also report true for a dead letter to be
+	// selected (a group, a set of IDs, any predicate the caller keeps).
+	// Nil selects everything. It is called once per dead letter looked
+	// at, on the redrive's goroutine, and must not block.
+	Match func(DeadLetter) bool
+
 	// Limit stops after this many redriven messages. Zero means no limit.
 	Limit int
 
@@ -81,12 +87,12 @@ type RedriveOptions struct {
 
 // Selects reports whether opts select d.
 func (o RedriveOptions) Selects(d DeadLetter) bool {
-	return selects(d, o.Reason, o.ErrorContains, o.ID)
+	return selects(d, o.Reason, o.ErrorContains, o.ID, o.Match)
 }
 
 // selects is the filter of RedriveOptions and PurgeOptions: every
-// non-empty criterion must hold.
-func selects(d DeadLetter, reason, errorContains, id string) bool {
+// non-empty criterion must hold, and match too when it is set.
+func selects(d DeadLetter, reason, errorContains, id string, match func(DeadLetter) bool) bool {
 	if reason != "" && d.Reason() != reason {
 		return false
 	}
@@ -96,7 +102,7 @@ func selects(d DeadLetter, reason, errorContains, id string) bool {
 	if id != "" && d.Message.ID != id {
 		return false
 	}
-	return true
+	return match == nil || match(d)
 }
 
 // RedriveProgress reports a redrive in progress.

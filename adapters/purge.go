@@ -21,6 +21,12 @@ type PurgeOptions struct {
 	// selects any ID.
 	ID string
 
+	// Match, when set, must also report true for a dead letter to be
+	// selected. Nil selects everything. It is called once per dead letter
+	// looked at (not for further copies of a purged ID, which go with it)
+	// and must not block.
+	Match func(DeadLetter) bool
+
 	// Limit stops after this many purged message IDs. Zero means no limit.
 	Limit int
 
@@ -29,7 +35,9 @@ type PurgeOptions struct {
 }
 
 // Selects reports whether opts select d.
-func (o PurgeOptions) Selects(d DeadLetter) bool { return selects(d, o.Reason, o.ErrorContains, o.ID) }
+func (o PurgeOptions) Selects(d DeadLetter) bool {
+	return selects(d, o.Reason, o.ErrorContains, o.ID, o.Match)
+}
 
 // PurgeResult is the outcome of Broker.Purge.
 type PurgeResult struct {
