@@ -81,8 +81,8 @@ ensure_rabbitmq() {
   # connections but does not answer the AMQP protocol header (a wedged node).
   local tls data
   tls=$("$root/scripts/rabbitmq-tls.sh")
-  if port_open 5672 && { [ -n "$tls" ] || ! port_open 5671 || ! amqp_answers; }; then
-    log "restarting RabbitMQ (TLS listener to load, or the node does not answer)"
+  if port_open 5672 && { [ -n "$tls" ] || ! port_open 5671 || ! amqp_answers || rabbitmq_few_sockets; }; then
+    log "restarting RabbitMQ (TLS listener to load, the node does not answer, or it allows too few sockets)"
     stop_rabbitmq
   fi
   if ! port_open 5672; then
@@ -95,13 +95,20 @@ ensure_rabbitmq() {
     # Parallel test packages open many connections: give the broker as many
     # file descriptors as this machine allows (raising the soft limit to the
     # hard one; a fixed number over the hard limit fails and changes nothing).
-    (ulimit -n "$(ulimit -Hn)" 2>/dev/null || true; RABBITMQ_MNESIA_BASE=$data rabbitmq-server -detached >/dev/null 2>&1) || true
+    # The node is started as the rabbitmq user with setpriv, not through
+    # Debian's wrapper run as root: that wrapper switches user with su, whose
+    # PAM session resets the soft limit to 1024, and a node limited to 832
+    # sockets stops accepting AMQP connections halfway through the suite.
+    (ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+      cd /var/lib/rabbitmq && RABBITMQ_MNESIA_BASE=$data setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups \
+        env HOME=/var/lib/rabbitmq rabbitmq-server -detached >/dev/null 2>&1) || true
     wait_port 5672 120 || { echo "RabbitMQ did not start on 127.0.0.1:5672" >&2; exit 1; }
   fi
   # The fault tests stop_app the broker; make sure a previous run left it up.
   timeout 60 rabbitmqctl -q await_startup >/dev/null 2>&1 || { rabbitmqctl -q start_app >/dev/null 2>&1 || true; timeout 60 rabbitmqctl -q await_startup; }
   wait_port 5671 30 || { echo "RabbitMQ has no TLS listener on 127.0.0.1:5671 (see /etc/rabbitmq/conf.d/90-oncely-tls.conf)" >&2; exit 1; }
   amqp_answers || { echo "RabbitMQ on 127.0.0.1:5672 does not answer the AMQP protocol header" >&2; exit 1; }
+  ! rabbitmq_few_sockets || { echo "RabbitMQ still allows too few sockets (see 'Limiting to' in /var/log/rabbitmq)" >&2; exit 1; }
   export RABBITMQ_TLS_URL=${RABBITMQ_TLS_URL:-amqps://guest:guest@localhost:5671/}
   export RABBITMQ_TLS_CA=${RABBITMQ_TLS_CA:-${RABBITMQ_TLS_DIR:-/var/lib/rabbitmq/oncely-tls}/ca.pem}
   rabbitmq_test_user
@@ -113,6 +120,15 @@ amqp_answers() {
   local n
   n=$(timeout -s KILL 10 bash -c 'exec 3<>/dev/tcp/127.0.0.1/5672 && printf "AMQP\x00\x00\x09\x01" >&3 && head -c 7 <&3 | wc -c' 2>/dev/null) || return 1
   [ "${n:-0}" -gt 0 ]
+}
+
+# rabbitmq_few_sockets reports whether the running node limits itself to
+# fewer sockets than the suite's parallel packages open (a node logs its
+# limit when it starts; the newest line is the running node's).
+rabbitmq_few_sockets() {
+  local n
+  n=$(grep -ho 'file handles ([0-9]* sockets)' /var/log/rabbitmq/rabbit@*.log 2>/dev/null | tail -1 | tr -dc '0-9')
+  [ -n "$n" ] && [ "$n" -lt 4000 ]
 }
 
 # stop_rabbitmq stops the local node: rabbitmqctl stop, and when that does
