@@ -251,10 +251,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		if obs != nil {
 			reg = obs.reg
 		}
-		if rr, err = startRelay(ctx, pool, broker, cfg, reg, log, stopRun); err != nil {
+		r, err := newRelay(pool, broker, cfg, reg, log)
+		if err != nil {
 			_ = src.Close(ctx)
 			return err
 		}
+		rr = startRelay(ctx, r, stopRun)
 	}
 	log.Info("ledger started", "broker", broker.Kind(), "source", cfg.source, "consumer", cfg.consumer,
 		"dedupe", cfg.dedupe, "concurrency", cfg.concurrency, "batch", cfg.batch, "events", cfg.events, "relay", rr != nil)

@@ -90,14 +90,10 @@ type relayRunner struct {
 	err    error // Run's error, or why it ended early; read after done
 }
 
-// startRelay starts publishing the outbox of cfg.schema through broker, with
-// its metrics on reg (nil: none). The relay has a context of its own: it
-// keeps publishing while the consumer drains, until stop. Should it end
-// before stop (Run failing), failed is called with the reason, so the
-// ledger stops rather than consume on with nothing publishing its events.
-func startRelay(ctx context.Context, pool *pgxpool.Pool, broker adapters.Broker, cfg config, reg prometheus.Registerer,
-	log *slog.Logger, failed func(error)) (*relayRunner, error) {
-	r, err := outbox.NewRelay(pool, broker, outbox.Config{
+// newRelay returns the relay of cfg.schema's outbox publishing through
+// broker, with its metrics on reg (nil: none).
+func newRelay(pool *pgxpool.Pool, broker adapters.Broker, cfg config, reg prometheus.Registerer, log *slog.Logger) (*outbox.Relay, error) {
+	return outbox.NewRelay(pool, broker, outbox.Config{
 		Schema: cfg.schema,
 		// Workers hold pool connections while they publish: two leave the
 		// handlers most of the pool, and one round publishes up to
@@ -106,9 +102,13 @@ func startRelay(ctx context.Context, pool *pgxpool.Pool, broker adapters.Broker,
 		Registerer: reg,
 		Logger:     log,
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// startRelay runs r with a context of its own: it keeps publishing while
+// the consumer drains, until stop. Should Run end before stop (failing),
+// failed is called with the reason, so the ledger stops rather than consume
+// on with nothing publishing its events.
+func startRelay(ctx context.Context, r *outbox.Relay, failed func(error)) *relayRunner {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	rr := &relayRunner{cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -119,7 +119,7 @@ func startRelay(ctx context.Context, pool *pgxpool.Pool, broker adapters.Broker,
 			failed(rr.err)
 		}
 	}()
-	return rr, nil
+	return rr
 }
 
 // stop ends the relay (a round cut short rolls back; its rows are published

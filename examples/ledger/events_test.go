@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
@@ -183,4 +185,35 @@ func TestEventsConfig(t *testing.T) {
 	require.Nil(t, ev, "-events '' sends nothing")
 	_, err = newEvents(config{events: "x", schema: "bad schema"})
 	require.Error(t, err)
+}
+
+// TestRelayFailureStops: a relay whose Run fails while the consumer runs
+// (here: the same Relay started twice, which Run refuses) stops the ledger
+// through failed and makes stop return the error. Catches: the in-process
+// relay's end ignored, the ledger consuming on with nothing publishing.
+func TestRelayFailureStops(t *testing.T) {
+	db := pgtest.New(t)
+	b, err := adapters.Open(context.Background(), "mem://")
+	require.NoError(t, err)
+	defer b.Close()
+	r, err := newRelay(db.Pool, b, config{schema: db.Schema}, nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	failed := make(chan error, 2)
+	report := func(err error) { failed <- err }
+	runners := []*relayRunner{startRelay(context.Background(), r, report), startRelay(context.Background(), r, report)}
+	select {
+	case err := <-failed:
+		require.ErrorContains(t, err, "already running")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the failing relay was not reported")
+	}
+	var errs []string
+	for _, rr := range runners {
+		if err := rr.stop(); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	require.Len(t, errs, 1, "stop returns nil for the relay told to stop, the failure for the other")
+	require.Contains(t, errs[0], "outbox relay stopped while the consumer ran")
+	require.Empty(t, failed, "one failure reported")
 }
