@@ -119,35 +119,53 @@ func (c eventsCheck) checkOutbox(t *testing.T, want []*consumer.Message, publish
 	}
 }
 
-// checkBroker consumes the destination as consumer name and checks that
-// every event of want arrived once, with its ID, key and body. Catches: a
-// row marked published whose message never reached the broker.
+// checkBroker consumes the destination as consumer name (an oncely
+// consumer counting deliveries) and checks that every event of want arrived
+// once, with its ID, key and body. Catches: a row marked published whose
+// message never reached the broker.
 func (c eventsCheck) checkBroker(t *testing.T, b adapters.Broker, name string, want []*consumer.Message) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	src, err := b.Source(ctx, c.destination, name)
 	require.NoError(t, err)
-	defer func() { require.NoError(t, src.Close(context.Background())) }()
+	got := make(chan *consumer.Message, len(want)+100)
+	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		select {
+		case got <- m.Clone():
+		default: // more than want plus 100: reported as missing or duplicates below
+		}
+		return nil
+	})
+	cons, err := consumer.New(src, h, consumer.Config{Name: name, Duplicates: consumer.AllowDuplicates("the test counts every delivery"),
+		Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- cons.Run(runCtx) }()
+	defer func() {
+		stop()
+		require.NoError(t, <-done)
+	}()
 	pending := map[string]*consumer.Message{}
 	for _, m := range want {
 		pending[m.ID] = m
 	}
 	seen := map[string]bool{}
 	for len(pending) > 0 {
-		ds, err := src.Receive(ctx, 100)
-		require.NoError(t, err, "%d events not on the broker", len(pending))
-		for _, d := range ds {
-			m := d.Message()
-			require.False(t, seen[m.ID], "event %s delivered twice", m.ID)
-			seen[m.ID] = true
-			w, ok := pending[m.ID]
-			require.True(t, ok, "unexpected event %s: %s", m.ID, m.Body)
-			require.Equal(t, w.Key, m.Key, "key of %s on the broker", m.ID)
-			require.JSONEq(t, string(w.Body), string(m.Body), "body of %s on the broker", m.ID)
-			delete(pending, m.ID)
-			require.NoError(t, d.Ack(ctx))
+		var m *consumer.Message
+		select {
+		case m = <-got:
+		case <-ctx.Done():
+			t.Fatalf("%d events not on the broker", len(pending))
 		}
+		require.False(t, seen[m.ID], "event %s delivered twice", m.ID)
+		seen[m.ID] = true
+		w, ok := pending[m.ID]
+		require.True(t, ok, "unexpected event %s: %s", m.ID, m.Body)
+		require.Equal(t, w.Key, m.Key, "key of %s on the broker", m.ID)
+		require.JSONEq(t, string(w.Body), string(m.Body), "body of %s on the broker", m.ID)
+		delete(pending, m.ID)
 	}
 }
 
