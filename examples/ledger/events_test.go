@@ -235,3 +235,27 @@ func TestRelayFailureStops(t *testing.T) {
 	require.Contains(t, errs[0], "outbox relay stopped while the consumer ran")
 	require.Empty(t, failed, "one failure reported")
 }
+
+// TestAppliedColumnAdded: tables of a ledger before events get the applied
+// column, counted from their entries, so the next event of an account
+// continues its count. Catches: a start-up that leaves old tables without
+// the column (every payment then fails) or starts their seqs at 1 again.
+func TestAppliedColumnAdded(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	_, err := db.Pool.Exec(ctx, `CREATE TABLE ledger_accounts (account text PRIMARY KEY, balance_cents bigint NOT NULL DEFAULT 0);
+		CREATE TABLE ledger_entries (id bigserial PRIMARY KEY, message_id text NOT NULL, account text NOT NULL, amount_cents bigint NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
+		INSERT INTO ledger_accounts VALUES ('acc-1', 3), ('acc-2', 1);
+		INSERT INTO ledger_entries (message_id, account, amount_cents) VALUES ('a', 'acc-1', 1), ('b', 'acc-1', 2), ('c', 'acc-2', 1)`)
+	require.NoError(t, err)
+	require.NoError(t, createTables(ctx, db.Pool))
+	require.NoError(t, createTables(ctx, db.Pool), "a second start finds the column")
+	rows, err := db.Pool.Query(ctx, "SELECT account, applied FROM ledger_accounts ORDER BY 1")
+	require.NoError(t, err)
+	got := map[string]int64{}
+	var a string
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&a, &n}, func() error { got[a] = n; return nil })
+	require.NoError(t, err)
+	require.Equal(t, map[string]int64{"acc-1": 2, "acc-2": 1}, got)
+}
