@@ -17,13 +17,14 @@ import (
 // The queue holds at most MaxAckPending messages: the server hands out no
 // more unacknowledged ones.
 //
-// Pays for itself (N1, 2026-12-03, alternating runs at load 4-8): with each
-// worker's Ack written by the connection's flusher on its own, the process
-// made 0.37-0.39 write calls a message (the raw loop 0.06); in bursts 0.08,
-// its CPU fell from 12.8 to 11.1 µs a message and N1's ratio rose from a
-// median of 0.69 to 0.82 over 12 rounds each (see docs/benchmarks.md, "NATS
-// JetStream"). Writing the bursts without the flush (the flusher coalescing
-// on its own) kept 0.30 writes a message and no gain.
+// Pays for itself (N1, 2026-12-03, alternating runs): with each worker's
+// Ack written by the connection's flusher on its own, the process made
+// 0.37-0.40 write calls a message (the raw loop 0.06-0.07); in bursts 0.08-0.09,
+// its CPU a message fell 13-14 %, and N1's round median rose from 0.69 to
+// 0.82 at load 4-8 and from 0.78 to 0.80 at load 0.3-2 (see
+// docs/benchmarks.md, "NATS JetStream"). Writing the bursts without the
+// flush (the flusher coalescing on its own) kept 0.30 writes a message and
+// no gain.
 type acker struct {
 	flush func() error // flushes the connection and waits for the server
 	log   *slog.Logger

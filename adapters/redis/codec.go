@@ -48,9 +48,9 @@ func (c codec) fields(id, key string, body []byte, headers map[string]string) []
 //
 // Leaving the ID and key out of Headers (as the package doc says) saves the
 // Headers map of a plain entry: 4 allocations a message instead of 6
-// (TestCodecMessage logs them). In R2 (2026-12-03, 4 alternating runs each)
-// oncely's CPU fell from 3.75 to 3.44 µs a message and the ratio's median
-// rose from 0.75 to 0.78 over 12 rounds each (see docs/benchmarks.md,
+// (TestCodecMessage logs them). In R2 (2026-12-03, alternating runs)
+// oncely's CPU a message fell 8-11 % and the round median rose from 0.75 to
+// 0.78 at load 5 and from 0.77 to 0.82 at load 2 (see docs/benchmarks.md,
 // "Redis Streams (R2)").
 func (c codec) message(stream string, e goredis.XMessage, count int64) *consumer.Message {
 	var headers map[string]string
