@@ -144,7 +144,11 @@ func AttemptFromHeaders(h map[string]string) int {
 //
 // For adapter authors (see the package doc).
 func NotBeforeFromHeaders(h map[string]string) time.Time {
-	t, err := time.Parse(timeLayout, h[HeaderRetryNotBefore])
+	v, ok := h[HeaderRetryNotBefore]
+	if !ok {
+		return time.Time{} // the common first delivery: no parse error to allocate
+	}
+	t, err := time.Parse(timeLayout, v)
 	if err != nil {
 		return time.Time{}
 	}

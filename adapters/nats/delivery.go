@@ -34,10 +34,12 @@ type delivery struct {
 // Message returns the message.
 func (d *delivery) Message() *consumer.Message { return d.msg }
 
-// Ack acknowledges the message. The ack is sent without waiting for the
-// server's reply: an ack that is lost only makes the server redeliver the
-// message after AckWait, which the idempotency claim absorbs. Close flushes
-// the connection, so every ack sent before it reaches the server.
+// Ack acknowledges the message. The ack is queued and sent in a burst with
+// others by one goroutine (see acker), without waiting for the server's
+// reply: an ack that is lost only makes the server redeliver the message
+// after AckWait, which the idempotency claim absorbs. Close sends the acks
+// still queued and flushes the connection, so every Ack that returned
+// before it reaches the server.
 func (d *delivery) Ack(ctx context.Context) error { return d.settle(ctx, "ack", "", nil, false) }
 
 // Retry publishes a copy to the consumer's retry stream (RetrySubject), waits
@@ -88,7 +90,7 @@ func (d *delivery) settle(ctx context.Context, what, subject string, headers map
 		}
 		d.trimmed = trimmed
 	}
-	if err := d.m.Ack(); err != nil {
+	if err := d.src.acks.ack(d.m); err != nil {
 		return fmt.Errorf("nats: acking message %q after its %s: %w", d.msg.ID, what, err)
 	}
 	d.settled = true

@@ -32,6 +32,7 @@ type Source struct {
 	limit int // the largest copy published: max_payload or Config.MaxMessageSize
 
 	pullers []*puller // the source and the retry stream
+	acks    *acker
 
 	// ready hands deliveries from the pumps to Receive (unbuffered: what
 	// waits ahead of Receive is in the pull subscriptions' buffers).
@@ -127,6 +128,7 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		}
 		src.pullers = append(src.pullers, p)
 	}
+	src.acks = newAcker(func() error { return nc.FlushTimeout(cfg.RPCTimeout) }, src.log)
 	for _, p := range src.pullers {
 		src.pumps.Go(func() { src.pump(p) })
 	}
@@ -283,8 +285,9 @@ func (src *Source) forget(d *delivery) {
 // Close stops intake and gives every unsettled delivery back: it waits for
 // the pull subscriptions (their buffered messages are kept to be nak'd),
 // waits for their last pull requests to expire (Config.PollWait), naks every
-// delivery still held or buffered, flushes the connection (so the server has every ack
-// and nak sent before) and closes it. Close is idempotent.
+// delivery still held or buffered, sends the acks still queued, flushes the
+// connection (so the server has every ack and nak sent before) and closes
+// it. Close is idempotent.
 func (src *Source) Close(ctx context.Context) error {
 	src.closeOnce.Do(func() {
 		close(src.closing)
@@ -312,6 +315,9 @@ func (src *Source) Close(ctx context.Context) error {
 		}
 		if err := wait(ctx, &src.wg); err != nil {
 			errs = append(errs, fmt.Errorf("waiting for the adapter's goroutines: %w", err))
+		}
+		if err := src.acks.stop(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			errs = append(errs, fmt.Errorf("sending the queued acks: %w", err))
 		}
 		if err := src.nc.FlushTimeout(src.cfg.RPCTimeout); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			errs = append(errs, fmt.Errorf("flushing acks: %w", err))

@@ -17,7 +17,10 @@
 //
 // An entry's message ID is its "message-id" field, its ordering key
 // "message-key" (default: the ID), its body "body"; every other field is a
-// header (Config.IDField, KeyField, BodyField rename them).
+// header (Config.IDField, KeyField, BodyField rename them). Those three
+// fields are not in Message.Headers (Message.Header("message-id") is ""; read
+// Message.ID and Message.Key), and an entry with no other field has nil
+// Headers.
 //
 // # Delivery and settlement
 //
