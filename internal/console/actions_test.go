@@ -118,12 +118,12 @@ func TestActionsRabbitMQ(t *testing.T) {
 func testActions(t *testing.T, inner adapters.Broker) {
 	br := watch(inner)
 	source, name := names()
-	var letters []letter
-	for i := range 6 {
-		letters = append(letters, letter{id: fmt.Sprintf("o%d", i), body: fmt.Appendf(nil, `{"order":%d}`, i), err: fmt.Sprintf("order %d not found", i)})
-	}
+	var letters []letter // cards and orders interleaved
 	for i := range 10 {
 		letters = append(letters, letter{id: fmt.Sprintf("c%d", i), err: fmt.Sprintf("card %d declined", i)})
+		if i < 6 {
+			letters = append(letters, letter{id: fmt.Sprintf("o%d", i), body: fmt.Appendf(nil, `{"order":%d}`, i), err: fmt.Sprintf("order %d not found", i)})
+		}
 	}
 	seed(t, br, source, name, letters)
 	// A page reads 4 dead letters only: the actions must still cover the
