@@ -116,7 +116,7 @@ func memBroker(t *testing.T) adapters.Broker {
 func newFixture(t *testing.T, br adapters.Broker, tune func(*Config)) *fixture {
 	t.Helper()
 	db := pgtest.New(t)
-	cfg := Config{Broker: br, Pool: db.Pool, Schema: db.Schema, User: "alice"}
+	cfg := Config{Broker: br, Pool: db.Pool, Schema: db.Schema, User: "alice", Logger: slog.New(slog.DiscardHandler)}
 	if tune != nil {
 		tune(&cfg)
 	}
