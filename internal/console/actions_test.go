@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -178,6 +179,14 @@ func testActions(t *testing.T, inner adapters.Broker) {
 	require.Equal(t, []string{jobDone}, testids(body, "job-status"))
 	require.Equal(t, []string{"6"}, testids(body, "job-redriven"))
 	require.NotContains(t, body, `data-testid="job-cancel"`)
+	resp, err := f.client.Get(f.ts.URL + "/jobs/" + id + "/progress")
+	require.NoError(t, err)
+	var progress jobState
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&progress))
+	resp.Body.Close()
+	require.Equal(t, jobState{Status: jobDone, Seen: st.Seen, Total: 16, Redriven: 6, Skipped: st.Skipped}, progress.withoutTime())
+	body = f.page("/jobs")
+	require.Equal(t, []string{id}, testids(body, "job-link"))
 
 	// Cancel a slow one (2/s) after its first message: it stops between
 	// two messages, and every letter is in exactly one place.
@@ -191,7 +200,7 @@ func testActions(t *testing.T, inner adapters.Broker) {
 		}
 	}
 	require.Equal(t, []string{jobRunning}, testids(f.page("/jobs/"+id), "job-status"))
-	resp := f.post("/jobs/"+id+"/cancel", url.Values{})
+	resp = f.post("/jobs/"+id+"/cancel", url.Values{})
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	st = waitJob(t, f, id)
 	require.Equal(t, jobCancelled, st.Status)
@@ -234,4 +243,9 @@ func testActions(t *testing.T, inner adapters.Broker) {
 	body = f.page("/audit")
 	require.Len(t, testids(body, "audit-action"), 6)
 	require.Equal(t, "alice", testids(body, "audit-actor")[0])
+}
+
+func (s jobState) withoutTime() jobState {
+	s.Finished = time.Time{}
+	return s
 }

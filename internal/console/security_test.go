@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/testenv"
 )
 
 const hostile = `<script>alert("x")</script>`
@@ -35,8 +37,16 @@ var rawMarkup = regexp.MustCompile(`(?i)<script>|<script>alert|<img src=x|onmous
 // No page shows a raw <script> (or any markup) that came from a message:
 // html/template escapes every value. The bug it catches: a body, header or
 // error rendered as template.HTML, or written unescaped.
-func TestHostileMessagesAreEscaped(t *testing.T) {
-	br := memBroker(t)
+func TestHostileMessagesAreEscapedMemory(t *testing.T) { testHostile(t, memBroker(t)) }
+
+func TestHostileMessagesAreEscapedRabbitMQ(t *testing.T) {
+	br, err := adapters.Open(t.Context(), testenv.RabbitMQ(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = br.Close() })
+	testHostile(t, br)
+}
+
+func testHostile(t *testing.T, br adapters.Broker) {
 	source, name := names()
 	letters := hostileLetters()
 	seed(t, br, source, name, letters)
@@ -69,6 +79,12 @@ func TestHostileMessagesAreEscaped(t *testing.T) {
 	require.Equal(t, []string{"binary"}, testids(body, "body-kind"))
 	require.Contains(t, body, "00 01 02 3c 73 63 72 69  70 74 3e ff fe")
 	require.Contains(t, body, "|...&lt;script&gt;..|")
+
+	// Names in the path are the user's, and escaped too.
+	code, body := f.get("/c/" + url.PathEscape(hostile) + "/" + url.PathEscape(`"><b>`) + "/")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Contains(t, body, `source &#34;&lt;script&gt;alert(\&#34;x\&#34;)&lt;/script&gt;&#34; does not exist`)
+	require.Equal(t, 1, strings.Count(body, "<script"))
 
 	body = f.page(base + "message?id=h5")
 	require.Contains(t, body, `data-testid="failure-stack"`)
