@@ -13,8 +13,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/testenv"
 )
 
@@ -248,4 +250,12 @@ func testActions(t *testing.T, inner adapters.Broker) {
 func (s jobState) withoutTime() jobState {
 	s.Finished = time.Time{}
 	return s
+}
+
+func TestActionsKafka(t *testing.T) {
+	addrs := kafkatest.Brokers(t, kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
+	br, err := adapters.Open(t.Context(), "kafka://"+strings.Join(addrs, ","))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = br.Close() })
+	testActions(t, br)
 }
