@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -181,13 +182,17 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) messagePage(w http.ResponseWriter, r *http.Request) error {
 	t := targetOf(r)
 	id := r.URL.Query().Get("id")
-	dls, _, err := s.letters(r.Context(), t)
+	dls, truncated, err := s.letters(r.Context(), t)
 	if err != nil {
 		return err
 	}
 	i := slices.IndexFunc(dls, func(d adapters.DeadLetter) bool { return d.Message.ID == id })
 	if i < 0 {
-		return httpErrorf(http.StatusNotFound, "no dead letter with ID %q for source %s, consumer %s", id, t.Source, t.Consumer)
+		where := ""
+		if truncated {
+			where = fmt.Sprintf(" among the first %d (--scan-limit)", len(dls))
+		}
+		return httpErrorf(http.StatusNotFound, "no dead letter with ID %q for source %s, consumer %s%s", id, t.Source, t.Consumer, where)
 	}
 	d := dls[i]
 	m := d.Message
