@@ -247,7 +247,7 @@ func TestConfigErrors(t *testing.T) {
 	require.ErrorContains(t, err, "mem:// lives inside the ledger process")
 	require.ErrorContains(t, err, "DatabaseURL is required")
 	require.ErrorContains(t, err, "the Ledger field (the built examples/ledger binary) is required")
-	require.ErrorContains(t, err, "the Kills, Batch and Concurrency fields must be >= 1")
+	require.ErrorContains(t, err, "the Kills, Batch, Concurrency and Accounts fields must be >= 1")
 	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: -1})
 	require.ErrorContains(t, err, "the HandlerBatch field must be >= 0, got -1")
 	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: 10})

@@ -1,0 +1,337 @@
+package crashtest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/store/postgres"
+)
+
+// The end-to-end run (Config.EndToEnd) adds to every round a relay process
+// (`oncely relay`) publishing the ledger's outbox, SIGKILLed at a moment of
+// its own, and a downstream consumer in the harness applying the events.
+//
+// Relay kills land inside a relay round (after the broker confirmed a
+// publish, before the round's mark committed) through a gate in the
+// database, not in the relay: a statement trigger on the run's outbox table
+// makes every UPDATE of it (the relay's mark) wait for an advisory lock
+// that the harness holds while the gate is closed. In gated rounds the
+// harness closes the gate at the round's random relay moment, waits until a
+// relay connection waits at it (pg_stat_activity; that connection's round
+// has published its rows and not marked them), and SIGKILLs the relay. The
+// other rounds kill at the random moment itself. Either way the kill's
+// effect is observed, not assumed: with the relay dead, an event the
+// downstream applied whose outbox row is still unpublished was confirmed by
+// the broker and not marked (Kill.Relay.Unmarked).
+
+// gatedEvery makes every round but each gatedEvery-th a gated one.
+const gatedEvery = 4
+
+// gateWait bounds the wait for a relay connection at the closed gate (a
+// round whose ledger has nothing left to send never gets there).
+const gateWait = 3 * time.Second
+
+// unmarkedWait bounds the wait, after a relay kill, for the downstream to
+// apply an event the killed relay published and did not mark.
+const unmarkedWait = time.Second
+
+// RelayKill is what one relay kill did.
+type RelayKill struct {
+	// After is the kill's moment after the relay's start (in a gated round,
+	// the moment the gate closed; the kill followed once a round waited at
+	// it).
+	After time.Duration
+	// Gated reports a gated round; InMark that a relay round was waiting at
+	// the gate, published and unmarked, when the kill landed.
+	Gated, InMark bool
+	// Unmarked is the number of events the downstream applied, after the
+	// kill, whose outbox rows were still unpublished: the broker had them,
+	// the killed relay had not marked them. Unmarked > 0 is a mid-round kill.
+	Unmarked int
+}
+
+// endToEnd is the relay, the gate and the downstream of one run.
+type endToEnd struct {
+	cfg     Config
+	pool    *pgxpool.Pool
+	dest    string
+	outbox  string
+	appName string
+	gateKey int64
+	relay   *program
+	down    *downstream
+}
+
+// eventsDestination is the ledger's -events destination of a run: a FIFO
+// queue on SQS (MessageGroupId = the account, so per-account order holds).
+func eventsDestination(brokerURL, runID string) string {
+	d := "ledger-applied-" + runID
+	if strings.HasPrefix(brokerURL, "sqs:") {
+		d += ".fifo"
+	}
+	return d
+}
+
+// newEndToEnd migrates schema (claims and outbox, before the ledger does),
+// installs the gate, and starts the downstream on dest.
+func newEndToEnd(ctx context.Context, cfg Config, pool *pgxpool.Pool, broker adapters.Broker, schema, dbURL, runID, dest string) (*endToEnd, error) {
+	e := &endToEnd{cfg: cfg, pool: pool, dest: dest, outbox: pgx.Identifier{schema, "outbox"}.Sanitize(),
+		appName: "crashtest-relay-" + runID, gateKey: int64(cfg.Rand.Uint64() >> 1)}
+	if err := postgres.Migrate(ctx, pool, schema); err != nil {
+		return nil, fmt.Errorf("crashtest: migrating %s: %w", schema, err)
+	}
+	fn := pgx.Identifier{schema, "crashtest_gate"}.Sanitize()
+	if _, err := pool.Exec(ctx, fmt.Sprintf(`CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_advisory_xact_lock_shared(%d); RETURN NULL; END $$`, fn, e.gateKey)); err != nil {
+		return nil, fmt.Errorf("crashtest: creating the relay gate: %w", err)
+	}
+	if _, err := pool.Exec(ctx, fmt.Sprintf("CREATE TRIGGER crashtest_gate BEFORE UPDATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s()", e.outbox, fn)); err != nil {
+		return nil, fmt.Errorf("crashtest: creating the relay gate: %w", err)
+	}
+	sep := "?"
+	if strings.Contains(dbURL, "?") {
+		sep = "&"
+	}
+	if !strings.Contains(dbURL, "://") {
+		return nil, fmt.Errorf("crashtest: the end-to-end run needs DatabaseURL as a postgres:// URL")
+	}
+	e.relay = &program{name: "relay", bin: cfg.Oncely, ready: []byte("relaying schema"), logDir: cfg.LogDir,
+		args: []string{"relay", "--broker", cfg.BrokerURL, "--database-url", dbURL + sep + "application_name=" + e.appName,
+			"--schema", schema, "--poll", "200ms"}}
+	d, err := startDownstream(ctx, pool, broker, schema, dest)
+	if err != nil {
+		return nil, err
+	}
+	e.down = d
+	return e, nil
+}
+
+// killRelay SIGKILLs p at the round's relay moment, through the gate when
+// gated, and observes what the kill left.
+func (e *endToEnd) killRelay(ctx context.Context, p *process, gated bool) (RelayKill, error) {
+	k := RelayKill{Gated: gated}
+	k.After = e.cfg.MinKill + time.Duration(e.cfg.Rand.Int64N(int64(e.cfg.MaxKill-e.cfg.MinKill)+1))
+	if err := sleep(ctx, time.Until(p.started.Add(k.After))); err != nil {
+		p.kill()
+		return k, err
+	}
+	if gated {
+		conn, err := e.pool.Acquire(ctx)
+		if err != nil {
+			p.kill()
+			return k, err
+		}
+		// The session lock closes the gate; Release drops the connection's
+		// locks with it (unlock first, so a pooled connection holds none).
+		defer func() {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock_all()")
+			conn.Release()
+		}()
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", e.gateKey); err != nil {
+			p.kill()
+			return k, fmt.Errorf("crashtest: closing the relay gate: %w", err)
+		}
+		deadline := time.Now().Add(gateWait)
+		for !k.InMark && time.Now().Before(deadline) {
+			if err := e.pool.QueryRow(ctx, `SELECT count(*) > 0 FROM pg_stat_activity
+				WHERE application_name = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'`, e.appName).Scan(&k.InMark); err != nil {
+				p.kill()
+				return k, err
+			}
+			if !k.InMark {
+				if err := sleep(ctx, 10*time.Millisecond); err != nil {
+					p.kill()
+					return k, err
+				}
+			}
+		}
+	}
+	if k.InMark {
+		// Let the other workers' rounds, if any have rows, pile up at the
+		// gate too: a kill then catches several rounds published.
+		if err := sleep(ctx, time.Duration(e.cfg.Rand.Int64N(int64(300*time.Millisecond)))); err != nil {
+			p.kill()
+			return k, err
+		}
+	}
+	p.kill()
+	// In a gated round the killed relay's connection still waits at the
+	// gate; the deferred unlock opens it after the count below, and the
+	// connection goes on, finds its client gone and rolls back.
+	deadline := time.Now().Add(unmarkedWait)
+	for {
+		if err := e.pool.QueryRow(ctx, "SELECT count(*) FROM "+e.down.table+" d JOIN "+e.outbox+
+			" o ON o.message_id = d.event_id WHERE o.published_at IS NULL").Scan(&k.Unmarked); err != nil {
+			return k, err
+		}
+		if k.Unmarked > 0 || time.Now().After(deadline) {
+			return k, nil
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return k, err
+		}
+	}
+}
+
+// waitRound waits until the downstream applied every good payment of the
+// round with prefix and the outbox holds no unpublished row, so that the
+// next round's relay kill sees only its own rows unmarked.
+func (e *endToEnd) waitRound(ctx context.Context, prefix string, good int, timeout time.Duration, procs ...*process) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		n, err := e.down.applied(ctx, e.pool, prefix)
+		if err != nil {
+			return err
+		}
+		var unpublished int
+		if err := e.pool.QueryRow(ctx, "SELECT count(*) FROM "+e.outbox+" WHERE published_at IS NULL").Scan(&unpublished); err != nil {
+			return err
+		}
+		if n >= good && unpublished == 0 {
+			return nil
+		}
+		for _, p := range procs {
+			if err := p.exitedEarly(); err != nil {
+				return err
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after %s the downstream had applied %d of %d events, %d outbox rows unpublished", timeout, n, good, unpublished)
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// eventCounts returns the downstream rows per payment ID.
+func (e *endToEnd) eventCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := e.pool.Query(ctx, "SELECT payment_id, count(*) FROM "+e.down.table+" GROUP BY payment_id")
+	if err != nil {
+		return nil, fmt.Errorf("crashtest: counting events: %w", err)
+	}
+	out := map[string]int{}
+	var id string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&id, &n}, func() error {
+		out[id] = n
+		return nil
+	})
+	return out, err
+}
+
+// order checks per account that the downstream applied seq 1, 2, 3, … in
+// that order: it returns the number of accounts, the rows out of place (a
+// seq other than the previous one's plus one, in applied order) and the
+// accounts whose event count differs from their ledger entries.
+func (e *endToEnd) order(ctx context.Context, ledgerEntries string) (accounts, outOfPlace, mismatched int, err error) {
+	rows, err := e.pool.Query(ctx, "SELECT account, seq FROM "+e.down.table+" ORDER BY account, id")
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("crashtest: reading events: %w", err)
+	}
+	var (
+		acct, last string
+		seq, prev  int64
+	)
+	perAccount := map[string]int{}
+	_, err = pgx.ForEachRow(rows, []any{&acct, &seq}, func() error {
+		if acct != last {
+			last, prev = acct, 0
+		}
+		if seq != prev+1 {
+			outOfPlace++
+		}
+		prev = seq
+		perAccount[acct]++
+		return nil
+	})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	entries := map[string]int{}
+	rows, err = e.pool.Query(ctx, "SELECT account, count(*) FROM "+ledgerEntries+" WHERE account <> 'poison' GROUP BY account")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&acct, &n}, func() error { entries[acct] = n; return nil }); err != nil {
+		return 0, 0, 0, err
+	}
+	for a, n := range entries {
+		if perAccount[a] != n {
+			mismatched++
+		}
+	}
+	for a := range perAccount {
+		if _, ok := entries[a]; !ok {
+			mismatched++
+		}
+	}
+	return len(entries), outOfPlace, mismatched, nil
+}
+
+type relayKillResult struct {
+	kill RelayKill
+	err  error
+}
+
+// startAndKill starts a relay process named name and kills it (killRelay)
+// in the background; the result arrives on the channel.
+func (e *endToEnd) startAndKill(ctx context.Context, name string, gated bool) (chan relayKillResult, error) {
+	rp, err := e.relay.start(name)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan relayKillResult, 1)
+	go func() {
+		k, err := e.killRelay(ctx, rp, gated)
+		ch <- relayKillResult{k, err}
+	}()
+	return ch, nil
+}
+
+// restartRelay starts the round's second relay, waits until the round is
+// through the downstream (waitRound) and stops the relay with SIGTERM.
+func (e *endToEnd) restartRelay(ctx context.Context, res *Result, name, prefix string, good int, ledger *process) error {
+	rp, err := e.relay.start(name)
+	if err != nil {
+		return err
+	}
+	werr := e.waitRound(ctx, prefix, good, e.cfg.RoundTimeout, ledger, rp)
+	res.stopped(rp)
+	return werr
+}
+
+// drain runs the final relay until the downstream applied all good events
+// of the run (payment IDs starting with prefix), the outbox is published
+// and the events destination holds nothing for the downstream.
+func (e *endToEnd) drain(ctx context.Context, res *Result, broker adapters.Broker, prefix string, good int, ledger *process) error {
+	rp, err := e.relay.start("final")
+	if err != nil {
+		return err
+	}
+	werr := e.waitRound(ctx, prefix, good, e.cfg.RoundTimeout, ledger, rp)
+	if werr == nil {
+		werr = drain(ctx, broker, e.dest, nil, e.cfg.RoundTimeout, rp)
+	}
+	res.stopped(rp)
+	return werr
+}
+
+// describe prints k for the progress line ("" without a relay).
+func (k RelayKill) describe() string {
+	if k.After == 0 {
+		return ""
+	}
+	mode := "random"
+	if k.Gated {
+		mode = "gated"
+	}
+	return fmt.Sprintf("; relay killed at %s (%s, waiting to mark: %t), %d events applied and unmarked", k.After.Round(time.Millisecond), mode, k.InMark, k.Unmarked)
+}
