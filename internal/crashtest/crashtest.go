@@ -351,7 +351,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	derr := drain(ctx, broker, source, poison, cfg.RoundTimeout, p)
+	derr := drain(ctx, broker, source, "ledger", poison, cfg.RoundTimeout, p)
 	if e2e != nil && derr == nil {
 		derr = e2e.drain(ctx, &res, broker, runID+"-", cfg.Kills*(cfg.Batch-1), p)
 	}

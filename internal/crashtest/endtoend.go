@@ -318,7 +318,7 @@ func (e *endToEnd) drain(ctx context.Context, res *Result, broker adapters.Broke
 	}
 	werr := e.waitRound(ctx, prefix, good, e.cfg.RoundTimeout, ledger, rp)
 	if werr == nil {
-		werr = drain(ctx, broker, e.dest, nil, e.cfg.RoundTimeout, rp)
+		werr = drain(ctx, broker, e.dest, downstreamName, nil, e.cfg.RoundTimeout, rp)
 	}
 	res.stopped(rp)
 	return werr

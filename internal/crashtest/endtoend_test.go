@@ -2,6 +2,7 @@ package crashtest_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,4 +73,44 @@ func endToEnd(t *testing.T, name, url string, options ...func(*crashtest.Config)
 func TestEndToEndRabbitMQ(t *testing.T) {
 	t.Parallel()
 	endToEnd(t, "rabbitmq", testenv.RabbitMQ(t))
+}
+
+// TestEndToEndRabbitMQBatch is TestEndToEndRabbitMQ with the ledger's batch
+// handler: a batch's events are sent in the batch's transaction, each
+// payment's under its own cause.
+func TestEndToEndRabbitMQBatch(t *testing.T) {
+	t.Parallel()
+	endToEnd(t, "rabbitmq-batch", testenv.RabbitMQ(t), batchMode(10, 2, 500*time.Millisecond))
+}
+
+// TestEndToEndKafka runs on a dev cluster of its own, as TestCrashKafka:
+// an account's events share a partition, which the downstream's lanes keep
+// in order.
+func TestEndToEndKafka(t *testing.T) {
+	t.Parallel()
+	testenv.Postgres(t)
+	b := binaries(t)
+	k, err := crashtest.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
+	require.NoError(t, err)
+	t.Cleanup(k.Stop)
+	endToEnd(t, "kafka", k.URL+"?instance_id=ledger-crashtest")
+}
+
+// TestEndToEndSQS sends the events to a FIFO queue (MessageGroupId = the
+// account): a standard queue has no order to keep. The FIFO queue also
+// drops a re-published event within its deduplication window, before the
+// downstream's claims see it.
+func TestEndToEndSQS(t *testing.T) {
+	t.Parallel()
+	endToEnd(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
+}
+
+func TestEndToEndNATS(t *testing.T) {
+	t.Parallel()
+	endToEnd(t, "nats", testenv.NATS(t)+"?ack_wait=5s")
+}
+
+func TestEndToEndRedis(t *testing.T) {
+	t.Parallel()
+	endToEnd(t, "redis", testenv.Redis(t)+"?lease=2s")
 }

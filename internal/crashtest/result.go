@@ -72,7 +72,9 @@ func (r Result) EventsTwice() int { return r.sum(func(k Kill) int { return k.Eve
 
 // RelayMidRound is the number of relay kills that left events the broker
 // had confirmed and the relay had not marked (RelayKill.Unmarked > 0).
-func (r Result) RelayMidRound() int { return r.count(func(k Kill) bool { return k.Relay.Unmarked > 0 }) }
+func (r Result) RelayMidRound() int {
+	return r.count(func(k Kill) bool { return k.Relay.Unmarked > 0 })
+}
 
 // RelayInMark is the number of relay kills that landed while a relay round
 // waited at the gate, published and not marked.
