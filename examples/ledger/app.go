@@ -9,12 +9,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/postgres"
+	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // consumerName is the consumer the ledger runs as unless -consumer says
@@ -24,12 +26,15 @@ const consumerName = "ledger"
 
 // tablesSQL creates the ledger's tables when absent. ledger_entries has no
 // unique constraint on message_id on purpose: a duplicate effect shows as a
-// second row.
+// second row. ledger_accounts.applied counts the account's applied payments:
+// the seq of its ledger.applied events (added to tables of older versions).
 const tablesSQL = `
 CREATE TABLE IF NOT EXISTS ledger_accounts (
 	account       text PRIMARY KEY,
-	balance_cents bigint NOT NULL DEFAULT 0
+	balance_cents bigint NOT NULL DEFAULT 0,
+	applied       bigint NOT NULL DEFAULT 0
 );
+ALTER TABLE ledger_accounts ADD COLUMN IF NOT EXISTS applied bigint NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS ledger_entries (
 	id           bigserial PRIMARY KEY,
 	message_id   text NOT NULL,
@@ -52,7 +57,8 @@ const poisonAccount = "poison"
 // handler applies payments in the idempotency claim's transaction
 // (postgres.Tx): the -dedupe=true handler.
 type handler struct {
-	delay time.Duration
+	delay  time.Duration
+	events *events
 }
 
 // Handle decodes and applies one payment in the claim's transaction.
@@ -65,15 +71,16 @@ func (h *handler) Handle(ctx context.Context, msg *consumer.Message) error {
 	if !ok {
 		return errors.New("no claim transaction in the context: the idempotency middleware is missing")
 	}
-	return apply(ctx, tx, msg.ID, p)
+	return apply(outbox.WithCause(ctx, msg), tx, msg.ID, p, h.events)
 }
 
 // plainHandler applies payments in a transaction of its own, through the
 // pool: the -dedupe=false handler, plain at-least-once (a redelivered
 // payment is applied again).
 type plainHandler struct {
-	pool  *pgxpool.Pool
-	delay time.Duration
+	pool   *pgxpool.Pool
+	delay  time.Duration
+	events *events
 }
 
 // Handle decodes and applies one payment in its own transaction.
@@ -82,7 +89,8 @@ func (h *plainHandler) Handle(ctx context.Context, msg *consumer.Message) error 
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error { return apply(ctx, tx, msg.ID, p) })
+	ctx = outbox.WithCause(ctx, msg)
+	return pgx.BeginFunc(ctx, h.pool, func(tx pgx.Tx) error { return apply(ctx, tx, msg.ID, p, h.events) })
 }
 
 // decode decodes msg's payment, refuses the poison account and waits delay
@@ -95,18 +103,23 @@ func decode(ctx context.Context, msg *consumer.Message, delay time.Duration) (pa
 	return p, wait(ctx, delay)
 }
 
-// apply is the effect: the balance and one ledger entry.
-func apply(ctx context.Context, tx pgx.Tx, id string, p payment) error {
-	if _, err := tx.Exec(ctx, `INSERT INTO ledger_accounts (account, balance_cents) VALUES ($1, $2)
-		ON CONFLICT (account) DO UPDATE SET balance_cents = ledger_accounts.balance_cents + EXCLUDED.balance_cents`,
-		p.Account, p.AmountCents); err != nil {
+// apply is the effect: the balance, one ledger entry and the ledger.applied
+// event (ev nil: none), whose seq the balance's statement returns: the
+// account's row lock, held to commit, makes seqs follow commit order.
+func apply(ctx context.Context, tx pgx.Tx, id string, p payment, ev *events) error {
+	var seq int64
+	if err := tx.QueryRow(ctx, `INSERT INTO ledger_accounts (account, balance_cents, applied) VALUES ($1, $2, 1)
+		ON CONFLICT (account) DO UPDATE SET balance_cents = ledger_accounts.balance_cents + EXCLUDED.balance_cents,
+			applied = ledger_accounts.applied + 1
+		RETURNING applied`,
+		p.Account, p.AmountCents).Scan(&seq); err != nil {
 		return fmt.Errorf("updating account %s: %w", p.Account, err)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO ledger_entries (message_id, account, amount_cents) VALUES ($1, $2, $3)`,
 		id, p.Account, p.AmountCents); err != nil {
 		return fmt.Errorf("inserting ledger entry: %w", err)
 	}
-	return nil
+	return ev.send(ctx, tx, id, p, seq)
 }
 
 // serve runs the ledger until ctx is done, then drains.
@@ -124,10 +137,22 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		mws []consumer.Middleware
 		st  *postgres.Store
 	)
-	if cfg.dedupe {
+	ev, err := newEvents(cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.dedupe || ev != nil {
+		// The claims' table and the outbox's (0002_outbox).
 		if err := postgres.Migrate(ctx, pool, cfg.schema); err != nil {
 			return fmt.Errorf("migrating the oncely store: %w", err)
 		}
+	}
+	if !cfg.dedupe && ev != nil {
+		if err := checkMigrated(ctx, pool, cfg.schema); err != nil {
+			return err
+		}
+	}
+	if cfg.dedupe {
 		st, err = postgres.New(pool, postgres.Config{Schema: cfg.schema, Logger: log})
 		if err != nil {
 			return err
@@ -138,12 +163,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		mws = append(mws, middleware.Idempotency(st))
 	}
-	var h consumer.Handler = &handler{delay: cfg.handlerDelay}
+	var h consumer.Handler = &handler{delay: cfg.handlerDelay, events: ev}
 	switch {
 	case !cfg.dedupe:
-		h = &plainHandler{pool: pool, delay: cfg.handlerDelay}
+		h = &plainHandler{pool: pool, delay: cfg.handlerDelay, events: ev}
 	case cfg.batch > 1:
-		h = postgres.BatchHandlerFunc((&batchHandler{delay: cfg.handlerDelay}).HandleBatch)
+		h = postgres.BatchHandlerFunc((&batchHandler{delay: cfg.handlerDelay, events: ev}).HandleBatch)
 	}
 
 	broker, err := adapters.Open(ctx, cfg.brokerURL, adapters.WithLogger(log))
@@ -216,9 +241,30 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		}
 		defer stopObs()
 	}
+	// The relay stops after the consumer drained (the last payments' events
+	// go out first); a relay that fails stops the consumer and the ledger.
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	var rr *relayRunner
+	if ev != nil && cfg.relay {
+		var reg prometheus.Registerer
+		if obs != nil {
+			reg = obs.reg
+		}
+		r, err := newRelay(pool, broker, cfg, reg, log)
+		if err != nil {
+			_ = src.Close(ctx)
+			return err
+		}
+		rr = startRelay(ctx, r, stopRun)
+	}
 	log.Info("ledger started", "broker", broker.Kind(), "source", cfg.source, "consumer", cfg.consumer,
-		"dedupe", cfg.dedupe, "concurrency", cfg.concurrency, "batch", cfg.batch)
-	if err := c.Run(ctx); err != nil {
+		"dedupe", cfg.dedupe, "concurrency", cfg.concurrency, "batch", cfg.batch, "events", cfg.events, "relay", rr != nil)
+	err = c.Run(runCtx)
+	if rr != nil {
+		err = errors.Join(err, rr.stop())
+	}
+	if err != nil {
 		return err
 	}
 	log.Info("ledger stopped cleanly")

@@ -632,7 +632,7 @@ func applyRecords(ctx context.Context, pool *pgxpool.Pool, claimSQL, group strin
 		fresh, payments = append(fresh, m), append(payments, p)
 	}
 	if len(fresh) > 0 {
-		if err := applyBatch(ctx, tx, fresh, payments); err != nil {
+		if err := applyBatch(ctx, tx, fresh, payments, nil); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,8 @@ type config struct {
 	addr         string
 	schema       string
 	source       string
+	events       string
+	relay        bool
 	consumer     string
 	handlerDelay time.Duration
 	maxAttempts  int
@@ -36,7 +38,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	fs.StringVar(&c.addr, "addr", "", "serve /metrics, /livez and /readyz on this address (e.g. :9090); empty: no HTTP server")
 	fs.StringVar(&c.source, "source", "payments", "source to consume (topic or queue); tests use a unique name")
 	fs.StringVar(&c.consumer, "consumer", consumerName, "consumer name: the Kafka group, the claims' and dead letters' owner; tests sharing a broker use a unique one")
-	fs.StringVar(&c.schema, "schema", "oncely", "Postgres schema of the oncely claims table")
+	fs.StringVar(&c.schema, "schema", "oncely", "Postgres schema of the oncely claims and outbox tables")
+	fs.StringVar(&c.events, "events", "ledger-applied", "destination (topic or queue, on the same broker) of the ledger.applied event each applied payment sends through the outbox; empty: no events")
+	fs.BoolVar(&c.relay, "relay", true, "publish the outbox in-process (an outbox.Relay next to the consumer); false: leave it to a separate oncely relay --schema SCHEMA process")
 	fs.DurationVar(&c.handlerDelay, "handler-delay", 0, "extra time each payment takes, to simulate work (crash tests use it so kills land mid-stream)")
 	fs.IntVar(&c.maxAttempts, "max-attempts", 3, "attempts before a failing payment is dead-lettered")
 	fs.DurationVar(&c.retryDelay, "retry-delay", 200*time.Millisecond, "delay before the first retry (doubling, with jitter, up to 10x)")
@@ -46,7 +50,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 Consumes the source "payments" as consumer "ledger" and applies each payment
 {"account":"acc-17","amount_cents":250} to the Postgres tables ledger_accounts
-and ledger_entries (created when missing). Stops cleanly on SIGTERM.
+and ledger_entries (created when missing). Each applied payment also sends,
+in the same transaction, a ledger.applied event through the outbox to the
+destination -events (default "ledger-applied", on the same broker), keyed by
+account, with ID outbox.DeriveID(<-consumer>, <payment ID>, 0) and body
+{"payment_id":"p1","account":"acc-17","amount_cents":250,"seq":3} (seq: the
+account's count of applied payments, in commit order). The outbox is
+published by a relay running in-process unless -relay=false. Stops cleanly
+on SIGTERM.
 
 Environment:
   BROKER_URL    kafka://host:port[,host:port] | amqp://user:pass@host:port/vhost |

@@ -37,4 +37,18 @@ func TestLedgerHandlerIsIdempotent(t *testing.T) {
 
 	err = consumertest.CheckIdempotent(ctx, &plainHandler{pool: db.Pool}, st, msg, entries)
 	require.ErrorContains(t, err, `case "after a failed attempt"`)
+
+	// The ledger.applied events, counted in the outbox: one per payment in
+	// every case, so sent in the claim's transaction. Catches: an event sent
+	// in a transaction of its own, or after the commit (a failed attempt
+	// leaves it behind, the retry sends another).
+	ev, err := newEvents(config{events: "ledger-applied", schema: db.Schema})
+	require.NoError(t, err)
+	sent := func(ctx context.Context, id string) (int, error) {
+		var n int
+		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+db.Schema+".outbox WHERE destination = 'ledger-applied' AND convert_from(body, 'UTF8')::jsonb->>'payment_id' = $1", id).Scan(&n)
+		return n, err
+	}
+	consumertest.Idempotent(t, &handler{events: ev}, st, msg, sent)
+	consumertest.Idempotent(t, postgres.BatchHandlerFunc((&batchHandler{events: ev}).HandleBatch), st, msg, sent)
 }

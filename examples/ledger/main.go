@@ -17,8 +17,20 @@
 // broker's default place (Kafka header message-id, AMQP message_id property,
 // SQS attribute message-id). The effect, in one transaction:
 //
-//	INSERT INTO ledger_accounts … ON CONFLICT (account) DO UPDATE SET balance_cents = balance_cents + amount
+//	INSERT INTO ledger_accounts … ON CONFLICT (account) DO UPDATE SET balance_cents = balance_cents + amount, applied = applied + 1 RETURNING applied
 //	INSERT INTO ledger_entries (message_id, account, amount_cents) …   -- no unique constraint on message_id
+//
+// The same transaction sends a ledger.applied event through the outbox
+// (store/postgres/outbox) to the destination -events (default
+// "ledger-applied", on the same broker; -events "" turns it off): key the
+// account, ID outbox.DeriveID(<-consumer>, <payment ID>, 0), body
+//
+//	{"payment_id":"p1","account":"acc-17","amount_cents":250,"seq":3}
+//
+// where seq is the account's count of applied payments after this one
+// (ledger_accounts.applied, updated by the balance's statement, so seqs
+// follow commit order). An outbox.Relay in the process publishes it unless
+// -relay=false (then run `oncely relay --schema <-schema>`).
 //
 // With -dedupe (the default) that transaction is the idempotency claim's
 // (middleware.Idempotency over store/postgres), so a redelivered payment does
@@ -31,8 +43,8 @@
 // not valid JSON is dead-lettered at once with reason permanent.
 //
 // On SIGTERM or SIGINT the ledger stops taking messages, finishes the ones in
-// flight and exits 0. It creates its tables and runs the oncely store
-// migrations when they are missing.
+// flight, then stops its relay, and exits 0. It creates its tables and runs
+// the oncely store migrations (claims and outbox) when they are missing.
 package main
 
 import (

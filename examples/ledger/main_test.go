@@ -122,13 +122,17 @@ func pay(id, account string, cents int) *consumer.Message {
 // duplicate applied once with -dedupe and twice without, poison and
 // malformed payments dead-lettered with their reasons, a clean stop.
 // With -batch the same contract holds for the set-based batch handler.
+// Every applied payment's ledger.applied event is in the outbox (see
+// eventsCheck), published by the in-process relay, or with -relay=false by
+// a separate relay, and on the broker.
 func TestLedger(t *testing.T) {
 	for _, tc := range []struct {
 		dedupe bool
 		batch  int
-	}{{true, 0}, {false, 0}, {true, 8}} {
+		relay  bool
+	}{{true, 0, true}, {false, 0, true}, {true, 8, true}, {true, 0, false}} {
 		dedupe := tc.dedupe
-		t.Run(fmt.Sprintf("dedupe=%t,batch=%d", dedupe, tc.batch), func(t *testing.T) {
+		t.Run(fmt.Sprintf("dedupe=%t,batch=%d,relay=%t", dedupe, tc.batch, tc.relay), func(t *testing.T) {
 			e := newLedgerEnv(t)
 			e.publish(t, pay("p1", "acc-17", 250), pay("p2", "acc-17", -50), pay("p1", "acc-17", 250), pay("p3", "acc-42", 1000),
 				pay("bad", "poison", 1), &consumer.Message{ID: "junk", Body: []byte("{not json")})
@@ -137,7 +141,8 @@ func TestLedger(t *testing.T) {
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			addr := freeAddr(t)
 			cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: dedupe, concurrency: 4, source: "payments", consumer: consumerName,
-				schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, addr: addr, batch: tc.batch}
+				schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, addr: addr, batch: tc.batch,
+				events: "ledger-applied", relay: tc.relay}
 			done := make(chan error, 1)
 			go func() { done <- serve(ctx, cfg, log) }()
 
@@ -179,8 +184,20 @@ func TestLedger(t *testing.T) {
 			resp.Body.Close()
 			require.Equal(t, http.StatusOK, resp.StatusCode)
 
+			ec := eventsCheck{pool: e.pool, schema: e.schema, outboxSchema: e.schema, destination: "ledger-applied", consumerName: consumerName}
+			events := ec.want(t)
+			require.Len(t, events, 2+want["p1"])
+			ec.checkOutbox(t, events, tc.relay)
+
 			cancel()
 			require.NoError(t, <-done, "a stop drains and returns nil")
+			if !tc.relay {
+				ec.checkOutbox(t, events, false)
+				stop := runRelay(t, e.pool, e.broker, e.schema)
+				ec.checkOutbox(t, events, true)
+				stop()
+			}
+			ec.checkBroker(t, b, "events-check", events)
 			require.Equal(t, want, e.entries(t), "no effect after the stop")
 			var balance int64
 			require.NoError(t, e.pool.QueryRow(context.Background(), "SELECT balance_cents FROM "+e.schema+".ledger_accounts WHERE account = 'acc-17'").Scan(&balance))

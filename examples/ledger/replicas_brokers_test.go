@@ -44,16 +44,16 @@ func brokerCases() []brokerCase {
 	}
 }
 
-// kafkaTopology: the source, one topic per default tier and the dead-letter
-// topic, each with startPartitions partitions, the tiers keeping records a
+// kafkaTopology: the source, one topic per default tier, the dead-letter
+// topic and the events topic (created by the relays' Publish), each with startPartitions partitions, the tiers keeping records a
 // week beyond their delay; then deleted.
-func kafkaTopology(t *testing.T, brokerURL, source, consumerName string) {
+func kafkaTopology(t *testing.T, brokerURL, source, consumerName, events string) {
 	u, err := url.Parse(brokerURL)
 	require.NoError(t, err)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(u.Host, ",")...))
 	require.NoError(t, err)
 	adm := kadm.NewClient(cl)
-	want := []string{source, kafka.DeadLetterTopic(source, consumerName)}
+	want := []string{source, kafka.DeadLetterTopic(source, consumerName), events}
 	tiers := map[string]time.Duration{}
 	for _, d := range retry.DefaultTiers {
 		name := kafka.RetryTopic(source, consumerName, d)
@@ -99,11 +99,12 @@ func kafkaTopology(t *testing.T, brokerURL, source, consumerName string) {
 	})
 }
 
-// rabbitTopology: every queue exists, and a sixth instance declaring the
+// rabbitTopology: every queue exists (the events queue declared by the
+// relays' Publish), and a sixth instance declaring the
 // topology with the arguments it wants is accepted (the broker refuses a
 // declaration whose arguments differ); then deleted.
-func rabbitTopology(t *testing.T, brokerURL, source, consumerName string) {
-	queues := []string{source, rabbitmq.DeadLetterQueue(source, consumerName)}
+func rabbitTopology(t *testing.T, brokerURL, source, consumerName, events string) {
+	queues := []string{source, rabbitmq.DeadLetterQueue(source, consumerName), events}
 	for _, d := range retry.DefaultTiers {
 		queues = append(queues, source+"."+consumerName+".retry."+retry.Name(d))
 	}
@@ -138,9 +139,9 @@ func rabbitTopology(t *testing.T, brokerURL, source, consumerName string) {
 	})
 }
 
-// sqsTopology: exactly the source queue and its dead-letter queue; then
-// deleted.
-func sqsTopology(t *testing.T, brokerURL, source, consumerName string) {
+// sqsTopology: exactly the source queue, its dead-letter queue and the
+// events queue (created by the relays' Publish); then deleted.
+func sqsTopology(t *testing.T, brokerURL, source, consumerName, events string) {
 	u, err := url.Parse(brokerURL)
 	require.NoError(t, err)
 	cl := awssqs.New(awssqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(u.Query().Get("endpoint")),
@@ -158,7 +159,9 @@ func sqsTopology(t *testing.T, brokerURL, source, consumerName string) {
 		}
 		slices.Sort(got)
 		if !t.Failed() {
-			require.Equal(t, []string{source, dlq}, got, "the queues one instance creates")
+			want := []string{source, dlq, events}
+			slices.Sort(want)
+			require.Equal(t, want, got, "the queues one instance creates")
 		}
 	})
 }

@@ -14,14 +14,14 @@ import (
 	"github.com/oncely/oncely/adapters/nats"
 )
 
-// natsTopology: the source, retry and dead-letter streams, one of each;
-// then deleted.
-func natsTopology(t *testing.T, brokerURL, source, consumerName string) {
+// natsTopology: the source, retry, dead-letter and events streams, one of
+// each; then deleted.
+func natsTopology(t *testing.T, brokerURL, source, consumerName, events string) {
 	nc, err := natsgo.Connect(brokerURL)
 	require.NoError(t, err)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
-	want := []string{nats.StreamName(source), nats.StreamName(nats.RetrySubject(source, consumerName)), nats.StreamName(nats.DeadLetterSubject(source, consumerName))}
+	want := []string{nats.StreamName(source), nats.StreamName(nats.RetrySubject(source, consumerName)), nats.StreamName(nats.DeadLetterSubject(source, consumerName)), nats.StreamName(events)}
 	slices.Sort(want)
 	t.Cleanup(func() {
 		defer nc.Close()

@@ -13,8 +13,9 @@ import (
 )
 
 // redisTopology: the consumer group exists on the source stream and on
-// the consumer's retry stream; then every key is deleted.
-func redisTopology(t *testing.T, brokerURL, source, consumerName string) {
+// the consumer's retry stream; then every key (the events stream too) is
+// deleted.
+func redisTopology(t *testing.T, brokerURL, source, consumerName, events string) {
 	t.Cleanup(func() {
 		u, err := url.Parse(brokerURL)
 		require.NoError(t, err)
@@ -33,6 +34,6 @@ func redisTopology(t *testing.T, brokerURL, source, consumerName string) {
 				require.Equal(t, consumerName, groups[0].Name)
 			}
 		}
-		_ = client.Del(ctx, source, redis.RetryStream(source, consumerName), redis.DelayedKey(source, consumerName), redis.DeadLetterStream(source, consumerName)).Err()
+		_ = client.Del(ctx, source, redis.RetryStream(source, consumerName), redis.DelayedKey(source, consumerName), redis.DeadLetterStream(source, consumerName), events).Err()
 	})
 }

@@ -96,9 +96,10 @@ type brokerCase struct {
 	name string
 	// url returns the broker URL for this run.
 	url func(t *testing.T) string
-	// topology checks that source's destinations are what one instance
-	// creates, and removes them at the end of the test.
-	topology func(t *testing.T, url, source, consumerName string)
+	// topology checks that source's destinations and the events
+	// destination are what one instance creates, and removes them at the
+	// end of the test.
+	topology func(t *testing.T, url, source, consumerName, events string)
 }
 
 // TestInstancesStartTogether: five ledger processes started at the same
@@ -108,7 +109,9 @@ type brokerCase struct {
 // Catches: CREATE TABLE IF NOT EXISTS or the migrations racing themselves
 // (duplicate key in pg_type), a topic creation failing on
 // TopicAlreadyExists, a queue declared by two processes at once failing, and
-// an instance that starts but never gets messages.
+// an instance that starts but never gets messages. Each instance also runs
+// its outbox relay: five relays at once publish every payment's event once,
+// in per-account order (see eventsCheck).
 func TestInstancesStartTogether(t *testing.T) {
 	for _, bc := range brokerCases() {
 		t.Run(bc.name, func(t *testing.T) {
@@ -129,10 +132,12 @@ func TestInstancesStartTogether(t *testing.T) {
 			// of other tests' "ledger" group on the shared broker would take
 			// partitions in its rebalances.
 			source, name := "payments-start-"+suffix, "ledger-start-"+suffix
+			events := source + "-applied"
 			brokerURL := bc.url(t)
-			bc.topology(t, brokerURL, source, name) // registers the cleanup; checks after the instances ran
+			bc.topology(t, brokerURL, source, name, events) // registers the cleanup; checks after the instances ran
 
-			ins := startInstances(t, brokerURL, dbURL+"&search_path="+schema, "-source", source, "-consumer", name, "-schema", store, "-concurrency", "2", "-handler-delay", "20ms")
+			ins := startInstances(t, brokerURL, dbURL+"&search_path="+schema, "-source", source, "-consumer", name, "-schema", store, "-concurrency", "2", "-handler-delay", "20ms",
+				"-events", events)
 			for i, in := range ins {
 				waitLog(t, in, i, `"msg":"ledger started"`)
 			}
@@ -169,6 +174,8 @@ func TestInstancesStartTogether(t *testing.T) {
 			require.NoError(t, pool.QueryRow(ctx, "SELECT count(*), count(DISTINCT message_id) FROM "+schema+".ledger_entries").Scan(&entries, &distinct))
 			require.Equal(t, published, entries, "each payment applied once")
 			require.Equal(t, published, distinct)
+			ec := eventsCheck{pool: pool, schema: schema, outboxSchema: store, destination: events, consumerName: name}
+			ec.checkOutbox(t, ec.want(t), true)
 
 			for i, in := range ins {
 				require.NoError(t, in.cmd.Process.Signal(syscall.SIGTERM))
