@@ -281,7 +281,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if e2e, err = newEndToEnd(ctx, cfg, pool, broker, schema, dbURL, runID, dest); err != nil {
 			return res, err
 		}
-		defer e2e.down.stop()
+		defer e2e.close()
 	}
 
 	var poison []string
@@ -360,7 +360,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		cfg.Progress("%s dedupe=%t: final drain incomplete: %v", cfg.Name, cfg.Dedupe, derr)
 	}
 	if e2e != nil {
-		if err := e2e.down.stop(); err != nil {
+		if err := e2e.close(); err != nil {
 			return res, fmt.Errorf("crashtest: the downstream consumer: %w", err)
 		}
 	}

@@ -66,6 +66,8 @@ type endToEnd struct {
 	gateKey int64
 	relay   *program
 	down    *downstream
+	// closeBroker closes the downstream's own broker (SQS only).
+	closeBroker func() error
 }
 
 // eventsDestination is the ledger's -events destination of a run: a FIFO
@@ -104,12 +106,38 @@ BEGIN PERFORM pg_advisory_xact_lock_shared(%d); RETURN NULL; END $$`, fn, e.gate
 	e.relay = &program{name: "relay", bin: cfg.Oncely, ready: []byte("relaying schema"), logDir: cfg.LogDir,
 		args: []string{"relay", "--broker", cfg.BrokerURL, "--database-url", dbURL + sep + "application_name=" + e.appName,
 			"--schema", schema, "--poll", "200ms"}}
+	if strings.HasPrefix(cfg.BrokerURL, "sqs:") {
+		// The SQS emulator hands a FIFO group's next messages to a
+		// concurrent receive call while earlier ones are in flight (SQS
+		// does not): one receive call at a time keeps the group's order
+		// into the downstream's lane.
+		b, err := adapters.Open(ctx, cfg.BrokerURL+"&receivers=1")
+		if err != nil {
+			return nil, fmt.Errorf("crashtest: the downstream's broker: %w", err)
+		}
+		broker, e.closeBroker = b, b.Close
+	}
 	d, err := startDownstream(ctx, pool, broker, schema, dest)
 	if err != nil {
+		e.close()
 		return nil, err
 	}
 	e.down = d
 	return e, nil
+}
+
+// close stops the downstream and closes its broker, if it has its own;
+// later calls return the first one's error.
+func (e *endToEnd) close() error {
+	var err error
+	if e.down != nil {
+		err = e.down.stop()
+	}
+	if e.closeBroker != nil {
+		_ = e.closeBroker()
+		e.closeBroker = nil
+	}
+	return err
 }
 
 // killRelay SIGKILLs p at the round's relay moment, through the gate when

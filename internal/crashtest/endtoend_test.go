@@ -102,7 +102,7 @@ func TestEndToEndKafka(t *testing.T) {
 // downstream's claims see it.
 func TestEndToEndSQS(t *testing.T) {
 	t.Parallel()
-	endToEnd(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
+	endToEnd(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=3s&wait=1")
 }
 
 func TestEndToEndNATS(t *testing.T) {
