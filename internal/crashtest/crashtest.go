@@ -131,8 +131,8 @@ type Config struct {
 	// the run's own, a separate `oncely relay` process (the Oncely binary)
 	// publishes them, and a downstream consumer in the harness, with claims
 	// of its own, applies each in its claim's transaction. Every round
-	// SIGKILLs the relay too, three rounds in four while a relay round has
-	// published and not marked (see RelayKill), and the Result counts
+	// SIGKILLs the relay too, most rounds while a relay round has published
+	// and not marked (see RelayKill and RelayInMark), and the Result counts
 	// events lost, applied twice and out of per-account order. Needs Dedupe.
 	EndToEnd bool
 
@@ -302,7 +302,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 		var relayKilled chan relayKillResult
 		if e2e != nil {
-			if relayKilled, err = e2e.startAndKill(ctx, fmt.Sprintf("r%03d-killed", round), round%gatedEvery != 0); err != nil {
+			if relayKilled, err = e2e.startAndKill(ctx, fmt.Sprintf("r%03d-killed", round), relayMode(round)); err != nil {
 				p.kill()
 				return res, err
 			}

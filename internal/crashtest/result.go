@@ -76,9 +76,17 @@ func (r Result) RelayMidRound() int {
 	return r.count(func(k Kill) bool { return k.Relay.Unmarked > 0 })
 }
 
-// RelayInMark is the number of relay kills that landed while a relay round
-// waited at the gate, published and not marked.
-func (r Result) RelayInMark() int { return r.count(func(k Kill) bool { return k.Relay.InMark }) }
+// RelayKilledInMark is the number of relay kills that landed while a relay
+// round waited at the gate, published and not marked.
+func (r Result) RelayKilledInMark() int {
+	return r.count(func(k Kill) bool { return k.Relay.Waited && k.Relay.Mode == RelayInMark })
+}
+
+// RelayKilledAfterMark is the number of relay kills that landed right
+// after waiting relay rounds committed their marks.
+func (r Result) RelayKilledAfterMark() int {
+	return r.count(func(k Kill) bool { return k.Relay.Waited && k.Relay.Mode == RelayAfterMark })
+}
 
 // KillsWithLoss is the number of kills after which payments were lost.
 func (r Result) KillsWithLoss() int { return r.count(func(k Kill) bool { return k.Lost > 0 }) }
@@ -162,8 +170,9 @@ func WriteTable(w io.Writer, results []Result) error {
 
 // writeEndToEnd prints the end-to-end columns of the EndToEnd results, if
 // any, as a second table: relay kills, those that landed mid-round (left
-// events confirmed and unmarked) and while a round waited to mark, events
-// lost, applied twice and out of per-account order.
+// events confirmed and unmarked), those made while a relay round waited to
+// mark and right after waiting rounds marked, events lost, applied twice
+// and out of per-account order.
 func writeEndToEnd(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	header := false
@@ -172,10 +181,10 @@ func writeEndToEnd(w io.Writer, results []Result) error {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(tw, "\nbroker\trelay kills\tmid-round\twaiting to mark\tevents lost\tevents twice\tout of order\taccounts\taccounts mismatched\tpayments")
+			fmt.Fprintln(tw, "\nbroker\trelay kills\tmid-round\tin mark\tafter mark\tevents lost\tevents twice\tout of order\taccounts\taccounts mismatched\tpayments")
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.Broker, len(r.Kills), r.RelayMidRound(), r.RelayInMark(),
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.Broker, len(r.Kills), r.RelayMidRound(), r.RelayKilledInMark(), r.RelayKilledAfterMark(),
 			r.EventsLost(), r.EventsTwice(), r.EventsOutOfOrder, r.Accounts, r.AccountsMismatched, r.Messages)
 	}
 	return tw.Flush()
