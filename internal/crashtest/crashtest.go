@@ -243,7 +243,15 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	schema := "crash_" + runID
 	source := "payments-" + runID
 
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return res, fmt.Errorf("crashtest: database: %w", err)
+	}
+	// The harness's queries, the relay gate's session and, with EndToEnd,
+	// the downstream's handlers share the pool: the default (4 on 2 cores)
+	// can leave the harness waiting for a connection.
+	pcfg.MaxConns = max(pcfg.MaxConns, 16)
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return res, fmt.Errorf("crashtest: database: %w", err)
 	}
