@@ -21,6 +21,17 @@
 // harness counts, per round, the batch's message IDs with no row (lost)
 // and with more than one row (duplicated).
 //
+// With Config.EndToEnd a run tests the whole chain instead: the ledger
+// sends one event per applied payment through its outbox (in the payment's
+// transaction), `oncely relay` runs as a child process of its own and is
+// SIGKILLed every round too (see RelayKill for how most kills land between
+// a publish and its mark), and a downstream consumer in the harness applies
+// the events with idempotency claims of its own. Each round then also waits
+// until the downstream applied the batch's events and the outbox is
+// published, and the counts add, per payment, events lost and applied
+// twice downstream, and per account whether the downstream applied seq 1,
+// 2, 3, … in that order.
+//
 // The broker must outlive the kills: RabbitMQ and the SQS emulator are
 // services; for Kafka the harness starts `oncely dev kafka` as a separate
 // child process on a free port (see StartKafka). mem:// dies with the
