@@ -27,14 +27,15 @@ const consumerName = "ledger"
 // tablesSQL creates the ledger's tables when absent. ledger_entries has no
 // unique constraint on message_id on purpose: a duplicate effect shows as a
 // second row. ledger_accounts.applied counts the account's applied payments:
-// the seq of its ledger.applied events (added to tables of older versions).
+// the seq of its ledger.applied events. A table of an older version gets the
+// column, counted from its entries; only then, as ALTER TABLE locks the
+// table out even when it has nothing to do.
 const tablesSQL = `
 CREATE TABLE IF NOT EXISTS ledger_accounts (
 	account       text PRIMARY KEY,
 	balance_cents bigint NOT NULL DEFAULT 0,
 	applied       bigint NOT NULL DEFAULT 0
 );
-ALTER TABLE ledger_accounts ADD COLUMN IF NOT EXISTS applied bigint NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS ledger_entries (
 	id           bigserial PRIMARY KEY,
 	message_id   text NOT NULL,
@@ -43,6 +44,12 @@ CREATE TABLE IF NOT EXISTS ledger_entries (
 	created_at   timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS ledger_entries_message_id ON ledger_entries (message_id);
+DO $$ BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'ledger_accounts'::regclass AND attname = 'applied' AND NOT attisdropped) THEN
+		ALTER TABLE ledger_accounts ADD COLUMN applied bigint NOT NULL DEFAULT 0;
+		UPDATE ledger_accounts a SET applied = (SELECT count(*) FROM ledger_entries e WHERE e.account = a.account);
+	END IF;
+END $$;
 `
 
 // payment is a message body.

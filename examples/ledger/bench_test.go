@@ -57,6 +57,8 @@ import (
 // payments; ONCELY_LEDGER_BENCH_NO_A=1 skips (a), to profile the rest;
 // ONCELY_LEDGER_BENCH_CONCURRENCY sets (b)'s Concurrency and
 // ONCELY_LEDGER_BENCH_PREFETCH its RabbitMQ prefetch (at most 2,000 on quorum queues).
+// ONCELY_LEDGER_BENCH_EVENTS=1 runs serve with its ledger.applied events and
+// in-process relay (a run still ends when every entry is written).
 
 // benchAccounts is the number of accounts the payments spread over.
 const benchAccounts = 1000
@@ -282,11 +284,19 @@ func serveRun(b *testing.B, admin *pgxpool.Pool, dbURL, brokerURL, source, mode 
 	}
 	cfg := config{brokerURL: brokerURL, databaseURL: url, dedupe: true, concurrency: concurrency, batch: batch,
 		source: source, consumer: "bench-" + schema, schema: schema, maxAttempts: 3, retryDelay: 200 * time.Millisecond}
+	if os.Getenv("ONCELY_LEDGER_BENCH_EVENTS") == "1" {
+		cfg.events, cfg.relay = benchEvents(source), true
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r := measure(b, mode, admin, schema, n, func(ctx context.Context) error { return serve(ctx, cfg, log) })
 	r.consumer = cfg.consumer
 	return r
 }
+
+// benchEvents is the destination of source's ledger.applied events when
+// ONCELY_LEDGER_BENCH_EVENTS=1 (serve's default is "ledger-applied"; the
+// benchmarks run without events unless asked).
+func benchEvents(source string) string { return source + "-applied" }
 
 // benchPayments is ONCELY_LEDGER_BENCH_PAYMENTS (for a quick try), else def.
 func benchPayments(b *testing.B, def int) int {
@@ -666,10 +676,12 @@ func BenchmarkLedgerRabbitMQ(b *testing.B) {
 				queue := fillRabbit(b, rabbitURL, "a", payments)
 				as = append(as, serveRun(b, admin, dbURL, rabbitURL, queue, fmt.Sprintf("a-per-message-%d", round), 0, payments))
 				deleteRabbitQueues(b, rabbitURL, queue, as[round].consumer)
+				deleteRabbitQueues(b, rabbitURL, benchEvents(queue), "")
 			}
 			queue := fillRabbit(b, rabbitURL, "b", payments)
 			bs = append(bs, serveRun(b, admin, dbURL, batchURL, queue, fmt.Sprintf("b-batch-%d-%d", size, round), size, payments))
 			deleteRabbitQueues(b, rabbitURL, queue, bs[round].consumer)
+			deleteRabbitQueues(b, rabbitURL, benchEvents(queue), "")
 		}
 		bb := median(bs)
 		b.Logf("b: %s", fmtRuns(bs))

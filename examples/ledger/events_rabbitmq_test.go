@@ -50,11 +50,15 @@ func TestLedgerEventsRabbitMQ(t *testing.T) {
 			b, err := adapters.Open(context.Background(), rabbitURL)
 			require.NoError(t, err)
 			defer b.Close()
+			// Keyed by payment, not by account: the runtime orders by key, so
+			// one account's payments run concurrently, as on several replicas,
+			// and only the account's row lock orders their seqs.
+			byPayment := func(m *consumer.Message) *consumer.Message { m.Key = m.ID; return m }
 			var msgs []*consumer.Message
-			for i := range 30 {
-				msgs = append(msgs, pay(fmt.Sprintf("p%02d", i), fmt.Sprintf("acc-%d", i%3), i+1))
+			for i := range 60 {
+				msgs = append(msgs, byPayment(pay(fmt.Sprintf("p%02d", i), fmt.Sprintf("acc-%d", i%3), i+1)))
 			}
-			msgs = append(msgs, pay("p01", "acc-1", 2), pay("p07", "acc-1", 8)) // redelivered copies
+			msgs = append(msgs, byPayment(pay("p01", "acc-1", 2)), byPayment(pay("p07", "acc-1", 8))) // redelivered copies
 			require.NoError(t, b.Publish(context.Background(), source, msgs...))
 
 			ctx, cancel := context.WithCancel(context.Background())
@@ -65,9 +69,9 @@ func TestLedgerEventsRabbitMQ(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- serve(ctx, cfg, slog.New(slog.NewJSONHandler(&logs, nil))) }()
 
-			applied := 30
+			applied := 60
 			if !tc.dedupe {
-				applied = 32 // plain at-least-once: both copies applied, two events, two seqs
+				applied = 62 // plain at-least-once: both copies applied, two events, two seqs
 			}
 			entries := func() (n int) {
 				// Fails until serve created the table.
@@ -93,7 +97,7 @@ func TestLedgerEventsRabbitMQ(t *testing.T) {
 			require.NoError(t, ch.Close())
 			var more []*consumer.Message
 			for i := range 10 {
-				more = append(more, pay(fmt.Sprintf("q%02d", i), fmt.Sprintf("acc-%d", i%3), 100))
+				more = append(more, byPayment(pay(fmt.Sprintf("q%02d", i), fmt.Sprintf("acc-%d", i%3), 100)))
 			}
 			require.NoError(t, b.Publish(context.Background(), source, more...))
 			waitEntries(applied + len(more))

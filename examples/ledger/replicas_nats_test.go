@@ -21,7 +21,10 @@ func natsTopology(t *testing.T, brokerURL, source, consumerName, events string) 
 	require.NoError(t, err)
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
-	want := []string{nats.StreamName(source), nats.StreamName(nats.RetrySubject(source, consumerName)), nats.StreamName(nats.DeadLetterSubject(source, consumerName)), nats.StreamName(events)}
+	want := []string{nats.StreamName(source), nats.StreamName(nats.RetrySubject(source, consumerName)), nats.StreamName(nats.DeadLetterSubject(source, consumerName))}
+	if events != "" {
+		want = append(want, nats.StreamName(events))
+	}
 	slices.Sort(want)
 	t.Cleanup(func() {
 		defer nc.Close()

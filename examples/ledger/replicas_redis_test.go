@@ -34,6 +34,9 @@ func redisTopology(t *testing.T, brokerURL, source, consumerName, events string)
 				require.Equal(t, consumerName, groups[0].Name)
 			}
 		}
-		_ = client.Del(ctx, source, redis.RetryStream(source, consumerName), redis.DelayedKey(source, consumerName), redis.DeadLetterStream(source, consumerName), events).Err()
+		_ = client.Del(ctx, source, redis.RetryStream(source, consumerName), redis.DelayedKey(source, consumerName), redis.DeadLetterStream(source, consumerName)).Err()
+		if events != "" {
+			_ = client.Del(ctx, events).Err()
+		}
 	})
 }

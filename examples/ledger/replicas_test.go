@@ -97,8 +97,8 @@ type brokerCase struct {
 	// url returns the broker URL for this run.
 	url func(t *testing.T) string
 	// topology checks that source's destinations and the events
-	// destination are what one instance creates, and removes them at the
-	// end of the test.
+	// destination (unless "") are what one instance creates, and removes
+	// them at the end of the test.
 	topology func(t *testing.T, url, source, consumerName, events string)
 }
 
