@@ -24,8 +24,8 @@
 // With Config.EndToEnd a run tests the whole chain instead: the ledger
 // sends one event per applied payment through its outbox (in the payment's
 // transaction), `oncely relay` runs as a child process of its own and is
-// SIGKILLed every round too (see RelayKill for how most kills land between
-// a publish and its mark), and a downstream consumer in the harness applies
+// SIGKILLed every round too (see RelayInMark for how most kills land
+// between a publish and its mark), and a downstream consumer in the harness applies
 // the events with idempotency claims of its own. Each round then also waits
 // until the downstream applied the batch's events and the outbox is
 // published, and the counts add, per payment, events lost and applied
@@ -143,7 +143,7 @@ type Config struct {
 	// publishes them, and a downstream consumer in the harness, with claims
 	// of its own, applies each in its claim's transaction. Every round
 	// SIGKILLs the relay too, most rounds while a relay round has published
-	// and not marked (see RelayKill and RelayInMark), and the Result counts
+	// and not marked (see RelayInMark), and the Result counts
 	// events lost, applied twice and out of per-account order. Needs Dedupe.
 	EndToEnd bool
 

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Relay kills land inside a relay round (after the broker confirmed a
+// With Config.EndToEnd, relay kills land inside a relay round (after the broker confirmed a
 // publish, before the round's mark committed) through a gate in the
 // database, not in the relay: a statement trigger on the run's outbox table
 // makes every UPDATE of it (the relay's mark) wait for an advisory lock
@@ -27,8 +27,8 @@ import (
 // relay dead, an event the downstream applied whose outbox row is still
 // unpublished was confirmed by the broker and not marked
 // (RelayKill.Unmarked).
-
-// Relay kill modes (RelayKill.Mode).
+//
+// These are the relay kill modes (RelayKill.Mode).
 const (
 	RelayInMark    = "in-mark"
 	RelayAfterMark = "after-mark"
@@ -56,7 +56,8 @@ const gateWait = 6 * time.Second
 // apply an event the killed relay published and did not mark.
 const unmarkedWait = time.Second
 
-// RelayKill is what one relay kill did.
+// RelayKill is what one relay kill did; see RelayInMark for how the
+// harness times it.
 type RelayKill struct {
 	// After is the round's relay moment after the relay's start: the kill's,
 	// or in the gated modes the gate's closing, the kill following once a
