@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 )
 
 func runCrashTest(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs,nats] [--kills 100] [--dedupe both] [--batch 200] [--kafka-brokers host:port] [--kafka-membership static]", `
+	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs,nats] [--kills 100] [--dedupe both] [--batch 200] [--kafka-brokers host:port] [--kafka-membership static] [--end-to-end]", `
 Crash-tests the ledger example: per broker and per -dedupe setting, rounds of
 "publish a batch of payments, start the ledger, SIGKILL it 0.3-3 s after its
 start, restart it, wait until the batch is applied, stop it with SIGTERM",
@@ -28,7 +29,15 @@ cmd/oncely with go build. Services: Postgres ($DATABASE_URL), RabbitMQ
 lease=2s) and NATS ($NATS_URL), defaults on 127.0.0.1;
 Kafka is the one at --kafka-brokers ($KAFKA_BROKERS), else a dev cluster
 (oncely dev kafka) started as a separate process. The table's resume columns
-are the times from a kill to the next payment applied.`)
+are the times from a kill to the next payment applied.
+
+With --end-to-end (dedupe only) the ledger also sends one event per applied
+payment through its outbox, a separate oncely relay process publishes them,
+and a downstream consumer in this process applies them with claims of its
+own. Every round SIGKILLs the relay too (three rounds in four once a relay
+round has published and waits to mark), and a second table counts relay
+kills that landed mid-round, events lost, applied twice and out of
+per-account order.`)
 	brokers := fs.String("brokers", "rabbitmq,kafka,sqs", "brokers to test, comma-separated: rabbitmq, kafka, sqs, redis, nats")
 	kills := fs.Int("kills", 100, "kills (rounds) per broker and dedupe setting")
 	dedupe := fs.String("dedupe", "both", "ledger -dedupe setting: true, false or both")
@@ -37,6 +46,8 @@ are the times from a kill to the next payment applied.`)
 	delay := fs.Duration("handler-delay", crashtest.HandlerDelayDefault, "the ledger's -handler-delay (time per payment)")
 	logDir := fs.String("log-dir", "", "keep the ledger's logs here (default: a temporary directory, removed)")
 	kafkaBrokers := fs.String("kafka-brokers", a.getenv("KAFKA_BROKERS"), "Kafka to test, host:port[,host:port] (default $KAFKA_BROKERS; empty: start oncely dev kafka)")
+	endToEnd := fs.Bool("end-to-end", false, "run payments → ledger outbox → oncely relay → broker → a downstream consumer, SIGKILLing the relay too (dedupe true only)")
+	accounts := fs.Int("accounts", crashtest.AccountsDefault, "accounts a round's payments go to, in turn")
 	membership := fs.String("kafka-membership", "static", "Kafka group membership: static (instance_id=ledger-crashtest), dynamic (the URL without it) or both")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -51,6 +62,14 @@ are the times from a kill to the next payment applied.`)
 		modes = []bool{false}
 	default:
 		return usagef("crashtest: --dedupe %q: want true, false or both", *dedupe)
+	}
+	if *endToEnd {
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "dedupe" })
+		if explicit && *dedupe != "true" {
+			return usagef("crashtest: --end-to-end needs --dedupe true: exactly one event per payment needs the ledger's claims")
+		}
+		modes = []bool{true}
 	}
 	kafkaURLs := map[string]string{"static": "?instance_id=ledger-crashtest", "dynamic": ""}
 	var memberships []string
@@ -129,7 +148,8 @@ are the times from a kill to the next payment applied.`)
 		}
 		for i, label := range labels {
 			res, err := crashRuns(ctx, label, urls[i], modes, *logDir, crashtest.Config{DatabaseURL: dbURL, Ledger: bins.Ledger,
-				Kills: *kills, Batch: *batch, Concurrency: *concurrency, HandlerDelay: *delay, Progress: progress})
+				Kills: *kills, Batch: *batch, Accounts: *accounts, Concurrency: *concurrency, HandlerDelay: *delay, Progress: progress,
+				EndToEnd: *endToEnd, Oncely: bins.Oncely})
 			results = append(results, res...)
 			errs = append(errs, err)
 			if ctx.Err() != nil {

@@ -80,6 +80,7 @@ func TestUsageErrorsSayWhatToDo(t *testing.T) {
 		{[]string{"migrate"}, []string{"--database-url or DATABASE_URL"}},
 		{[]string{"migrate", "--database-url", "postgres://x", "--schema", "Bad-Name"}, []string{"--schema", "is not a valid name"}},
 		{[]string{"crashtest", "--brokers", "mem"}, []string{`unknown broker "mem"`}},
+		{[]string{"crashtest", "--end-to-end", "--dedupe", "both"}, []string{"--end-to-end needs --dedupe true"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, errs := cli(t, nil, nil, tc.args...)

@@ -21,6 +21,17 @@
 // harness counts, per round, the batch's message IDs with no row (lost)
 // and with more than one row (duplicated).
 //
+// With Config.EndToEnd a run tests the whole chain instead: the ledger
+// sends one event per applied payment through its outbox (in the payment's
+// transaction), `oncely relay` runs as a child process of its own and is
+// SIGKILLed every round too (see RelayInMark for how most kills land
+// between a publish and its mark), and a downstream consumer in the harness applies
+// the events with idempotency claims of its own. Each round then also waits
+// until the downstream applied the batch's events and the outbox is
+// published, and the counts add, per payment, events lost and applied
+// twice downstream, and per account whether the downstream applied seq 1,
+// 2, 3, … in that order.
+//
 // The broker must outlive the kills: RabbitMQ and the SQS emulator are
 // services; for Kafka the harness starts `oncely dev kafka` as a separate
 // child process on a free port (see StartKafka). mem:// dies with the
@@ -48,6 +59,7 @@ import (
 const (
 	KillsDefault        = 10
 	BatchDefault        = 200
+	AccountsDefault     = 50
 	ConcurrencyDefault  = 4
 	HandlerDelayDefault = 40 * time.Millisecond
 	MinKillDefault      = 300 * time.Millisecond
@@ -83,6 +95,10 @@ type Config struct {
 	// Batch is the number of payments published per round. Defaults to
 	// BatchDefault (200).
 	Batch int
+
+	// Accounts is the number of accounts a round's payments go to, in
+	// turn. Defaults to AccountsDefault (50).
+	Accounts int
 
 	// Concurrency and HandlerDelay are the ledger's -concurrency and
 	// -handler-delay: together they make a batch last a few seconds, so
@@ -120,6 +136,20 @@ type Config struct {
 
 	// Rand draws the kill moments. Defaults to a random seed.
 	Rand *rand.Rand
+
+	// EndToEnd runs the whole chain: the ledger (with -relay=false) sends
+	// one event per applied payment through its outbox to a destination of
+	// the run's own, a separate `oncely relay` process (the Oncely binary)
+	// publishes them, and a downstream consumer in the harness, with claims
+	// of its own, applies each in its claim's transaction. Every round
+	// SIGKILLs the relay too, most rounds while a relay round has published
+	// and not marked (see RelayInMark), and the Result counts
+	// events lost, applied twice and out of per-account order. Needs Dedupe.
+	EndToEnd bool
+
+	// Oncely is the path of a built cmd/oncely binary (see Build), required
+	// with EndToEnd.
+	Oncely string
 }
 
 func (c Config) withDefaults() Config {
@@ -136,6 +166,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Batch == 0 {
 		c.Batch = BatchDefault
+	}
+	if c.Accounts == 0 {
+		c.Accounts = AccountsDefault
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = ConcurrencyDefault
@@ -174,14 +207,20 @@ func (c Config) validate() error {
 	if c.Ledger == "" {
 		errs = append(errs, errors.New("the Ledger field (the built examples/ledger binary) is required; see Build"))
 	}
-	if c.Kills < 1 || c.Batch < 1 || c.Concurrency < 1 {
-		errs = append(errs, fmt.Errorf("the Kills, Batch and Concurrency fields must be >= 1, got %d, %d, %d", c.Kills, c.Batch, c.Concurrency))
+	if c.Kills < 1 || c.Batch < 1 || c.Concurrency < 1 || c.Accounts < 1 {
+		errs = append(errs, fmt.Errorf("the Kills, Batch, Concurrency and Accounts fields must be >= 1, got %d, %d, %d, %d", c.Kills, c.Batch, c.Concurrency, c.Accounts))
 	}
 	if c.HandlerBatch < 0 {
 		errs = append(errs, fmt.Errorf("the HandlerBatch field must be >= 0, got %d", c.HandlerBatch))
 	}
 	if c.HandlerBatch > 1 && !c.Dedupe {
 		errs = append(errs, errors.New("the HandlerBatch field needs Dedupe: the ledger applies batches in the idempotency claim's transaction"))
+	}
+	if c.EndToEnd && c.Oncely == "" {
+		errs = append(errs, errors.New("the EndToEnd field needs the Oncely field (the built cmd/oncely binary, which runs the relay); see Build"))
+	}
+	if c.EndToEnd && !c.Dedupe {
+		errs = append(errs, errors.New("the EndToEnd field needs Dedupe: exactly one event per payment needs the ledger's claims"))
 	}
 	if c.MinKill < 0 || c.MaxKill < c.MinKill {
 		errs = append(errs, fmt.Errorf("want 0 <= MinKill <= MaxKill, got %s and %s", c.MinKill, c.MaxKill))
@@ -200,7 +239,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	start := time.Now()
-	res = Result{Broker: cfg.Name, Dedupe: cfg.Dedupe, HandlerBatch: cfg.HandlerBatch}
+	res = Result{Broker: cfg.Name, Dedupe: cfg.Dedupe, HandlerBatch: cfg.HandlerBatch, EndToEnd: cfg.EndToEnd}
 	defer func() { res.Elapsed = time.Since(start) }()
 
 	if cfg.LogDir == "" {
@@ -215,7 +254,15 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	schema := "crash_" + runID
 	source := "payments-" + runID
 
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return res, fmt.Errorf("crashtest: database: %w", err)
+	}
+	// The harness's queries, the relay gate's session and, with EndToEnd,
+	// the downstream's handlers share the pool: the default (4 on 2 cores)
+	// can leave the harness waiting for a connection.
+	pcfg.MaxConns = max(pcfg.MaxConns, 16)
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return res, fmt.Errorf("crashtest: database: %w", err)
 	}
@@ -239,18 +286,27 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	defer broker.Close()
 
-	l := &ledger{cfg: cfg, env: []string{"BROKER_URL=" + cfg.BrokerURL, "DATABASE_URL=" + dbURL},
+	l := &program{name: "ledger", bin: cfg.Ledger, ready: []byte(`"msg":"ledger started"`), logDir: cfg.LogDir, env: []string{"BROKER_URL=" + cfg.BrokerURL, "DATABASE_URL=" + dbURL},
 		args: []string{"-dedupe=" + strconv.FormatBool(cfg.Dedupe), "-source", source, "-schema", schema,
 			"-concurrency", strconv.Itoa(cfg.Concurrency), "-handler-delay", cfg.HandlerDelay.String(), "-log-level", "info"}}
 	if cfg.HandlerBatch > 0 {
 		l.args = append(l.args, "-batch", strconv.Itoa(cfg.HandlerBatch))
 	}
 	w := &watcher{pool: pool, schema: schema}
+	var e2e *endToEnd
+	if cfg.EndToEnd {
+		dest := eventsDestination(cfg.BrokerURL, runID)
+		l.args = append(l.args, "-events", dest, "-relay=false")
+		if e2e, err = newEndToEnd(ctx, cfg, pool, broker, schema, dbURL, runID, dest); err != nil {
+			return res, err
+		}
+		defer e2e.close()
+	}
 
 	var poison []string
 	for round := 1; round <= cfg.Kills; round++ {
 		prefix := fmt.Sprintf("%s-r%03d-", runID, round)
-		msgs, poisonID := batch(prefix, cfg.Batch, cfg.Rand)
+		msgs, poisonID := batch(prefix, cfg.Batch, cfg.Accounts, cfg.Rand)
 		poison = append(poison, poisonID)
 		if err := broker.Publish(ctx, source, msgs...); err != nil {
 			return res, fmt.Errorf("crashtest: round %d: publishing: %w", round, err)
@@ -262,6 +318,13 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		p, err := l.start(fmt.Sprintf("r%03d-killed", round))
 		if err != nil {
 			return res, err
+		}
+		var relayKilled chan relayKillResult
+		if e2e != nil {
+			if relayKilled, err = e2e.startAndKill(ctx, fmt.Sprintf("r%03d-killed", round), relayMode(round)); err != nil {
+				p.kill()
+				return res, err
+			}
 		}
 		if err := sleep(ctx, time.Until(p.started.Add(after))); err != nil {
 			p.kill()
@@ -280,6 +343,16 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			return res, err
 		}
 		resumed, werr := w.waitDone(ctx, prefix, cfg.Batch, done, cfg.RoundTimeout, p)
+		if e2e != nil {
+			rk := <-relayKilled
+			res.Kills[len(res.Kills)-1].Relay = rk.kill
+			if werr == nil {
+				werr = rk.err
+			}
+			if werr == nil {
+				werr = e2e.restartRelay(ctx, &res, fmt.Sprintf("r%03d-restart", round), prefix, cfg.Batch-1, p)
+			}
+		}
 		res.stopped(p)
 		if werr != nil {
 			return res, fmt.Errorf("crashtest: round %d: %w (ledger logs in %s)", round, werr, cfg.LogDir)
@@ -287,8 +360,8 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if !resumed.IsZero() {
 			res.Kills[len(res.Kills)-1].Resumed = resumed.Sub(killed)
 		}
-		cfg.Progress("%s dedupe=%t: kill %d/%d at %s, %d of %d done before it, next effect %s after it", cfg.Name, cfg.Dedupe, round, cfg.Kills,
-			after.Round(time.Millisecond), done, cfg.Batch, formatResume(res.Kills[len(res.Kills)-1].Resumed))
+		cfg.Progress("%s dedupe=%t: kill %d/%d at %s, %d of %d done before it, next effect %s after it%s", cfg.Name, cfg.Dedupe, round, cfg.Kills,
+			after.Round(time.Millisecond), done, cfg.Batch, formatResume(res.Kills[len(res.Kills)-1].Resumed), res.Kills[len(res.Kills)-1].Relay.describe())
 	}
 
 	// Drain: run until the broker holds nothing for the ledger and every
@@ -297,25 +370,51 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	derr := drain(ctx, broker, source, poison, cfg.RoundTimeout, p)
+	derr := drain(ctx, broker, source, "ledger", poison, cfg.RoundTimeout, p)
+	if e2e != nil && derr == nil {
+		derr = e2e.drain(ctx, &res, broker, runID+"-", cfg.Kills*(cfg.Batch-1), p)
+	}
 	res.stopped(p)
 	if derr != nil {
 		cfg.Progress("%s dedupe=%t: final drain incomplete: %v", cfg.Name, cfg.Dedupe, derr)
+	}
+	if e2e != nil {
+		if err := e2e.close(); err != nil {
+			return res, fmt.Errorf("crashtest: the downstream consumer: %w", err)
+		}
 	}
 
 	counts, err := w.counts(ctx)
 	if err != nil {
 		return res, err
 	}
+	var events map[string]int
+	if e2e != nil {
+		if events, err = e2e.eventCounts(ctx); err != nil {
+			return res, err
+		}
+		if res.Accounts, res.EventsOutOfOrder, res.AccountsMismatched, err = e2e.order(ctx, w.table()); err != nil {
+			return res, err
+		}
+	}
 	for i := range res.Kills {
 		prefix := fmt.Sprintf("%s-r%03d-", runID, i+1)
 		for j := range cfg.Batch - 1 {
-			n := counts[fmt.Sprintf("%s%05d", prefix, j)]
-			switch {
+			id := fmt.Sprintf("%s%05d", prefix, j)
+			switch n := counts[id]; {
 			case n == 0:
 				res.Kills[i].Lost++
 			case n > 1:
 				res.Kills[i].Duplicated++
+			}
+			if events == nil {
+				continue
+			}
+			switch n := events[id]; {
+			case n == 0:
+				res.Kills[i].EventsLost++
+			case n > 1:
+				res.Kills[i].EventsTwice++
 			}
 		}
 		res.Messages += cfg.Batch - 1
@@ -337,12 +436,13 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	return res, nil
 }
 
-// batch returns n payments: n-1 good ones with IDs prefix00000… and one
-// poison payment at a random position.
-func batch(prefix string, n int, rnd *rand.Rand) ([]*consumer.Message, string) {
+// batch returns n payments: n-1 good ones with IDs prefix00000… to
+// accounts acc-0 … acc-(accounts-1) in turn, and one poison payment at a
+// random position.
+func batch(prefix string, n, accounts int, rnd *rand.Rand) ([]*consumer.Message, string) {
 	msgs := make([]*consumer.Message, 0, n)
 	for i := range n - 1 {
-		acct := fmt.Sprintf("acc-%d", i%50)
+		acct := fmt.Sprintf("acc-%d", i%accounts)
 		msgs = append(msgs, &consumer.Message{ID: fmt.Sprintf("%s%05d", prefix, i), Key: acct,
 			Body: fmt.Appendf(nil, `{"account":%q,"amount_cents":%d}`, acct, 1+i%7)})
 	}

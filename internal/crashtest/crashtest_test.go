@@ -247,7 +247,7 @@ func TestConfigErrors(t *testing.T) {
 	require.ErrorContains(t, err, "mem:// lives inside the ledger process")
 	require.ErrorContains(t, err, "DatabaseURL is required")
 	require.ErrorContains(t, err, "the Ledger field (the built examples/ledger binary) is required")
-	require.ErrorContains(t, err, "the Kills, Batch and Concurrency fields must be >= 1")
+	require.ErrorContains(t, err, "the Kills, Batch, Concurrency and Accounts fields must be >= 1")
 	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: -1})
 	require.ErrorContains(t, err, "the HandlerBatch field must be >= 0, got -1")
 	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: 10})
@@ -265,4 +265,23 @@ func TestWriteTable(t *testing.T) {
 	require.Equal(t, strings.Fields("kafka false 2 1 0 of 2 1 of 2 12 twice 0 12 398 2 of 2 0 2.5s 2.5s 12s"), strings.Fields(lines[1]))
 	require.Equal(t, 1, res.KillsWithDuplicates())
 	require.Equal(t, 0, res.KillsWithLoss())
+}
+
+func TestEndToEndConfigErrors(t *testing.T) {
+	_, err := crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", EndToEnd: true})
+	require.ErrorContains(t, err, "the EndToEnd field needs the Oncely field")
+	require.ErrorContains(t, err, "the EndToEnd field needs Dedupe")
+}
+
+func TestWriteTableEndToEnd(t *testing.T) {
+	var b strings.Builder
+	res := crashtest.Result{Broker: "sqs", Dedupe: true, EndToEnd: true, Messages: 120, Accounts: 10, EventsOutOfOrder: 3, Kills: []crashtest.Kill{
+		{After: time.Second, EventsLost: 2, Relay: crashtest.RelayKill{Mode: crashtest.RelayInMark, Waited: true, Unmarked: 4}},
+		{After: time.Second, EventsTwice: 1, Relay: crashtest.RelayKill{Mode: crashtest.RelayAfterMark, Waited: true}},
+	}}
+	require.NoError(t, crashtest.WriteTable(&b, []crashtest.Result{res}))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 5)
+	require.Equal(t, strings.Fields("broker relay kills mid-round in mark after mark events lost events twice out of order accounts accounts mismatched payments"), strings.Fields(lines[3]))
+	require.Equal(t, strings.Fields("sqs 2 1 1 1 2 1 3 10 0 120"), strings.Fields(lines[4]))
 }

@@ -11,11 +11,18 @@ import (
 	"time"
 )
 
-// ledger starts ledger processes.
-type ledger struct {
-	cfg  Config
+// program starts processes of one binary: the ledger, or with
+// Config.EndToEnd also `oncely relay`.
+type program struct {
+	// name prefixes the processes' log files and names: "ledger", "relay".
+	name string
+	bin  string
 	env  []string
 	args []string
+	// ready is a line the program logs once its signal handler is
+	// installed; stop waits for it before sending SIGTERM.
+	ready  []byte
+	logDir string
 }
 
 type process struct {
@@ -25,22 +32,23 @@ type process struct {
 	err     error
 	name    string
 	log     string
+	ready   []byte
 }
 
-func (l *ledger) start(name string) (*process, error) {
-	logPath := filepath.Join(l.cfg.LogDir, "ledger-"+name+".log")
+func (l *program) start(name string) (*process, error) {
+	logPath := filepath.Join(l.logDir, l.name+"-"+name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(l.cfg.Ledger, l.args...)
+	cmd := exec.Command(l.bin, l.args...)
 	cmd.Env = append(os.Environ(), l.env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("crashtest: starting the ledger: %w", err)
+		return nil, fmt.Errorf("crashtest: starting the %s: %w", l.name, err)
 	}
-	p := &process{cmd: cmd, started: time.Now(), exited: make(chan struct{}), name: name, log: logPath}
+	p := &process{cmd: cmd, started: time.Now(), exited: make(chan struct{}), name: l.name + "-" + name, log: logPath, ready: l.ready}
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()
@@ -55,13 +63,13 @@ func (p *process) kill() {
 	<-p.exited
 }
 
-// stop waits until the ledger logged its start (a SIGTERM before it
-// installed its signal handler would kill it, which is not what is tested),
+// stop waits until the process logged its start (p.ready: a SIGTERM before
+// it installed its signal handler would kill it, which is not what is tested),
 // sends SIGTERM and reports whether the process exited 0 within timeout (it
 // is killed otherwise).
 func (p *process) stop(timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
-	for !bytes.Contains(p.tail(1<<20), []byte(`"msg":"ledger started"`)) && time.Now().Before(deadline) {
+	for !bytes.Contains(p.tail(1<<20), p.ready) && time.Now().Before(deadline) {
 		select {
 		case <-p.exited:
 			return false
@@ -82,7 +90,7 @@ func (p *process) stop(timeout time.Duration) bool {
 func (p *process) exitedEarly() error {
 	select {
 	case <-p.exited:
-		return fmt.Errorf("the ledger (%s) exited by itself: %v; end of its log:\n%s", p.name, p.err, p.tail(2000))
+		return fmt.Errorf("%s exited by itself: %v; end of its log:\n%s", p.name, p.err, p.tail(2000))
 	default:
 		return nil
 	}

@@ -22,6 +22,11 @@ type Kill struct {
 	// made by the restarted process (to within the 50ms the harness polls
 	// at); zero when the batch was done before the kill.
 	Resumed time.Duration
+	// Relay is the round's relay kill (Config.EndToEnd; zero otherwise).
+	Relay RelayKill
+	// EventsLost and EventsTwice count the round's payments with no
+	// downstream row and with more than one (Config.EndToEnd).
+	EventsLost, EventsTwice int
 }
 
 // Result is the outcome of one Run.
@@ -43,6 +48,44 @@ type Result struct {
 	BadExitLogs []string
 	// Elapsed is the run's duration.
 	Elapsed time.Duration
+
+	// EndToEnd reports a Config.EndToEnd run; the fields below are set
+	// only then.
+	EndToEnd bool
+	// Accounts is the number of accounts with ledger entries.
+	Accounts int
+	// EventsOutOfOrder is the number of downstream rows that, in the order
+	// the downstream applied its account's events, do not carry the
+	// previous row's seq plus one (the first carries 1): reordered, gapped
+	// or repeated events.
+	EventsOutOfOrder int
+	// AccountsMismatched is the number of accounts whose downstream rows
+	// do not number their ledger entries.
+	AccountsMismatched int
+}
+
+// EventsLost is the number of payments with no downstream row.
+func (r Result) EventsLost() int { return r.sum(func(k Kill) int { return k.EventsLost }) }
+
+// EventsTwice is the number of payments with more than one downstream row.
+func (r Result) EventsTwice() int { return r.sum(func(k Kill) int { return k.EventsTwice }) }
+
+// RelayMidRound is the number of relay kills that left events the broker
+// had confirmed and the relay had not marked (RelayKill.Unmarked > 0).
+func (r Result) RelayMidRound() int {
+	return r.count(func(k Kill) bool { return k.Relay.Unmarked > 0 })
+}
+
+// RelayKilledInMark is the number of relay kills that landed while a relay
+// round waited at the gate, published and not marked.
+func (r Result) RelayKilledInMark() int {
+	return r.count(func(k Kill) bool { return k.Relay.Waited && k.Relay.Mode == RelayInMark })
+}
+
+// RelayKilledAfterMark is the number of relay kills that landed right
+// after waiting relay rounds committed their marks.
+func (r Result) RelayKilledAfterMark() int {
+	return r.count(func(k Kill) bool { return k.Relay.Waited && k.Relay.Mode == RelayAfterMark })
 }
 
 // KillsWithLoss is the number of kills after which payments were lost.
@@ -118,6 +161,31 @@ func WriteTable(w io.Writer, results []Result) error {
 			r.Broker, r.Dedupe, n, r.MidStream(), r.KillsWithLoss(), n, r.KillsWithDuplicates(), n, r.Worst(),
 			r.Lost(), r.Duplicated(), r.Messages, r.PoisonDeadLettered, r.Poison, r.BadExits,
 			formatResume(median), formatResume(longest), r.Elapsed.Round(time.Second))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeEndToEnd(w, results)
+}
+
+// writeEndToEnd prints the end-to-end columns of the EndToEnd results, if
+// any, as a second table: relay kills, those that landed mid-round (left
+// events confirmed and unmarked), those made while a relay round waited to
+// mark and right after waiting rounds marked, events lost, applied twice
+// and out of per-account order.
+func writeEndToEnd(w io.Writer, results []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	header := false
+	for _, r := range results {
+		if !r.EndToEnd {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "\nbroker\trelay kills\tmid-round\tin mark\tafter mark\tevents lost\tevents twice\tout of order\taccounts\taccounts mismatched\tpayments")
+			header = true
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.Broker, len(r.Kills), r.RelayMidRound(), r.RelayKilledInMark(), r.RelayKilledAfterMark(),
+			r.EventsLost(), r.EventsTwice(), r.EventsOutOfOrder, r.Accounts, r.AccountsMismatched, r.Messages)
 	}
 	return tw.Flush()
 }

@@ -75,14 +75,15 @@ func (w *watcher) counts(ctx context.Context) (map[string]int, error) {
 	return out, err
 }
 
-// drain waits until the broker reports no backlog for the ledger and
-// every poison payment is dead-lettered, twice in a row 500ms apart.
-func drain(ctx context.Context, b adapters.Broker, source string, poison []string, timeout time.Duration, p *process) error {
+// drain waits until the broker reports no backlog for consumerName on
+// source and every poison payment is dead-lettered, twice in a row 500ms
+// apart.
+func drain(ctx context.Context, b adapters.Broker, source, consumerName string, poison []string, timeout time.Duration, p *process) error {
 	deadline := time.Now().Add(timeout)
 	calm := 0
 	var last string
 	for {
-		lines, err := b.Backlog(ctx, source, "ledger")
+		lines, err := b.Backlog(ctx, source, consumerName)
 		if err == nil {
 			var lag, dead int64
 			for _, l := range lines {
