@@ -301,6 +301,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			return res, err
 		}
 		defer e2e.close()
+	} else {
+		// Without the downstream nothing reads the events: send none, rather
+		// than fill the ledger's default destination on a shared broker.
+		l.args = append(l.args, "-events", "")
 	}
 
 	var poison []string
