@@ -243,11 +243,11 @@ func redrive(ctx context.Context, s dlqSession, publish func(context.Context, *c
 					}
 				}
 				if !opts.DryRun {
-					if err := publish(ctx, RedriveCopy(h.msg)); err != nil {
-						return res, fmt.Errorf("redrive: publishing %q back to its source (it stays in the dead-letter destination): %w", h.msg.ID, err)
+					if err := ctx.Err(); err != nil {
+						return res, err
 					}
-					if err := h.remove(ctx); err != nil {
-						return res, fmt.Errorf("redrive: %q was published to its source but not removed from the dead-letter destination (a second redrive is absorbed by the idempotency claim): %w", h.msg.ID, err)
+					if err := moveOne(ctx, h, publish); err != nil {
+						return res, err
 					}
 				}
 				done[h.msg.ID] = true
@@ -258,6 +258,26 @@ func redrive(ctx context.Context, s dlqSession, publish func(context.Context, *c
 			}
 		}
 	}
+}
+
+// moveTimeout bounds one message's publish and removal once started,
+// since a cancelled context no longer stops them.
+const moveTimeout = 30 * time.Second
+
+// moveOne publishes h's redrive copy and then removes h. A cancelled ctx
+// does not interrupt them, so cancelling a redrive stops it between two
+// messages, never between a publish and its removal; moveTimeout bounds
+// the pair instead.
+func moveOne(ctx context.Context, h heldLetter, publish func(context.Context, *consumer.Message) error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), moveTimeout)
+	defer cancel()
+	if err := publish(ctx, RedriveCopy(h.msg)); err != nil {
+		return fmt.Errorf("redrive: publishing %q back to its source (it stays in the dead-letter destination): %w", h.msg.ID, err)
+	}
+	if err := h.remove(ctx); err != nil {
+		return fmt.Errorf("redrive: %q was published to its source but not removed from the dead-letter destination (a second redrive is absorbed by the idempotency claim): %w", h.msg.ID, err)
+	}
+	return nil
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {

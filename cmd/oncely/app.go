@@ -57,6 +57,7 @@ func commands() []command {
 			{name: "redrive", summary: "move dead letters back to their source (same ID, attempts reset)", run: runDLQRedrive},
 			{name: "purge", summary: "delete dead letters for good (asks first; --yes to skip)", run: runDLQPurge},
 		}},
+		{name: "console", summary: "serve the dead-letter console, a web UI: groups, plans, rate-limited redrives, deletes, audit", run: runConsole},
 		{name: "lag", summary: "show Kafka lag per partition, or queue and dead-letter depth", run: runLag},
 		{name: "dev", summary: "run a development broker", sub: []command{
 			{name: "kafka", summary: "run an in-process Kafka cluster (kfake) on local ports", run: runDevKafka},

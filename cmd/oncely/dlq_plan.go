@@ -6,13 +6,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/internal/redriveplan"
 	"github.com/oncely/oncely/store/postgres"
 )
 
 // planShown is how many dead letters a text plan lists one by one.
 const planShown = 50
 
-// redrivePlan is dlq redrive --plan's result, and its --output json document.
+// redrivePlan is dlq redrive --plan's --output json document.
 type redrivePlan struct {
 	Source   string `json:"source"`
 	Consumer string `json:"consumer"`
@@ -30,24 +31,8 @@ type redrivePlan struct {
 
 // planRedrive reports what dlq redrive would do with opts, telling apart
 // the dead letters already applied (their claim exists in the Postgres store
-// of db) from those not; it changes nothing. The claims are looked up under
-// the consumer name, which is the name the consumer claims with.
+// of db) from those not (redriveplan.Make); it changes nothing.
 func planRedrive(ctx context.Context, a *app, br adapters.Broker, bf brokerFlags, opts adapters.RedriveOptions, db dbFlags, output string) error {
-	dls, err := br.DeadLetters(ctx, bf.source, bf.consumer, 0)
-	if err != nil {
-		return sourceErr("dlq redrive --plan", err)
-	}
-	plan := redrivePlan{Source: bf.source, Consumer: bf.consumer, Broker: br.Kind(), Seen: len(dls), Applied: []string{}, NotApplied: []string{}}
-	var ids []string
-	byID := map[string]adapters.DeadLetter{}
-	for _, d := range dls {
-		if !opts.Selects(d) || (opts.Limit > 0 && len(ids) == opts.Limit) {
-			continue
-		}
-		ids = append(ids, d.Message.ID)
-		byID[d.Message.ID] = d
-	}
-	plan.Selected = len(ids)
 	pool, err := db.open(ctx, a, "dlq redrive --plan")
 	if err != nil {
 		return err
@@ -58,36 +43,32 @@ func planRedrive(ctx context.Context, a *app, br adapters.Broker, bf brokerFlags
 		return fmt.Errorf("dlq redrive --plan: %w", err)
 	}
 	defer st.Close(ctx)
-	claimed, err := st.Claimed(ctx, bf.consumer, ids)
+	plan, err := redriveplan.Make(ctx, br, st, bf.source, bf.consumer, opts)
 	if err != nil {
-		return fmt.Errorf("dlq redrive --plan: %w", err)
-	}
-	for _, id := range ids {
-		if claimed[id] {
-			plan.Applied = append(plan.Applied, id)
-		} else {
-			plan.NotApplied = append(plan.NotApplied, id)
-		}
+		return sourceErr("dlq redrive --plan", err)
 	}
 	if output == "json" {
-		return writeJSON(a.stdout, plan)
+		return writeJSON(a.stdout, redrivePlan{Source: plan.Source, Consumer: plan.Consumer, Broker: br.Kind(), Seen: plan.Seen,
+			Selected: plan.Selected, Applied: plan.Applied, NotApplied: plan.NotApplied})
 	}
 	fmt.Fprintf(a.stdout, "plan: redrive %d of %d dead letters of source %s, consumer %s back to %s\n", plan.Selected, plan.Seen, bf.source, bf.consumer, bf.source)
 	fmt.Fprintf(a.stdout, "  %d already applied (a claim exists: the redrive is a no-op for them)\n", len(plan.Applied))
 	fmt.Fprintf(a.stdout, "  %d not applied (the redrive runs their handler)\n", len(plan.NotApplied))
-	if len(ids) > 0 {
+	if plan.Selected > 0 {
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tREASON\tAPPLIED\tERROR")
-		for i, id := range ids {
-			if i == planShown {
-				fmt.Fprintf(tw, "… and %d more (--output json lists every ID)\n", len(ids)-planShown)
+		shown := 0
+		for _, id := range plan.IDs {
+			if shown == planShown {
+				fmt.Fprintf(tw, "… and %d more (--output json lists every ID)\n", plan.Selected-planShown)
 				break
 			}
+			shown++
 			applied := "no"
-			if claimed[id] {
+			if plan.IsApplied(id) {
 				applied = "yes"
 			}
-			d := byID[id]
+			d := plan.Letters[id]
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, orDash(d.Reason()), applied, oneLine(d.Error(), 60))
 		}
 		if err := tw.Flush(); err != nil {

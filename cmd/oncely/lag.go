@@ -1,16 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/backlog"
 )
 
 func runLag(ctx context.Context, a *app, args []string) error {
@@ -38,21 +34,16 @@ error; a Kafka consumer group that never committed on the source is said so
 		return err
 	}
 	defer br.Close()
-	lines, err := br.Backlog(ctx, bf.source, bf.consumer)
+	rep, err := backlog.Read(ctx, br, bf.source, bf.consumer, *perPartition)
 	if err != nil {
 		return sourceErr("lag", err)
 	}
-	sortBacklog(bf.source, lines)
-	never := neverCommitted(bf.source, lines)
-	if !*perPartition {
-		lines = sumPerSource(lines)
-	}
+	lines, never := rep.Rows, rep.NeverCommitted
 	if *output == "json" {
-		doc := lagJSON{Source: bf.source, Consumer: bf.consumer, Broker: br.Kind(), Rows: []backlogJSON{}, NeverCommitted: never}
+		doc := lagJSON{Source: bf.source, Consumer: bf.consumer, Broker: br.Kind(), Rows: []backlogJSON{}, NeverCommitted: never,
+			TotalLag: rep.TotalLag, TotalDeadLetters: rep.TotalDeadLetters}
 		for _, l := range lines {
 			doc.Rows = append(doc.Rows, newBacklogJSON(l))
-			doc.TotalLag = addKnown(doc.TotalLag, l.Lag)
-			doc.TotalDeadLetters = addKnown(doc.TotalDeadLetters, l.DeadLetters)
 		}
 		return writeJSON(a.stdout, doc)
 	}
@@ -65,16 +56,13 @@ error; a Kafka consumer group that never committed on the source is said so
 	} else {
 		fmt.Fprintln(tw, "SOURCE\tLAG\tDEAD LETTERS")
 	}
-	var total, dead int64
 	for _, l := range lines {
 		lag, dl := "-", "-"
 		if l.Lag >= 0 {
 			lag = strconv.FormatInt(l.Lag, 10)
-			total += l.Lag
 		}
 		if l.DeadLetters >= 0 {
 			dl = strconv.FormatInt(l.DeadLetters, 10)
-			dead += l.DeadLetters
 		}
 		if *perPartition {
 			part := "-"
@@ -88,78 +76,10 @@ error; a Kafka consumer group that never committed on the source is said so
 	}
 	if len(lines) > 1 {
 		if *perPartition {
-			fmt.Fprintf(tw, "total\t\t%d\t%d\n", total, dead)
+			fmt.Fprintf(tw, "total\t\t%d\t%d\n", rep.TotalLag, rep.TotalDeadLetters)
 		} else {
-			fmt.Fprintf(tw, "total\t%d\t%d\n", total, dead)
+			fmt.Fprintf(tw, "total\t%d\t%d\n", rep.TotalLag, rep.TotalDeadLetters)
 		}
 	}
 	return tw.Flush()
-}
-
-// neverCommitted reports whether every line of source itself (not its
-// tiers) is a partition the consumer group never committed on.
-func neverCommitted(source string, lines []consumer.Backlog) bool {
-	n := 0
-	for _, l := range lines {
-		if l.Source == source && l.Partition >= 0 {
-			if !l.NeverCommitted {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
-}
-
-// sortBacklog orders lines by source (see lagRank), then partition.
-func sortBacklog(source string, lines []consumer.Backlog) {
-	slices.SortStableFunc(lines, func(x, y consumer.Backlog) int {
-		return cmp.Or(cmp.Compare(lagRank(source, x.Source), lagRank(source, y.Source)),
-			cmp.Compare(x.Source, y.Source), cmp.Compare(x.Partition, y.Partition))
-	})
-}
-
-// sumPerSource adds up sorted lines per source: lag and dead letters, each
-// -1 (unknown) only when no line of the source knows it; NeverCommitted
-// when it holds for every partition of the source.
-func sumPerSource(lines []consumer.Backlog) []consumer.Backlog {
-	var out []consumer.Backlog
-	for _, l := range lines {
-		if n := len(out); n > 0 && out[n-1].Source == l.Source {
-			out[n-1].Lag = addKnown(out[n-1].Lag, l.Lag)
-			out[n-1].DeadLetters = addKnown(out[n-1].DeadLetters, l.DeadLetters)
-			continue
-		}
-		l.Partition = -1
-		out = append(out, l)
-	}
-	for i := range out {
-		out[i].NeverCommitted = neverCommitted(out[i].Source, lines)
-	}
-	return out
-}
-
-func addKnown(a, b int64) int64 {
-	switch {
-	case a < 0:
-		return b
-	case b < 0:
-		return a
-	}
-	return a + b
-}
-
-// lagRank orders a backlog's sources: the consumed source, then retry tiers
-// by delay (named <source>.<consumer>.retry.<delay>), then the rest (the
-// dead-letter destination).
-func lagRank(source, name string) time.Duration {
-	if name == source {
-		return -1
-	}
-	if i := strings.LastIndex(name, ".retry."); i >= 0 {
-		if d, err := time.ParseDuration(name[i+len(".retry."):]); err == nil {
-			return d
-		}
-	}
-	return 1<<63 - 1
 }

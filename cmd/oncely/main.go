@@ -1,7 +1,8 @@
 // Command oncely operates oncely consumers: it migrates the Postgres store,
 // lists, shows, redrives and purges dead letters, reports lag and queue depth
-// on any broker, runs a Kafka dev cluster, runs the crash test, and checks
-// code with oncely's analyzers (vet).
+// on any broker, serves the dead-letter console (a web UI), runs a Kafka dev
+// cluster, runs the crash test, and checks code with oncely's analyzers
+// (vet).
 //
 //	oncely migrate       --database-url URL [--schema oncely]
 //	oncely prune         --database-url URL [--schema oncely] [--retention 168h]
@@ -11,6 +12,7 @@
 //	oncely dlq redrive   --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--rate N] [--dry-run]
 //	oncely dlq purge     --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--limit N] [--dry-run] [--yes]
 //	oncely lag           --broker URL --source S --consumer C
+//	oncely console       --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch S/C] [--token T] [--read-only]
 //	oncely dev kafka     [--addr 127.0.0.1:9092]
 //	oncely crashtest     [--brokers rabbitmq,kafka,sqs] [--kills 100] [--messages 2000]
 //	oncely vet           [--tests=false] [--tags T] [packages]   (default ./...)

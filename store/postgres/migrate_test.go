@@ -39,6 +39,11 @@ func TestMigrateTwiceIsNoOp(t *testing.T) {
 	require.NoError(t, db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = $1
 		AND tablename = 'processed_messages' AND indexdef LIKE '%(processed_at)%'`, db.Schema).Scan(&idx))
 	require.Equal(t, 1, idx)
+
+	// 0003: the console's audit table.
+	var audit bool
+	require.NoError(t, db.Pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", db.Schema+".console_audit").Scan(&audit))
+	require.True(t, audit)
 }
 
 func TestMigrateConcurrently(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package backlog
 
 import (
 	"testing"
@@ -21,8 +21,8 @@ func TestLagSummaryOrder(t *testing.T) {
 		{Source: "pay.ledger.retry.10s", Partition: 0, Lag: 1, DeadLetters: -1},
 	}
 	sorted := append([]consumer.Backlog(nil), lines...)
-	sortBacklog("pay", sorted)
-	got := sumPerSource(sorted)
+	Sort("pay", sorted)
+	got := SumPerSource(sorted)
 	var names []string
 	for _, l := range got {
 		names = append(names, l.Source)

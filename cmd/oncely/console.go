@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/oncely/oncely/internal/console"
+	"github.com/oncely/oncely/store/postgres"
+)
+
+// watchFlag is the repeatable --watch SOURCE/CONSUMER.
+type watchFlag []console.Consumer
+
+func (w *watchFlag) String() string {
+	var s []string
+	for _, c := range *w {
+		s = append(s, c.Source+"/"+c.Name)
+	}
+	return strings.Join(s, ",")
+}
+
+func (w *watchFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		i := strings.LastIndex(p, "/")
+		if i <= 0 || i == len(p)-1 {
+			return fmt.Errorf("%q: want SOURCE/CONSUMER", p)
+		}
+		*w = append(*w, console.Consumer{Source: p[:i], Name: p[i+1:]})
+	}
+	return nil
+}
+
+func runConsole(ctx context.Context, a *app, args []string) error {
+	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME] [--read-only]", `
+Serves the dead-letter console, a web UI: consumers with their lag and
+dead-letter depth, dead letters grouped by failure fingerprint, messages
+with their headers, failure and body, plans (which selected dead letters
+were already applied), rate-limited redrives with live progress and cancel,
+deletes, and the audit table of every action (Postgres, migration 0003: run
+oncely migrate first). See docs/console.md.
+
+It listens on 127.0.0.1:8080 by default. Any address other than loopback
+needs --token (or ONCELY_CONSOLE_TOKEN, which keeps it out of the process
+list): the browser logs in with it. The audit table names the actor --user
+(default $USER). --read-only refuses every action.`)
+	brokerURL := fs.String("broker", "", "broker URL (default $BROKER_URL)")
+	db := databaseFlags(fs)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address; other than loopback only with --token")
+	var watch watchFlag
+	fs.Var(&watch, "watch", "a SOURCE/CONSUMER the overview lists (repeat, or comma-separate); others open by URL")
+	token := fs.String("token", "", "login token, at least 16 characters (default $ONCELY_CONSOLE_TOKEN); required off loopback")
+	user := fs.String("user", "", "name the audit table records for actions (default $USER, else console)")
+	readOnly := fs.Bool("read-only", false, "refuse redrives, deletes and cancels (403) and hide their buttons")
+	rate := fs.Float64("rate", console.DefaultRate, "redrive rate the forms offer, messages per second")
+	maxRate := fs.Float64("max-rate", console.DefaultMaxRate, "highest redrive rate accepted")
+	scanLimit := fs.Int("scan-limit", console.DefaultScanLimit, "most dead letters a page reads (plans and actions read all)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *token == "" {
+		*token = a.getenv("ONCELY_CONSOLE_TOKEN")
+	}
+	if err := console.CheckAddr(*addr, *token != ""); err != nil {
+		if errors.Is(err, console.ErrTokenRequired) {
+			return usagef("console: --addr %s is not a loopback address: give --token (or ONCELY_CONSOLE_TOKEN) so that the browser must log in, or listen on 127.0.0.1", *addr)
+		}
+		return usagef("console: --addr: %v", err)
+	}
+	if *token != "" && len(*token) < 16 {
+		return usagef("console: --token must be at least 16 characters")
+	}
+	if *user == "" {
+		*user = a.getenv("USER")
+	}
+	br, err := a.openBroker(ctx, "console", *brokerURL, nil)
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	pool, err := db.open(ctx, a, "console")
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ms, err := postgres.Migrations()
+	if err != nil {
+		return err
+	}
+	v, err := postgres.Version(ctx, pool, *db.schema)
+	if err != nil {
+		return fmt.Errorf("console: reading the schema version (is Postgres reachable at --database-url?): %w", err)
+	}
+	if v < len(ms) {
+		return fmt.Errorf("console: schema %s is at version %d, this build needs %d (the audit table): run oncely migrate", *db.schema, v, len(ms))
+	}
+	cfg := console.Config{Broker: br, Pool: pool, Schema: *db.schema, Consumers: watch, User: *user, ReadOnly: *readOnly,
+		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit}
+	if *token != "" {
+		name := *user
+		if name == "" {
+			name = console.DefaultUser
+		}
+		cfg.Tokens = map[string]string{*token: name}
+	}
+	srv, err := console.New(cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("console: %w", err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	mode := ""
+	if *readOnly {
+		mode = ", read-only"
+	}
+	fmt.Fprintf(a.stdout, "console on http://%s (%s%s; stop with Ctrl-C)\n", ln.Addr(), br.Kind(), mode)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 40*time.Second)
+	defer cancel()
+	// Jobs first: each stops between two messages and writes its audit row.
+	cerr := srv.Close(sctx)
+	herr := hs.Shutdown(sctx)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, cerr, herr)
+}

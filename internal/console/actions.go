@@ -1,0 +1,125 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/oncely/oncely/adapters"
+)
+
+// planLimit reads the form's limit: the number of dead letters the plan
+// selected, so an action never takes more than was shown.
+func planLimit(r *http.Request) (int, error) {
+	n, err := strconv.Atoi(r.PostFormValue("limit"))
+	if err != nil || n < 1 {
+		return 0, httpErrorf(http.StatusBadRequest, "limit: want the plan's count, a number >= 1 (make a plan first)")
+	}
+	return n, nil
+}
+
+func (s *Server) startRedrive(w http.ResponseWriter, r *http.Request) error {
+	t := targetOf(r)
+	f, err := filterOf(r)
+	if err != nil {
+		return err
+	}
+	limit, err := planLimit(r)
+	if err != nil {
+		return err
+	}
+	rate, err := strconv.ParseFloat(strings.TrimSpace(r.PostFormValue("rate")), 64)
+	if err != nil || rate <= 0 || rate > s.cfg.MaxRate {
+		return httpErrorf(http.StatusBadRequest, "rate: want messages per second, more than 0 and at most %g", s.cfg.MaxRate)
+	}
+	j := &job{Target: t, Filter: f, Actor: who(r).user, Rate: rate, Limit: limit}
+	if err := s.startJob(r.Context(), j); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/jobs/"+j.ID, http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) deleteLetters(w http.ResponseWriter, r *http.Request) error {
+	t := targetOf(r)
+	f, err := filterOf(r)
+	if err != nil {
+		return err
+	}
+	limit, err := planLimit(r)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(r.PostFormValue("confirm")) != ConfirmWord {
+		return httpErrorf(http.StatusBadRequest, "type %q in the confirmation field to delete; nothing was deleted", ConfirmWord)
+	}
+	actor := who(r).user
+	res, perr := s.cfg.Broker.Purge(r.Context(), t.Source, t.Consumer, adapters.PurgeOptions{Match: f.Match, Limit: limit})
+	outcome := "done"
+	if perr != nil {
+		outcome = "failed: " + perr.Error()
+	}
+	if _, err := s.audit.write(r.Context(), AuditEntry{Actor: actor, Action: actionDelete, Source: t.Source, Consumer: t.Consumer,
+		Selection: f.String(), Outcome: outcome, Counts: map[string]int{"limit": limit, "seen": res.Seen, "deleted": res.Purged,
+			"skipped": res.Skipped, "duplicate_copies": res.DuplicateCopies}}); err != nil {
+		return errors.Join(perr, err)
+	}
+	if errors.Is(perr, adapters.ErrNoSource) {
+		return httpErrorf(http.StatusNotFound, "%v", perr)
+	}
+	status := http.StatusOK
+	if perr != nil {
+		status = http.StatusInternalServerError
+	}
+	s.render(w, r, status, "deleted", "Deleted", struct {
+		filterView
+		Result adapters.PurgeResult
+		Error  string
+	}{filterView{t, f, reasons}, res, outcome})
+	return nil
+}
+
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) error {
+	j := s.job(r.PathValue("job"))
+	if j == nil {
+		return httpErrorf(http.StatusNotFound, "no such job")
+	}
+	if j.requestCancel(who(r).user) {
+		if _, err := s.audit.write(r.Context(), AuditEntry{Actor: who(r).user, Action: actionCancel, Source: j.Target.Source,
+			Consumer: j.Target.Consumer, Selection: j.Filter.String(), Job: j.ID, Outcome: "requested"}); err != nil {
+			s.log.ErrorContext(r.Context(), "console: the cancel of a redrive is not in the audit table", "job", j.ID, "error", err)
+		}
+	}
+	http.Redirect(w, r, "/jobs/"+j.ID, http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) error {
+	s.render(w, r, http.StatusOK, "jobs", "Jobs", s.jobList())
+	return nil
+}
+
+func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) error {
+	j := s.job(r.PathValue("job"))
+	if j == nil {
+		return httpErrorf(http.StatusNotFound, "no such job (jobs live in the console's memory: a restart forgets them; see the audit page)")
+	}
+	s.render(w, r, http.StatusOK, "job", "Redrive "+j.ID, struct {
+		Job   *job
+		State jobState
+	}{j, j.State()})
+	return nil
+}
+
+// jobProgress is the job's state as JSON, for the progress page's script.
+func (s *Server) jobProgress(w http.ResponseWriter, r *http.Request) {
+	j := s.job(r.PathValue("job"))
+	if j == nil {
+		http.Error(w, "no such job", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(j.State())
+}

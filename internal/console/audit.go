@@ -1,0 +1,87 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Audit actions.
+const (
+	actionRedriveStart = "redrive.start"
+	actionRedriveEnd   = "redrive.end"
+	actionDelete       = "delete"
+	actionCancel       = "redrive.cancel"
+)
+
+// AuditEntry is one row of the console_audit table (migration 0003).
+type AuditEntry struct {
+	ID       int64
+	At       time.Time
+	Actor    string
+	Action   string
+	Source   string
+	Consumer string
+	// Selection is the filter the action applied (Filter.String).
+	Selection string
+	// Job is the redrive job's ID, "" for other actions.
+	Job string
+	// Outcome is "started", "done", "cancelled", "failed: …".
+	Outcome string
+	// Counts are the action's numbers (selected, redriven, deleted, …).
+	Counts map[string]int
+}
+
+// auditLog writes and reads the console_audit table.
+type auditLog struct {
+	pool  *pgxpool.Pool
+	table string
+}
+
+func newAuditLog(pool *pgxpool.Pool, schema string) auditLog {
+	return auditLog{pool: pool, table: pgx.Identifier{schema, "console_audit"}.Sanitize()}
+}
+
+// write records e (its ID and At are set by Postgres) and returns its ID.
+func (a auditLog) write(ctx context.Context, e AuditEntry) (int64, error) {
+	counts, err := json.Marshal(e.Counts)
+	if err != nil {
+		return 0, err
+	}
+	if e.Counts == nil {
+		counts = []byte("{}")
+	}
+	var id int64
+	err = a.pool.QueryRow(ctx, "INSERT INTO "+a.table+" (actor, action, source, consumer, selection, job, outcome, counts)"+
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+		e.Actor, e.Action, e.Source, e.Consumer, e.Selection, e.Job, e.Outcome, counts).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("console: writing the audit row (did oncely migrate run? the table is migration 0003): %w", err)
+	}
+	return id, nil
+}
+
+// latest returns the newest n rows, newest first.
+func (a auditLog) latest(ctx context.Context, n int) ([]AuditEntry, error) {
+	rows, err := a.pool.Query(ctx, "SELECT id, at, actor, action, source, consumer, selection, job, outcome, counts FROM "+a.table+
+		" ORDER BY id DESC LIMIT $1", n)
+	if err != nil {
+		return nil, fmt.Errorf("console: reading the audit table: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
+		var e AuditEntry
+		var counts []byte
+		if err := r.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.Source, &e.Consumer, &e.Selection, &e.Job, &e.Outcome, &counts); err != nil {
+			return e, err
+		}
+		return e, json.Unmarshal(counts, &e.Counts)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("console: reading the audit table: %w", err)
+	}
+	return out, nil
+}

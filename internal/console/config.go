@@ -1,0 +1,155 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/store/postgres"
+)
+
+// Defaults of Config's fields.
+const (
+	DefaultRate      = 10.0
+	DefaultMaxRate   = 1000.0
+	DefaultScanLimit = 100_000
+	DefaultUser      = "console"
+	// ConfirmWord is what a delete needs typed in its confirmation field.
+	ConfirmWord = "delete"
+)
+
+// Consumer is one (source, consumer name) the overview lists.
+type Consumer struct {
+	Source string
+	Name   string
+}
+
+// Config configures a Server. Broker and Pool are required; every other
+// field has the default its comment gives.
+type Config struct {
+	// Broker holds the dead letters. Required. The Server does not close it.
+	Broker adapters.Broker
+
+	// Pool reaches the Postgres holding the idempotency claims (for plans)
+	// and the console_audit table (migration 0003). Required; not closed.
+	Pool *pgxpool.Pool
+
+	// Schema holds the oncely tables. Default postgres.SchemaDefault.
+	Schema string
+
+	// Consumers are listed on the overview page with their lag and
+	// dead-letter depth. Any other pair opens by URL. Default none.
+	Consumers []Consumer
+
+	// Tokens maps each login token to the name the audit table records
+	// for what its sessions do. Empty: no login, every request acts as
+	// User; only safe on a loopback address (see CheckAddr).
+	Tokens map[string]string
+
+	// User is the name recorded for actions when Tokens is empty.
+	// Default DefaultUser.
+	User string
+
+	// ReadOnly answers every action (redrive, delete, cancel) with 403 Forbidden
+	// and hides their buttons. Default false.
+	ReadOnly bool
+
+	// DefaultRate is the rate (messages per second) a redrive form
+	// offers. Default DefaultRate.
+	DefaultRate float64
+
+	// MaxRate is the highest redrive rate accepted. Default DefaultMaxRate.
+	MaxRate float64
+
+	// ScanLimit is the most dead letters a page reads (groups, lists); a
+	// page says when it was reached. Plans, redrives and deletes always
+	// read the whole destination. Default DefaultScanLimit.
+	ScanLimit int
+
+	// Logger logs jobs and errors. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Schema == "" {
+		c.Schema = postgres.SchemaDefault
+	}
+	if c.User == "" {
+		c.User = DefaultUser
+	}
+	if c.DefaultRate == 0 {
+		c.DefaultRate = DefaultRate
+	}
+	if c.MaxRate == 0 {
+		c.MaxRate = DefaultMaxRate
+	}
+	if c.ScanLimit == 0 {
+		c.ScanLimit = DefaultScanLimit
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Broker == nil {
+		errs = append(errs, errors.New("Broker is required"))
+	}
+	if c.Pool == nil {
+		errs = append(errs, errors.New("Pool is required"))
+	}
+	if err := postgres.ValidateSchema(c.Schema); err != nil {
+		errs = append(errs, fmt.Errorf("Schema: %w", err))
+	}
+	for tok, name := range c.Tokens {
+		if len(tok) < 16 {
+			errs = append(errs, fmt.Errorf("Tokens: the token of %q is shorter than 16 characters", name))
+		}
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, errors.New("Tokens: a token has an empty name"))
+		}
+	}
+	if c.DefaultRate < 0 || c.MaxRate < 0 || c.DefaultRate > c.MaxRate {
+		errs = append(errs, fmt.Errorf("DefaultRate %g and MaxRate %g: want 0 < DefaultRate <= MaxRate", c.DefaultRate, c.MaxRate))
+	}
+	if c.ScanLimit < 0 {
+		errs = append(errs, fmt.Errorf("ScanLimit %d: want >= 0", c.ScanLimit))
+	}
+	for _, p := range c.Consumers {
+		if p.Source == "" || p.Name == "" {
+			errs = append(errs, fmt.Errorf("Consumers: %q/%q: source and name are both required", p.Source, p.Name))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("console: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// ErrTokenRequired is returned (wrapped) by CheckAddr for an address other
+// than loopback without a login token.
+var ErrTokenRequired = errors.New("a login token is required to listen on an address other than loopback")
+
+// CheckAddr refuses to serve on addr (host:port) without a token unless
+// its host is a loopback address (127.0.0.0/8, ::1 or localhost). An empty
+// host listens on every interface, so it needs a token too.
+func CheckAddr(addr string, haveToken bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("console: address %q: %w", addr, err)
+	}
+	if haveToken || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("console: %q: %w", addr, ErrTokenRequired)
+}

@@ -1,0 +1,65 @@
+// Package console is the dead-letter console that `oncely console` serves:
+// server-rendered pages (html/template, assets embedded with go:embed, one
+// small script for live progress) over an adapters.Broker and the Postgres
+// of the idempotency claims.
+//
+// Pages: the consumers with their lag and dead-letter depth (/); a
+// consumer's dead letters grouped by failure fingerprint (reason, error
+// type, normalised error text, first stack frame) with counts and first
+// and last failure (/c/{source}/{consumer}/); a selection's messages
+// (…/messages); one message's failure context, headers and body
+// (…/message?id=); a plan (…/plan): how many a filter selects in the
+// whole destination, which have an idempotency claim (a redrive is a no-op
+// for them) and which not; redrive jobs (/jobs, /jobs/{id}); the audit
+// table (/audit). Every consumer page takes the filters reason, text,
+// since, until, group and id as query values (see Filter).
+//
+// Actions, all POST with a CSRF token and refused (403) in read-only mode:
+// a redrive (…/redrive) runs in the background at a rate, with a progress
+// page and a cancel (/jobs/{id}/cancel) that stops between two messages;
+// a delete (…/delete) needs ConfirmWord typed. Both take at most the plan's
+// count (limit) of what the filter selects, and each is written to the
+// console_audit table (migration 0003): who, when, what, counts.
+//
+// Safety: http.CrossOriginProtection on every request; with Config.Tokens a
+// login sets a SameSite=Strict HttpOnly session cookie; a strict
+// Content-Security-Policy (no inline script), nosniff and frame-ancestors
+// 'none'; every value from a message is escaped by html/template, bodies
+// are shown as pretty JSON, text or a hex dump, cut when long. CheckAddr
+// refuses a non-loopback address without a token.
+//
+// # Element contract
+//
+// Browser tests find elements by data-testid; these names are kept stable
+// (TestElementContract checks that the templates use no other):
+//
+//	layout:    nav nav-overview nav-jobs nav-audit read-only-badge user logout
+//	errors:    error-message
+//	login:     login-form login-token login-submit login-error
+//	overview:  consumers-table consumer-row (data-source, data-consumer) consumer-link lag
+//	           dlq-depth backlog-error no-consumers open-form open-source open-consumer open-submit
+//	filters:   filter-form filter-reason filter-text filter-since filter-until filter-submit filter-clear
+//	groups:    consumer-name source-name groups-total selected-count all-messages-link plan-filter
+//	           scan-truncated groups-table group-row (data-group) group-count group-reason
+//	           group-error-type group-link group-pattern group-frame group-first-seen
+//	           group-last-seen group-plan no-dead-letters
+//	messages:  back-to-groups group-summary (data-group) messages-total plan-group messages-table
+//	           message-row (data-id) message-link message-reason message-attempts
+//	           message-failed-at message-copies message-error
+//	message:   message-id message-key message-group-link plan-message failure-context
+//	           failure-source failure-consumer failure-reason failure-attempts failure-error-type
+//	           failure-error failure-first-failed-at failure-failed-at failure-copies failure-stack
+//	           headers-table header-row header-name header-value header-truncated
+//	           body body-kind body-size body-truncated
+//	plan:      plan-selection plan-summary plan-selected plan-seen plan-applied-count
+//	           plan-not-applied-count plan-not-applied-list plan-applied-list plan-id (data-id)
+//	           redrive-form redrive-rate redrive-submit delete-form delete-confirm delete-submit
+//	           read-only-note
+//	job:       job (data-status, data-progress-url) job-id job-selection job-limit job-rate
+//	           job-status job-cancelled-by job-progress job-redriven job-seen job-total
+//	           job-skipped job-error job-cancel-form job-cancel
+//	jobs:      jobs-table job-row (data-job) job-link job-status job-redriven no-jobs
+//	deleted:   delete-result deleted-count delete-outcome
+//	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-action
+//	           audit-selection audit-outcome audit-counts no-audit
+package console

@@ -1,0 +1,302 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/backlog"
+	"github.com/oncely/oncely/internal/redriveplan"
+)
+
+// Page sizes.
+const (
+	maxMessagesShown = 500
+	maxPlanIDsShown  = 100
+	auditShown       = 200
+)
+
+// target is the source and consumer of a /c/{source}/{consumer}/ request.
+type target struct {
+	Source, Consumer string
+}
+
+// URL is the target's groups page.
+func (t target) URL() string { return consumerURL(t.Source, t.Consumer) }
+
+func targetOf(r *http.Request) target {
+	return target{Source: r.PathValue("source"), Consumer: r.PathValue("consumer")}
+}
+
+// letters reads up to Config.ScanLimit dead letters of t; truncated when
+// the limit was reached.
+func (s *Server) letters(ctx context.Context, t target) (dls []adapters.DeadLetter, truncated bool, err error) {
+	dls, err = s.cfg.Broker.DeadLetters(ctx, t.Source, t.Consumer, s.cfg.ScanLimit)
+	if errors.Is(err, adapters.ErrNoSource) {
+		return nil, false, httpErrorf(http.StatusNotFound, "source %q does not exist on the broker (%s)", t.Source, s.cfg.Broker.Kind())
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return dls, s.cfg.ScanLimit > 0 && len(dls) >= s.cfg.ScanLimit, nil
+}
+
+func filterOf(r *http.Request) (Filter, error) {
+	if err := r.ParseForm(); err != nil {
+		return Filter{}, httpErrorf(http.StatusBadRequest, "%v", err)
+	}
+	f, err := ParseFilter(r.Form)
+	if err != nil {
+		return f, httpErrorf(http.StatusBadRequest, "filter: %v", err)
+	}
+	return f, nil
+}
+
+type overviewRow struct {
+	target
+	Backlog backlog.Report
+	Err     string
+}
+
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
+	if src, name := r.URL.Query().Get("source"), r.URL.Query().Get("consumer"); src != "" && name != "" {
+		http.Redirect(w, r, consumerURL(src, name), http.StatusSeeOther)
+		return nil
+	}
+	rows := make([]overviewRow, len(s.cfg.Consumers))
+	for i, c := range s.cfg.Consumers {
+		rows[i].target = target{Source: c.Source, Consumer: c.Name}
+		rep, err := backlog.Read(r.Context(), s.cfg.Broker, c.Source, c.Name, false)
+		if err != nil {
+			rows[i].Err = err.Error()
+			continue
+		}
+		rows[i].Backlog = rep
+	}
+	s.render(w, r, http.StatusOK, "overview", "Consumers", struct {
+		Broker string
+		Rows   []overviewRow
+	}{s.cfg.Broker.Kind(), rows})
+	return nil
+}
+
+// filterView is the filter form's state on a consumer's pages.
+type filterView struct {
+	target
+	Filter  Filter
+	Reasons []string
+}
+
+// SinceInput and UntilInput are the times in a datetime-local input's form.
+func (f filterView) SinceInput() string { return inputTime(f.Filter.Since) }
+func (f filterView) UntilInput() string { return inputTime(f.Filter.Until) }
+
+func inputTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02T15:04:05")
+}
+
+// Link is a path under the consumer with the filter as query, plus extra
+// values as key, value pairs.
+func (f filterView) Link(path string, kv ...string) string {
+	v := f.Filter.Values()
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			v.Del(kv[i])
+		} else {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	u := f.URL() + path
+	if q := v.Encode(); q != "" {
+		u += "?" + q
+	}
+	return u
+}
+
+func (s *Server) groupsPage(w http.ResponseWriter, r *http.Request) error {
+	t := targetOf(r)
+	f, err := filterOf(r)
+	if err != nil {
+		return err
+	}
+	dls, truncated, err := s.letters(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	sel := f.Select(dls)
+	s.render(w, r, http.StatusOK, "groups", "Dead letters of "+t.Consumer, struct {
+		filterView
+		Groups    []Group
+		Scanned   int
+		Selected  int
+		Truncated bool
+	}{filterView{t, f, reasons}, GroupLetters(sel), len(dls), len(sel), truncated})
+	return nil
+}
+
+type letterRow struct {
+	adapters.DeadLetter
+	Group string
+}
+
+func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
+	t := targetOf(r)
+	f, err := filterOf(r)
+	if err != nil {
+		return err
+	}
+	dls, truncated, err := s.letters(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	sel := f.Select(dls)
+	var rows []letterRow
+	for _, d := range sel[:min(len(sel), maxMessagesShown)] {
+		rows = append(rows, letterRow{d, FingerprintOf(d).ID()})
+	}
+	var group *Group
+	if f.Group != "" {
+		if gs := GroupLetters(sel); len(gs) == 1 {
+			group = &gs[0]
+		}
+	}
+	s.render(w, r, http.StatusOK, "messages", "Dead letters of "+t.Consumer, struct {
+		filterView
+		Group     *Group
+		Rows      []letterRow
+		Selected  int
+		Scanned   int
+		Truncated bool
+	}{filterView{t, f, reasons}, group, rows, len(sel), len(dls), truncated})
+	return nil
+}
+
+func (s *Server) messagePage(w http.ResponseWriter, r *http.Request) error {
+	t := targetOf(r)
+	id := r.URL.Query().Get("id")
+	dls, _, err := s.letters(r.Context(), t)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(dls, func(d adapters.DeadLetter) bool { return d.Message.ID == id })
+	if i < 0 {
+		return httpErrorf(http.StatusNotFound, "no dead letter with ID %q for source %s, consumer %s", id, t.Source, t.Consumer)
+	}
+	d := dls[i]
+	m := d.Message
+	keys := make([]string, 0, len(m.Headers))
+	for k := range m.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	headers := make([]headerView, 0, len(keys))
+	for _, k := range keys {
+		headers = append(headers, viewHeader(k, m.Headers[k]))
+	}
+	fp := FingerprintOf(d)
+	s.render(w, r, http.StatusOK, "message", "Dead letter "+m.ID, struct {
+		filterView
+		Letter      adapters.DeadLetter
+		Fingerprint Fingerprint
+		GroupID     string
+		ErrorType   string
+		Stack       string
+		FirstFailed string
+		Headers     []headerView
+		Body        bodyView
+	}{filterView{t, Filter{ID: m.ID}, reasons}, d, fp, fp.ID(), m.Header(consumer.HeaderErrorType), m.Header(consumer.HeaderStack),
+		m.Header(consumer.HeaderFirstFailedAt), headers, viewBody(m.Body)})
+	return nil
+}
+
+// planView is the plan page's data.
+type planView struct {
+	filterView
+	Plan       redriveplan.Plan
+	Applied    []string
+	NotApplied []string
+	Rate       float64
+	MaxRate    float64
+	Confirm    string
+}
+
+func (s *Server) planPage(w http.ResponseWriter, r *http.Request) error {
+	t := targetOf(r)
+	f, err := filterOf(r)
+	if err != nil {
+		return err
+	}
+	plan, err := redriveplan.Make(r.Context(), s.cfg.Broker, s.claims, t.Source, t.Consumer, adapters.RedriveOptions{Match: f.Match})
+	if errors.Is(err, adapters.ErrNoSource) {
+		return httpErrorf(http.StatusNotFound, "%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "plan", "Plan for "+t.Consumer, planView{filterView: filterView{t, f, reasons}, Plan: plan,
+		Applied: plan.Applied[:min(len(plan.Applied), maxPlanIDsShown)], NotApplied: plan.NotApplied[:min(len(plan.NotApplied), maxPlanIDsShown)],
+		Rate: s.cfg.DefaultRate, MaxRate: s.cfg.MaxRate, Confirm: ConfirmWord})
+	return nil
+}
+
+func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) error {
+	rows, err := s.audit.latest(r.Context(), auditShown)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "audit", "Audit", rows)
+	return nil
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
+	if len(s.cfg.Tokens) == 0 {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return nil
+	}
+	s.render(w, r, http.StatusOK, "login", "Log in", loginData{Next: safeNext(r.URL.Query().Get("next"))})
+	return nil
+}
+
+type loginData struct {
+	Next  string
+	Error string
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	if len(s.cfg.Tokens) == 0 {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return nil
+	}
+	next := safeNext(r.PostFormValue("next"))
+	user, ok := userOfToken(s.cfg.Tokens, r.PostFormValue("token"))
+	if !ok {
+		s.render(w, r, http.StatusUnauthorized, "login", "Log in", loginData{Next: next, Error: "wrong token"})
+		return nil
+	}
+	s.sessions.end(w, r)
+	s.sessions.create(w, r, user)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	s.sessions.end(w, r)
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	return nil
+}
+
+// safeNext keeps a post-login redirect on this site: a path starting with
+// one slash, else "/".
+func safeNext(next string) string {
+	if len(next) < 1 || next[0] != '/' || (len(next) > 1 && (next[1] == '/' || next[1] == '\\')) {
+		return "/"
+	}
+	return next
+}
