@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// pollInterval is how often WaitFor evaluates its condition.
+// pollInterval is how often Poll evaluates its expression.
 const pollInterval = 50 * time.Millisecond
 
 // Tab is one browser tab of a test. Its methods fail the test on the first
@@ -92,16 +92,39 @@ func (tab *Tab) Navigate(url string) *network.Response {
 	return Run(tab, chromedp.NavigateResponse(url))
 }
 
-// WaitFor polls the JavaScript expression every 50 ms until it is truthy,
-// failing the test when the tab's deadline passes first; the failure shows
-// the page's URL and the start of its text. It is how a test waits for the
-// page to show something (no sleeps).
+// WaitFor evaluates the JavaScript expression every 50 ms until it is
+// truthy (see Poll): how a test waits for the page to show something, with
+// no sleeps.
 func (tab *Tab) WaitFor(expr string) {
 	tab.t.Helper()
-	_, err := chromedp.Run(tab.ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(pollInterval), chromedp.WithPollingTimeout(0)))
-	if err != nil {
-		tab.t.Fatalf("browsertest: waiting for %s: %v%s", expr, err, tab.diagnosis())
+	Poll(tab, "!!("+expr+")", func(ok bool) bool { return ok })
+}
+
+// Poll evaluates the JavaScript expression every 50 ms until done accepts
+// its value, and returns that value. An evaluation that fails (the page is
+// between two documents, say, while it reloads) is tried again. The tab's
+// deadline ends the wait, failing the test with the last value or error,
+// the page's URL and the start of its text.
+func Poll[T any](tab *Tab, expr string, done func(T) bool) T {
+	tab.t.Helper()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	var last string
+	for {
+		v, err := chromedp.Run(tab.ctx, chromedp.Evaluate[T](expr))
+		switch {
+		case err == nil && done(v):
+			return v
+		case err == nil:
+			last = fmt.Sprintf("last value %+v", v)
+		default:
+			last = "last error " + err.Error()
+		}
+		select {
+		case <-tab.ctx.Done():
+			tab.t.Fatalf("browsertest: waiting for %s: %v (%s)%s", expr, tab.ctx.Err(), last, tab.diagnosis())
+		case <-tick.C:
+		}
 	}
 }
 
@@ -115,10 +138,15 @@ func (tab *Tab) Console() []chromedp.ConsoleMessage {
 
 // Errors returns the console messages of type error or exception so far,
 // as text: what a page that works as meant never produces (a script that
-// threw, a resource the Content-Security-Policy blocked).
+// threw, a resource the Content-Security-Policy blocked, a link to a page
+// that is not there). The browser's own request for /favicon.ico, which no
+// page asked for, is left out.
 func (tab *Tab) Errors() []string {
 	var errs []string
 	for _, m := range tab.Console() {
+		if strings.HasSuffix(m.URL, "/favicon.ico") {
+			continue
+		}
 		if m.Type == chromedp.ConsoleError || m.IsException() {
 			errs = append(errs, m.String())
 		}
