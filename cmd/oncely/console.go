@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/internal/console"
 	"github.com/oncely/oncely/store/postgres"
 )
@@ -36,7 +37,7 @@ func (w *watchFlag) Set(v string) error {
 }
 
 func runConsole(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME] [--read-only]", `
+	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME] [--read-only] [--tls-cert F --tls-key F]", `
 Serves the dead-letter console, a web UI: consumers with their lag and
 dead-letter depth, dead letters grouped by failure fingerprint, messages
 with their headers, failure and body, plans (which selected dead letters
@@ -46,9 +47,10 @@ oncely migrate first). See docs/console.md.
 
 It listens on 127.0.0.1:8080 by default. Any address other than loopback
 needs --token (or ONCELY_CONSOLE_TOKEN, which keeps it out of the process
-list): the browser logs in with it. The audit table names the actor --user
+list): the browser logs in with it; serve it over TLS there (--tls-cert and
+--tls-key, or a TLS proxy in front). The audit table names the actor --user
 (default $USER). --read-only refuses every action.`)
-	brokerURL := fs.String("broker", "", "broker URL (default $BROKER_URL)")
+	brokerURL := fs.String("broker", "", "broker URL (default $BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
 	db := databaseFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; other than loopback only with --token")
 	var watch watchFlag
@@ -59,6 +61,8 @@ list): the browser logs in with it. The audit table names the actor --user
 	rate := fs.Float64("rate", console.DefaultRate, "redrive rate the forms offer, messages per second")
 	maxRate := fs.Float64("max-rate", console.DefaultMaxRate, "highest redrive rate accepted")
 	scanLimit := fs.Int("scan-limit", console.DefaultScanLimit, "most dead letters a page reads (plans and actions read all)")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key); the session cookie is then Secure")
+	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -73,6 +77,9 @@ list): the browser logs in with it. The audit table names the actor --user
 	}
 	if *token != "" && len(*token) < 16 {
 		return usagef("console: --token must be at least 16 characters")
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return usagef("console: give --tls-cert and --tls-key together")
 	}
 	if *user == "" {
 		*user = a.getenv("USER")
@@ -120,9 +127,19 @@ list): the browser logs in with it. The audit table names the actor --user
 	if *readOnly {
 		mode = ", read-only"
 	}
-	fmt.Fprintf(a.stdout, "console on http://%s (%s%s; stop with Ctrl-C)\n", ln.Addr(), br.Kind(), mode)
+	scheme := "http"
+	if *tlsCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(a.stdout, "console on %s://%s (%s%s; stop with Ctrl-C)\n", scheme, ln.Addr(), br.Kind(), mode)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() {
+		if *tlsCert != "" {
+			served <- hs.ServeTLS(ln, *tlsCert, *tlsKey)
+			return
+		}
+		served <- hs.Serve(ln)
+	}()
 	select {
 	case err = <-served:
 	case <-ctx.Done():

@@ -1,11 +1,13 @@
 package console
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/oncely/oncely/adapters"
 )
@@ -61,7 +63,10 @@ func (s *Server) deleteLetters(w http.ResponseWriter, r *http.Request) error {
 	if perr != nil {
 		outcome = "failed: " + perr.Error()
 	}
-	if _, err := s.audit.write(r.Context(), AuditEntry{Actor: actor, Action: actionDelete, Source: t.Source, Consumer: t.Consumer,
+	// The deletes happened: record them even if the browser went away.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
+	defer cancel()
+	if _, err := s.audit.write(actx, AuditEntry{Actor: actor, Action: actionDelete, Source: t.Source, Consumer: t.Consumer,
 		Selection: f.String(), Outcome: outcome, Counts: map[string]int{"limit": limit, "seen": res.Seen, "deleted": res.Purged,
 			"skipped": res.Skipped, "duplicate_copies": res.DuplicateCopies}}); err != nil {
 		return errors.Join(perr, err)

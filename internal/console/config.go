@@ -100,20 +100,20 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	var errs []error
 	if c.Broker == nil {
-		errs = append(errs, errors.New("Broker is required"))
+		errs = append(errs, errors.New("no Broker: it is required"))
 	}
 	if c.Pool == nil {
-		errs = append(errs, errors.New("Pool is required"))
+		errs = append(errs, errors.New("no Pool: it is required"))
 	}
 	if err := postgres.ValidateSchema(c.Schema); err != nil {
-		errs = append(errs, fmt.Errorf("Schema: %w", err))
+		errs = append(errs, fmt.Errorf("invalid Schema: %w", err))
 	}
 	for tok, name := range c.Tokens {
 		if len(tok) < 16 {
-			errs = append(errs, fmt.Errorf("Tokens: the token of %q is shorter than 16 characters", name))
+			errs = append(errs, fmt.Errorf("the token of %q in Tokens is shorter than 16 characters", name))
 		}
 		if strings.TrimSpace(name) == "" {
-			errs = append(errs, errors.New("Tokens: a token has an empty name"))
+			errs = append(errs, errors.New("a token in Tokens has an empty name"))
 		}
 	}
 	if c.DefaultRate < 0 || c.MaxRate < 0 || c.DefaultRate > c.MaxRate {
@@ -124,7 +124,7 @@ func (c Config) validate() error {
 	}
 	for _, p := range c.Consumers {
 		if p.Source == "" || p.Name == "" {
-			errs = append(errs, fmt.Errorf("Consumers: %q/%q: source and name are both required", p.Source, p.Name))
+			errs = append(errs, fmt.Errorf("incomplete Consumers entry %q/%q: source and name are both required", p.Source, p.Name))
 		}
 	}
 	if len(errs) > 0 {

@@ -167,9 +167,10 @@ func hasDigit(w string) bool {
 // (runtime/debug.Stack's format) that is the panicking code: the first
 // after the last panic( line, or else the first outside package runtime.
 // Arguments are dropped, so the frame is the same for every value; "" when
-// stack has no frame.
+// stack is not a Go stack trace (it starts with "goroutine ") or has no
+// frame.
 func FirstFrame(stack string) string {
-	if stack == "" {
+	if !strings.HasPrefix(stack, "goroutine ") {
 		return ""
 	}
 	lines := strings.Split(stack, "\n")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -90,7 +91,7 @@ func (s *Server) startJob(ctx context.Context, j *job) error {
 	j.state.Status = jobRunning
 	j.done = make(chan struct{})
 	if _, err := s.audit.write(ctx, AuditEntry{Actor: j.Actor, Action: actionRedriveStart, Source: j.Target.Source, Consumer: j.Target.Consumer,
-		Selection: j.Filter.String(), Job: j.ID, Outcome: "started", Counts: map[string]int{"limit": j.Limit, "rate": int(j.Rate)}}); err != nil {
+		Selection: j.Filter.String(), Job: j.ID, Outcome: fmt.Sprintf("started at %g/s", j.Rate), Counts: map[string]int{"limit": j.Limit}}); err != nil {
 		return err
 	}
 	jctx, cancel := context.WithCancel(s.jobsCtx)

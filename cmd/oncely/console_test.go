@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/adapters/memory"
+	"github.com/oncely/oncely/internal/pgtest"
+)
+
+func TestConsoleRefusesUnsafeSetups(t *testing.T) {
+	code, out, _ := cli(t, nil, nil, "--help")
+	require.Equal(t, 0, code)
+	require.Regexp(t, `(?m)^  console +serve the dead-letter console`, out)
+	code, _, errs := cli(t, nil, nil, "console", "--broker", "mem://", "--database-url", "postgres://x", "--addr", "0.0.0.0:8080")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "not a loopback address: give --token")
+	code, _, errs = cli(t, nil, nil, "console", "--addr", ":8080")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--token")
+	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": "short"}, nil, "console", "--addr", ":8080")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "at least 16 characters")
+	code, _, errs = cli(t, nil, nil, "console", "--watch", "no-slash")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "want SOURCE/CONSUMER")
+
+	db := pgtest.New(t, pgtest.Options{NoMigrate: true})
+	code, _, errs = cli(t, nil, nil, "console", "--broker", "mem://", "--database-url", db.URL, "--schema", db.Schema)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "run oncely migrate")
+}
+
+// signalWriter closes ready on its first write.
+type signalWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	ready chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.buf.Len() == 0 {
+		defer close(w.ready)
+	}
+	return w.buf.Write(p)
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// oncely console serves the pages on the address it prints and stops
+// cleanly on cancel.
+func TestConsoleServes(t *testing.T) {
+	db := pgtest.New(t)
+	b := memory.NewBroker()
+	br, err := adapters.Open(t.Context(), "mem://", adapters.WithMemoryBroker(b))
+	require.NoError(t, err)
+	_, err = br.Source(t.Context(), "payments", "ledger")
+	require.NoError(t, err)
+	out := &signalWriter{ready: make(chan struct{})}
+	a := newApp(out, io.Discard, func(string) string { return "" })
+	a.openOpts = []adapters.Option{adapters.WithMemoryBroker(b)}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- a.run(ctx, []string{"console", "--broker", "mem://", "--database-url", db.URL, "--schema", db.Schema,
+			"--addr", "127.0.0.1:0", "--watch", "payments/ledger", "--user", "carol", "--read-only"})
+	}()
+	select {
+	case <-out.ready:
+	case c := <-code:
+		t.Fatalf("console exited with %d: %s", c, out.String())
+	}
+	m := regexp.MustCompile(`console on (http://127\.0\.0\.1:\d+) \(memory, read-only;`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, out.String())
+	resp, err := http.Get(m[1] + "/")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), `data-source="payments" data-consumer="ledger"`)
+	require.Contains(t, string(body), `data-testid="user">carol<`)
+	require.Contains(t, string(body), `data-testid="read-only-badge"`)
+	cancel()
+	select {
+	case c := <-code:
+		require.Equal(t, 0, c)
+	case <-time.After(time.Minute):
+		t.Fatal("console did not stop")
+	}
+}
