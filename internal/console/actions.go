@@ -91,11 +91,14 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) error {
 	if j == nil {
 		return httpErrorf(http.StatusNotFound, "no such job")
 	}
-	if j.requestCancel(who(r).user) {
+	// The request's row comes first, so it precedes the job's end row.
+	if st := j.State(); st.Status == jobRunning && st.CancelledBy == "" {
 		if _, err := s.audit.write(r.Context(), AuditEntry{Actor: who(r).user, Action: actionCancel, Source: j.Target.Source,
 			Consumer: j.Target.Consumer, Selection: j.Filter.String(), Job: j.ID, Outcome: "requested"}); err != nil {
+			// Stopping is never refused; the job's end row names who.
 			s.log.ErrorContext(r.Context(), "console: the cancel of a redrive is not in the audit table", "job", j.ID, "error", err)
 		}
+		j.requestCancel(who(r).user)
 	}
 	http.Redirect(w, r, "/jobs/"+j.ID, http.StatusSeeOther)
 	return nil

@@ -59,7 +59,9 @@ const maxQuoted = 256
 // other run of digits with <n>. So "order 42 of 'bob' failed: id
 // 1b4e28ba-2fa1-11d2-883f-0016d3cca427" and "order 7 of 'amy' failed: id
 // 6fa459ea-ee8a-3ca4-894e-db77e160355e" share "order <n> of '<q>' failed:
-// id <uuid>".
+// id <uuid>". It is hand-written rather than regular expressions because
+// that pays: 25 times faster in BenchmarkGroup100k (docs/benchmarks.md),
+// 100,000 dead letters grouped in about 100 ms.
 func Normalize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))

@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -138,9 +139,11 @@ func TestFilter(t *testing.T) {
 }
 
 // BenchmarkGroup100k groups 100,000 dead letters by fingerprint and, in the
-// same process, groups them by their raw error text in a hand-written loop
-// (the least any grouping costs); it reports the ratio. Run with
-// go test -run X -bench Group100k ./internal/console/.
+// same process, two baselines: grouping by the raw error text in a
+// hand-written loop (the least any grouping costs) and normalising with
+// regular expressions (the obvious way to write Normalize). It reports
+// both ratios. Run with
+// go test -run X -bench Group100k -benchtime 5x ./internal/console/.
 func BenchmarkGroup100k(b *testing.B) {
 	t0 := time.Now()
 	dls := make([]adapters.DeadLetter, 100_000)
@@ -149,7 +152,14 @@ func BenchmarkGroup100k(b *testing.B) {
 			fmt.Sprintf("payment %d of customer 'c-%d' failed: upstream 6fa459ea-ee8a-3ca4-894e-db77e160355e said 503 after %dms", i, i%977, i%300),
 			"", t0.Add(time.Duration(i)*time.Millisecond))
 	}
-	var raw, fp time.Duration
+	res := []*regexp.Regexp{
+		regexp.MustCompile(`'[^']*'|"[^"]*"|` + "`[^`]*`"),
+		regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`),
+		regexp.MustCompile(`\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*\b`),
+		regexp.MustCompile(`[0-9]+`),
+	}
+	repl := []string{"<q>", "<uuid>", "<hex>", "<n>"}
+	var raw, re, fp time.Duration
 	for b.Loop() {
 		start := time.Now()
 		m := map[string]int{}
@@ -157,6 +167,18 @@ func BenchmarkGroup100k(b *testing.B) {
 			m[d.Error()]++
 		}
 		raw += time.Since(start)
+
+		start = time.Now()
+		m = map[string]int{}
+		for _, d := range dls {
+			s := d.Error()
+			for i, r := range res {
+				s = r.ReplaceAllString(s, repl[i])
+			}
+			m[s]++
+		}
+		re += time.Since(start)
+
 		start = time.Now()
 		if gs := GroupLetters(dls); len(gs) != 1 {
 			b.Fatalf("%d groups, want 1", len(gs))
@@ -164,5 +186,6 @@ func BenchmarkGroup100k(b *testing.B) {
 		fp += time.Since(start)
 	}
 	b.ReportMetric(float64(fp)/float64(raw), "fingerprint/raw")
+	b.ReportMetric(float64(re)/float64(fp), "regexp/fingerprint")
 	b.ReportMetric(float64(fp.Nanoseconds())/float64(b.N)/1e6, "ms/100k")
 }
