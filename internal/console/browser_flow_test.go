@@ -146,7 +146,9 @@ func runFlow(t *testing.T, url, source, name string, o flowOptions) {
 	var partial []string // redriven counts the page showed while running
 	end := browsertest.Poll(r.tab, jobViewJS, func(v jobView) bool {
 		if v.Status == "running" && v.Redriven != "0" && v.Redriven != "5" && !slices.Contains(partial, v.Redriven) {
-			partial = append(partial, v.Redriven)
+			if partial = append(partial, v.Redriven); len(partial) == 1 {
+				shot("redrive")
+			}
 		}
 		return v.Status != "" && v.Status != "running"
 	})
@@ -157,7 +159,6 @@ func runFlow(t *testing.T, url, source, name string, o flowOptions) {
 	// lower bound no correct run can beat (the limiter's schedule).
 	require.GreaterOrEqual(t, elapsed, time.Duration(float64(len(orderIDs)-1)/flowRate*float64(time.Second)), "the redrive ignored its rate")
 	require.Empty(t, r.texts(tid("job-cancel")), "a finished job has no cancel button")
-	shot("job")
 
 	// The audit: the start and the end of the redrive, by alice.
 	require.Equal(t, 200, r.click(tid("nav-audit")))

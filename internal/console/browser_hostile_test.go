@@ -105,6 +105,7 @@ func TestBrowserHostileMessages(t *testing.T) {
 		body := r.text(tid("body"))
 		switch id {
 		case "xss-text":
+			r.tab.Shot("message-hostile")
 			require.Equal(t, "text", r.text(tid("body-kind")))
 			require.Equal(t, pwnText, body)
 			headers := map[string]string{}
