@@ -259,3 +259,36 @@ func TestActionsKafka(t *testing.T) {
 	t.Cleanup(func() { _ = br.Close() })
 	testActions(t, br)
 }
+
+// Close stops running redrives between two messages, records their end,
+// and refuses new ones. The bug it catches: a shutdown that abandons a
+// job without its end row, or loses a message mid-move.
+func TestCloseStopsJobs(t *testing.T) {
+	br := watch(memBroker(t))
+	source, name := names()
+	var ls []letter
+	for i := range 5 {
+		ls = append(ls, letter{id: fmt.Sprintf("m%d", i), err: "e"})
+	}
+	seed(t, br, source, name, ls)
+	f := newFixture(t, br, nil)
+	base := consumerURL(source, name)
+	id := jobOf(t, f.post(base+"redrive", url.Values{"limit": {"5"}, "rate": {"1"}}))
+	for p := range br.progress {
+		if p.Redriven >= 1 {
+			break
+		}
+	}
+	require.NoError(t, f.srv.Close(t.Context()))
+	st := f.srv.job(id).State()
+	require.Equal(t, jobCancelled, st.Status)
+	require.Equal(t, "shutdown", st.CancelledBy)
+	require.Len(t, deadIDs(t, br, source, name), 5-st.Redriven)
+	require.Equal(t, int64(st.Redriven), sourceDepth(t, br, source, name))
+	rows, err := f.srv.audit.latest(t.Context(), 1)
+	require.NoError(t, err)
+	require.Equal(t, actionRedriveEnd, rows[0].Action)
+	require.Equal(t, "cancelled by shutdown", rows[0].Outcome)
+	resp := f.post(base+"redrive", url.Values{"limit": {"5"}, "rate": {"1"}})
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -84,7 +85,7 @@ func (s *Server) startJob(ctx context.Context, j *job) error {
 	closed := s.closedJobs
 	s.jobsMu.Unlock()
 	if closed {
-		return httpErrorf(503, "the console is shutting down")
+		return httpErrorf(http.StatusServiceUnavailable, "the console is shutting down")
 	}
 	j.ID = base64.RawURLEncoding.EncodeToString(randomBytes(9))
 	j.Started = time.Now()
@@ -97,6 +98,13 @@ func (s *Server) startJob(ctx context.Context, j *job) error {
 	jctx, cancel := context.WithCancel(s.jobsCtx)
 	j.cancel = cancel
 	s.jobsMu.Lock()
+	if s.closedJobs {
+		// Close ran meanwhile: the job runs at once into its cancelled
+		// context and writes its end row, but is not added after Wait.
+		s.jobsMu.Unlock()
+		cancel()
+		return httpErrorf(http.StatusServiceUnavailable, "the console is shutting down")
+	}
 	s.jobs[j.ID] = j
 	s.jobOrder = append(s.jobOrder, j.ID)
 	s.forgetOldJobsLocked()

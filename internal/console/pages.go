@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -181,13 +182,17 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) messagePage(w http.ResponseWriter, r *http.Request) error {
 	t := targetOf(r)
 	id := r.URL.Query().Get("id")
-	dls, _, err := s.letters(r.Context(), t)
+	dls, truncated, err := s.letters(r.Context(), t)
 	if err != nil {
 		return err
 	}
 	i := slices.IndexFunc(dls, func(d adapters.DeadLetter) bool { return d.Message.ID == id })
 	if i < 0 {
-		return httpErrorf(http.StatusNotFound, "no dead letter with ID %q for source %s, consumer %s", id, t.Source, t.Consumer)
+		where := ""
+		if truncated {
+			where = fmt.Sprintf(" among the first %d (--scan-limit)", len(dls))
+		}
+		return httpErrorf(http.StatusNotFound, "no dead letter with ID %q for source %s, consumer %s%s", id, t.Source, t.Consumer, where)
 	}
 	d := dls[i]
 	m := d.Message
@@ -253,50 +258,4 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.render(w, r, http.StatusOK, "audit", "Audit", rows)
 	return nil
-}
-
-func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
-	if len(s.cfg.Tokens) == 0 {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return nil
-	}
-	s.render(w, r, http.StatusOK, "login", "Log in", loginData{Next: safeNext(r.URL.Query().Get("next"))})
-	return nil
-}
-
-type loginData struct {
-	Next  string
-	Error string
-}
-
-func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
-	if len(s.cfg.Tokens) == 0 {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return nil
-	}
-	next := safeNext(r.PostFormValue("next"))
-	user, ok := userOfToken(s.cfg.Tokens, r.PostFormValue("token"))
-	if !ok {
-		s.render(w, r, http.StatusUnauthorized, "login", "Log in", loginData{Next: next, Error: "wrong token"})
-		return nil
-	}
-	s.sessions.end(w, r)
-	s.sessions.create(w, r, user)
-	http.Redirect(w, r, next, http.StatusSeeOther)
-	return nil
-}
-
-func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
-	s.sessions.end(w, r)
-	http.Redirect(w, r, "/login", http.StatusSeeOther)
-	return nil
-}
-
-// safeNext keeps a post-login redirect on this site: a path starting with
-// one slash, else "/".
-func safeNext(next string) string {
-	if len(next) < 1 || next[0] != '/' || (len(next) > 1 && (next[1] == '/' || next[1] == '\\')) {
-		return "/"
-	}
-	return next
 }

@@ -2,10 +2,13 @@ package console
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/adapters"
 )
 
 // The skeleton: every page answers, with its elements.
@@ -38,4 +41,33 @@ func TestPagesMemory(t *testing.T) {
 	require.True(t, strings.Contains(body, `data-testid="redrive-form"`))
 	code, _ := f.get("/nope")
 	require.Equal(t, http.StatusNotFound, code)
+
+	// A group's plan, and one message's: each selects exactly its own.
+	groups := GroupLetters(deadLetters(t, br, source, name))
+	require.Equal(t, 2, groups[0].Count)
+	body = f.page(consumerURL(source, name) + "plan?group=" + groups[0].ID)
+	require.Equal(t, []string{"2"}, testids(body, "plan-selected"))
+	require.ElementsMatch(t, []string{"a1", "a2"}, testids(body, "plan-id"))
+	body = f.page(consumerURL(source, name) + "plan?id=b1")
+	require.Equal(t, []string{"b1"}, testids(body, "plan-id"))
+	// Redrive one message.
+	resp := f.post(consumerURL(source, name)+"redrive", url.Values{"id": {"b1"}, "limit": {"1"}, "rate": {"10"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	st := waitJob(t, f, strings.TrimPrefix(resp.Header.Get("Location"), "/jobs/"))
+	require.Equal(t, jobDone, st.Status)
+	require.Equal(t, 1, st.Redriven)
+	require.ElementsMatch(t, []string{"a1", "a2"}, deadIDs(t, br, source, name))
+
+	// Bad filters are a 400 that shows the (escaped) value.
+	code, body = f.get(consumerURL(source, name) + "?reason=" + url.QueryEscape("<script>x</script>") + "&since=nope")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, body, "unknown reason &#34;&lt;script&gt;x&lt;/script&gt;&#34;")
+	require.Contains(t, body, `since: &#34;nope&#34; is not a time`)
+}
+
+func deadLetters(t *testing.T, br adapters.Broker, source, name string) []adapters.DeadLetter {
+	t.Helper()
+	dls, err := br.DeadLetters(t.Context(), source, name, 0)
+	require.NoError(t, err)
+	return dls
 }
