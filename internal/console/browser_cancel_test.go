@@ -1,9 +1,6 @@
 package console_test
 
 import (
-	"context"
-	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,16 +75,7 @@ func TestBrowserCancelRedrive(t *testing.T) {
 // that only hides the buttons.
 func TestBrowserReadOnly(t *testing.T) {
 	br := openBroker(t, "mem://")
-	r := newRig(t, br, "payments", "ledger", flowLetters())
-	ro, err := console.New(console.Config{Broker: br, Pool: r.db.Pool, Schema: r.db.Schema, User: "alice", ReadOnly: true,
-		Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	ts := httptest.NewServer(ro)
-	t.Cleanup(func() {
-		ts.Close()
-		require.NoError(t, ro.Close(context.Background()))
-	})
-	r.ts = ts
+	r := newRig(t, br, "payments", "ledger", flowLetters(), func(c *console.Config) { c.ReadOnly = true })
 	r.open("/c/payments/ledger/plan")
 	require.NotEmpty(t, r.texts(tid("read-only-badge")))
 	require.NotEmpty(t, r.texts(tid("read-only-note")))

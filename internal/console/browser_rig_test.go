@@ -76,8 +76,9 @@ func openBroker(t *testing.T, url string) adapters.Broker {
 
 // newRig dead-letters letters on (source, name) through the real consumer
 // runtime, writes the claims of the claimed ones, serves a console with
-// that consumer on its overview (as user alice) and opens a tab.
-func newRig(t *testing.T, br adapters.Broker, source, name string, letters []letter) *rig {
+// that consumer on its overview (as user alice; tune changes the Config)
+// and opens a tab.
+func newRig(t *testing.T, br adapters.Broker, source, name string, letters []letter, tune ...func(*console.Config)) *rig {
 	t.Helper()
 	db := pgtest.New(t)
 	claims, err := postgres.New(db.Pool, postgres.Config{Schema: db.Schema, NoPruning: true})
@@ -95,8 +96,12 @@ func newRig(t *testing.T, br adapters.Broker, source, name string, letters []let
 	require.NoError(t, claims.Close(ctx))
 	seed(t, br, source, name, letters, len(letters))
 
-	srv, err := console.New(console.Config{Broker: br, Pool: db.Pool, Schema: db.Schema, User: "alice",
-		Consumers: []console.Consumer{{Source: source, Name: name}}, Logger: slog.New(slog.DiscardHandler)})
+	cfg := console.Config{Broker: br, Pool: db.Pool, Schema: db.Schema, User: "alice",
+		Consumers: []console.Consumer{{Source: source, Name: name}}, Logger: slog.New(slog.DiscardHandler)}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	srv, err := console.New(cfg)
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {
