@@ -64,17 +64,16 @@ func (j *job) progress(p adapters.RedriveProgress) {
 	j.mu.Unlock()
 }
 
-// requestCancel asks the job to stop between two messages; false when it
-// is not running.
-func (j *job) requestCancel(by string) bool {
+// requestCancel asks the job to stop between two messages, unless it
+// ended or was asked already.
+func (j *job) requestCancel(by string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state.Status != jobRunning || j.state.CancelledBy != "" {
-		return false
+		return
 	}
 	j.state.CancelledBy = by
 	j.cancel()
-	return true
 }
 
 // startJob writes the start audit row and runs j's redrive in the

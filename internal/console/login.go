@@ -27,7 +27,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		s.render(w, r, http.StatusUnauthorized, "login", "Log in", loginData{Next: next, Error: "wrong token"})
 		return nil
 	}
-	s.sessions.end(w, r)
+	s.sessions.forget(r) // a new session ID at login: no fixation
 	s.sessions.create(w, r, user)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil

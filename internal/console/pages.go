@@ -142,11 +142,6 @@ func (s *Server) groupsPage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type letterRow struct {
-	adapters.DeadLetter
-	Group string
-}
-
 func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
 	t := targetOf(r)
 	f, err := filterOf(r)
@@ -158,10 +153,7 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sel := f.Select(dls)
-	var rows []letterRow
-	for _, d := range sel[:min(len(sel), maxMessagesShown)] {
-		rows = append(rows, letterRow{d, FingerprintOf(d).ID()})
-	}
+	rows := sel[:min(len(sel), maxMessagesShown)]
 	var group *Group
 	if f.Group != "" {
 		if gs := GroupLetters(sel); len(gs) == 1 {
@@ -171,7 +163,7 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
 	s.render(w, r, http.StatusOK, "messages", "Dead letters of "+t.Consumer, struct {
 		filterView
 		Group     *Group
-		Rows      []letterRow
+		Rows      []adapters.DeadLetter
 		Selected  int
 		Scanned   int
 		Truncated bool

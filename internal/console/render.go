@@ -36,12 +36,6 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(n)
 	},
-	"percent": func(done, total int) int {
-		if total <= 0 {
-			return 0
-		}
-		return min(100, done*100/total)
-	},
 	"short": func(s string, n int) string {
 		s = strings.Join(strings.Fields(s), " ")
 		if r := []rune(s); len(r) > n {

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/testenv"
 )
 
@@ -160,6 +162,14 @@ func TestTokenLogin(t *testing.T) {
 	require.NotNil(t, c)
 	require.True(t, c.HttpOnly)
 	require.Equal(t, http.SameSiteStrictMode, c.SameSite)
+	// Logging in again gives a new session and ends the old one.
+	old, _, _ := f.sessionOf()
+	require.Equal(t, http.StatusSeeOther, f.post("/login", url.Values{"token": {testToken}}).StatusCode)
+	fresh, _, ok := f.sessionOf()
+	require.True(t, ok)
+	require.NotEqual(t, old, fresh)
+	_, _, stillThere := f.srv.sessions.lookup(&http.Request{Header: http.Header{"Cookie": {sessionCookie + "=" + old}}})
+	require.False(t, stillThere)
 	body := f.page(base)
 	require.Equal(t, []string{"bob"}, testids(body, "user"))
 	require.Contains(t, body, `data-testid="logout"`)
@@ -208,4 +218,24 @@ func TestActionsRefused(t *testing.T) {
 	dls, err = br.DeadLetters(t.Context(), source, name, 0)
 	require.NoError(t, err)
 	require.Len(t, dls, 1, "read-only changed the dead letters")
+}
+
+// Over TLS the session cookie is Secure too.
+func TestSessionCookieSecureOverTLS(t *testing.T) {
+	db := pgtest.New(t)
+	srv, err := New(Config{Broker: memBroker(t), Pool: db.Pool, Schema: db.Schema, Tokens: map[string]string{testToken: "bob"}})
+	require.NoError(t, err)
+	ts := httptest.NewTLSServer(srv)
+	defer ts.Close()
+	defer func() { require.NoError(t, srv.Close(t.Context())) }()
+	client := ts.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.PostForm(ts.URL+"/login", url.Values{"token": {testToken}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Len(t, resp.Cookies(), 1)
+	c := resp.Cookies()[0]
+	require.True(t, c.Secure && c.HttpOnly)
+	require.Equal(t, http.SameSiteStrictMode, c.SameSite)
 }

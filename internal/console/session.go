@@ -80,14 +80,20 @@ func (s *sessions) lookup(r *http.Request) (id string, user string, ok bool) {
 	return c.Value, se.user, true
 }
 
-// end forgets r's session and clears its cookie.
-func (s *sessions) end(w http.ResponseWriter, r *http.Request) {
+// forget drops r's session, if any.
+func (s *sessions) forget(r *http.Request) {
 	if c, err := r.Cookie(sessionCookie); err == nil {
 		s.mu.Lock()
 		delete(s.m, c.Value)
 		s.mu.Unlock()
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+}
+
+// end forgets r's session and clears its cookie.
+func (s *sessions) end(w http.ResponseWriter, r *http.Request) {
+	s.forget(r)
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil, MaxAge: -1})
 }
 
 // csrf is the CSRF token of session id: an HMAC of it, so it needs no
