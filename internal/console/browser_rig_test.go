@@ -33,6 +33,11 @@ import (
 // rigTimeout bounds the seeding and the broker-side checks of one test.
 const rigTimeout = 40 * time.Second
 
+// tabTimeout bounds a test's pages, from the first to the last: the SQS
+// flow needs about 30 s of it (each read of its dead-letter queue ends with
+// three empty one-second receives).
+const tabTimeout = 50 * time.Second
+
 // letter is a message the rig dead-letters: its handler fails permanently
 // with err, or panics with it when panics is set; claimed letters get an
 // idempotency claim of the consumer first (their effect committed), so a
@@ -108,7 +113,7 @@ func newRig(t *testing.T, br adapters.Broker, source, name string, letters []let
 		ts.Close()
 		require.NoError(t, srv.Close(context.Background()))
 	})
-	b := browsertest.Start(t, browsertest.Config{})
+	b := browsertest.Start(t, browsertest.Config{Timeout: tabTimeout})
 	return &rig{t: t, br: br, db: db, srv: srv, ts: ts, source: source, name: name, tab: b.NewTab(t)}
 }
 
