@@ -123,7 +123,7 @@ func testActions(t *testing.T, inner adapters.Broker) {
 	source, name := names()
 	var letters []letter // cards and orders interleaved
 	for i := range 10 {
-		letters = append(letters, letter{id: fmt.Sprintf("c%d", i), err: fmt.Sprintf("card %d declined", i)})
+		letters = append(letters, letter{id: fmt.Sprintf("c%d", i), body: []byte("card"), err: fmt.Sprintf("card %d declined", i)})
 		if i < 6 {
 			letters = append(letters, letter{id: fmt.Sprintf("o%d", i), body: fmt.Appendf(nil, `{"order":%d}`, i), err: fmt.Sprintf("order %d not found", i)})
 		}
@@ -250,6 +250,15 @@ func testActions(t *testing.T, inner adapters.Broker) {
 func (s jobState) withoutTime() jobState {
 	s.Finished = time.Time{}
 	return s
+}
+
+// SQS needs a body on every message (seeded letters have one) and is slow
+// here: each read of the dead-letter queue ends with a 1 s long poll.
+func TestActionsSQS(t *testing.T) {
+	br, err := adapters.Open(t.Context(), "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = br.Close() })
+	testActions(t, br)
 }
 
 func TestActionsKafka(t *testing.T) {
