@@ -75,7 +75,9 @@ type RedriveOptions struct {
 	// Limit stops after this many redriven messages. Zero means no limit.
 	Limit int
 
-	// Rate is the most messages redriven per second. Zero means no limit.
+	// Rate is the most messages redriven per second: two moves are at
+	// least 1/Rate apart, also after a slow read of the destination (no
+	// burst to catch up). Zero means no limit.
 	Rate float64
 
 	// DryRun selects and counts without publishing or removing anything.
@@ -209,7 +211,7 @@ func redrive(ctx context.Context, s dlqSession, publish func(context.Context, *c
 		return res, fmt.Errorf("redrive: Rate and Limit must be >= 0 (0 = unlimited), got %g and %d", opts.Rate, opts.Limit)
 	}
 	done := map[string]bool{}
-	start := time.Now()
+	var last time.Time // when the previous move started
 	total := s.total()
 	for {
 		hs, err := s.next(ctx, dlqBatch)
@@ -236,12 +238,12 @@ func redrive(ctx context.Context, s dlqSession, publish func(context.Context, *c
 			case !opts.Selects(d):
 				res.Skipped++
 			default:
-				if opts.Rate > 0 {
-					due := start.Add(time.Duration(float64(res.Redriven) / opts.Rate * float64(time.Second)))
-					if err := sleepUntil(ctx, due); err != nil {
+				if opts.Rate > 0 && !last.IsZero() {
+					if err := sleepUntil(ctx, last.Add(time.Duration(float64(time.Second)/opts.Rate))); err != nil {
 						return res, err
 					}
 				}
+				last = time.Now()
 				if !opts.DryRun {
 					if err := ctx.Err(); err != nil {
 						return res, err

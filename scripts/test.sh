@@ -10,7 +10,8 @@
 #   KAFKA_SASL_BROKERS, KAFKA_TLS_CA, KAFKA_SASL_USER and KAFKA_SASL_PASSWORD,
 #   and a KAFKA_BROKERS already set is used instead), and Redis
 #   (127.0.0.1:6379, no persistence: REDIS_URL). Unit tests that need
-#   kfake's hooks run it in-process.
+#   kfake's hooks run it in-process. The browser tests (internal/browsertest)
+#   drive Debian's chromium, headless: CHROMIUM_PATH.
 # Then: gofmt, go vet, staticcheck, oncely's own analyzers (cmd/oncelyvet as
 # go vet's vettool: any report fails), `go test -race ./...`, and last, serially,
 # the fault tests that stop and restart shared services (build tag `faults`).
@@ -205,6 +206,19 @@ ensure_redis() {
   wait_port 6379 30 || { echo "Redis did not start on 127.0.0.1:6379" >&2; exit 1; }
 }
 
+# ensure_chromium installs Debian's chromium for the browser tests when it is
+# missing (they drive it headless; internal/browsertest) and exports its path
+# as CHROMIUM_PATH, unless CHROMIUM_PATH names a browser already.
+ensure_chromium() {
+  if [ -z "${CHROMIUM_PATH:-}" ]; then
+    command -v chromium >/dev/null || apt_install chromium
+    CHROMIUM_PATH=$(command -v chromium)
+  fi
+  [ -x "$CHROMIUM_PATH" ] || command -v "$CHROMIUM_PATH" >/dev/null ||
+    { echo "CHROMIUM_PATH=$CHROMIUM_PATH is not an executable" >&2; exit 1; }
+  export CHROMIUM_PATH
+}
+
 ensure_tools() {
   # kcat produces records for the Kafka interoperability test.
   command -v kcat >/dev/null || apt_install kcat
@@ -215,6 +229,7 @@ pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
 
 ensure_tools
+ensure_chromium
 ensure_postgres
 ensure_rabbitmq
 ensure_sqs
