@@ -3,7 +3,6 @@ package adapters
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"strings"
 	"time"
@@ -72,16 +71,23 @@ type RedriveOptions struct {
 	// at, on the redrive's goroutine, and must not block.
 	Match func(DeadLetter) bool
 
-	// Limit stops after this many redriven messages. Zero means no limit.
+	// Limit stops after exactly this many redriven messages. Zero means no
+	// limit.
 	Limit int
 
 	// Rate is the most messages redriven per second. Zero means no limit.
+	// The pace is smooth: the n-th message (from 0) is published no sooner
+	// than n/Rate seconds after the start, in batches of at most Rate/20
+	// (100 at most; 100 without a Rate).
 	Rate float64
 
 	// DryRun selects and counts without publishing or removing anything.
 	DryRun bool
 
-	// Progress, when set, is called after each dead letter is looked at.
+	// Progress, when set, is called once per dead letter looked at, in
+	// order, after the batch holding it was confirmed by the source and
+	// removed from the dead-letter destination; the redrive waits while it
+	// runs.
 	Progress func(RedriveProgress)
 }
 
@@ -156,6 +162,18 @@ type heldLetter struct {
 	// remove deletes it from the destination; called only after its copy
 	// was confirmed by the source.
 	remove func(ctx context.Context) error
+	// ref is the broker's handle of the letter (an SQS receipt handle, a
+	// Redis entry ID) for sessions that remove many at once (batchRemover).
+	ref string
+}
+
+// batchRemover is a dlqSession that removes many letters in fewer round
+// trips than one remove each. Redrive uses it where it measurably pays
+// (docs/benchmarks.md, "Dead-letter redrive (issue 21)").
+type batchRemover interface {
+	// removeAll removes hs, letters this session handed out; on an error
+	// some may be left.
+	removeAll(ctx context.Context, hs []heldLetter) error
 }
 
 // dlqSession reads one dead-letter destination. Letters it hands out stay
@@ -196,66 +214,6 @@ func listDeadLetters(ctx context.Context, s dlqSession, limit int) (out []DeadLe
 			}
 			index[h.msg.ID] = len(out)
 			out = append(out, DeadLetter{Message: h.msg, Copies: 1})
-		}
-	}
-}
-
-// redrive moves the session's selected letters to publish, one at a time:
-// publish, then remove. Extra copies of a redriven ID are removed without a
-// second publish.
-func redrive(ctx context.Context, s dlqSession, publish func(context.Context, *consumer.Message) error, opts RedriveOptions) (res RedriveResult, err error) {
-	defer func() { err = errors.Join(err, s.close(context.WithoutCancel(ctx))) }()
-	if opts.Rate < 0 || opts.Limit < 0 {
-		return res, fmt.Errorf("redrive: Rate and Limit must be >= 0 (0 = unlimited), got %g and %d", opts.Rate, opts.Limit)
-	}
-	done := map[string]bool{}
-	start := time.Now()
-	total := s.total()
-	for {
-		hs, err := s.next(ctx, dlqBatch)
-		if err != nil {
-			return res, err
-		}
-		if len(hs) == 0 {
-			return res, nil
-		}
-		for _, h := range hs {
-			if opts.Limit > 0 && res.Redriven >= opts.Limit {
-				return res, nil
-			}
-			res.Seen++
-			d := DeadLetter{Message: h.msg, Copies: 1}
-			switch {
-			case h.msg.ID != "" && done[h.msg.ID]:
-				res.DuplicateCopies++
-				if !opts.DryRun {
-					if err := h.remove(ctx); err != nil {
-						return res, fmt.Errorf("redrive: removing a second copy of %q: %w", h.msg.ID, err)
-					}
-				}
-			case !opts.Selects(d):
-				res.Skipped++
-			default:
-				if opts.Rate > 0 {
-					due := start.Add(time.Duration(float64(res.Redriven) / opts.Rate * float64(time.Second)))
-					if err := sleepUntil(ctx, due); err != nil {
-						return res, err
-					}
-				}
-				if !opts.DryRun {
-					if err := publish(ctx, RedriveCopy(h.msg)); err != nil {
-						return res, fmt.Errorf("redrive: publishing %q back to its source (it stays in the dead-letter destination): %w", h.msg.ID, err)
-					}
-					if err := h.remove(ctx); err != nil {
-						return res, fmt.Errorf("redrive: %q was published to its source but not removed from the dead-letter destination (a second redrive is absorbed by the idempotency claim): %w", h.msg.ID, err)
-					}
-				}
-				done[h.msg.ID] = true
-				res.Redriven++
-			}
-			if opts.Progress != nil {
-				opts.Progress(RedriveProgress{Seen: res.Seen, Total: total, Redriven: res.Redriven})
-			}
 		}
 	}
 }

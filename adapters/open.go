@@ -115,7 +115,9 @@ type Broker interface {
 	// each selected message is published to source (same ID, Key and Body;
 	// oncely failure headers removed, so the attempt count starts again at
 	// 1), confirmed, and only then removed from the dead-letter destination.
-	// A crash in between leaves the message in both places; the idempotency
+	// Messages go in batches of up to 100, each confirmed as a whole before
+	// any of its dead letters is removed; a cancelled ctx stops between
+	// batches. A crash in between leaves the message in both places; the idempotency
 	// claim absorbs the second run. See RedriveOptions for filters, rate and
 	// dry runs.
 	Redrive(ctx context.Context, source, consumerName string, opts RedriveOptions) (RedriveResult, error)

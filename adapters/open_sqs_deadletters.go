@@ -30,7 +30,9 @@ func (s *sqsBroker) Redrive(ctx context.Context, source, consumerName string, op
 	if err != nil {
 		return RedriveResult{}, err
 	}
-	return redrive(ctx, sess, func(ctx context.Context, m *consumer.Message) error { return s.send(ctx, source, redriveDedupID, m) }, opts)
+	return redrive(ctx, sess, func(ctx context.Context, msgs ...*consumer.Message) error {
+		return s.send(ctx, source, redriveDedupID, msgs...)
+	}, opts)
 }
 
 // sqsHold is how long browsed dead letters stay invisible to others.
