@@ -117,20 +117,23 @@ func (ss *sqsSession) wait() int32 {
 func (ss *sqsSession) next(ctx context.Context, n int) ([]heldLetter, error) {
 	var out []heldLetter
 	for len(out) < n && ss.more() {
-		k := min(sqsReceivers, (n-len(out)+9)/10)
+		k := min(sqsReceivers, (n-len(out)+9)/10) // each asks for up to ten of the n
 		if ss.got >= ss.count {
 			k = 1
 		}
-		wait := ss.wait()
+		wait, want := ss.wait(), n-len(out)
 		resps := make([]*awssqs.ReceiveMessageOutput, k)
 		errs := make([]error, k)
 		var wg sync.WaitGroup
 		for i := range k {
 			wg.Go(func() {
 				resps[i], errs[i] = ss.s.client.ReceiveMessage(ctx, &awssqs.ReceiveMessageInput{
-					QueueUrl: aws.String(ss.url), MaxNumberOfMessages: int32(min(10, n-len(out)-10*i)), VisibilityTimeout: sqsHold, WaitTimeSeconds: wait,
+					QueueUrl: aws.String(ss.url), MaxNumberOfMessages: int32(min(10, want-10*i)), VisibilityTimeout: sqsHold, WaitTimeSeconds: wait,
 					MessageAttributeNames:       []string{"All"},
 					MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+					// local-aws-sqs 2.0.2 reads only the older field
+					// (SentTimestamp, which the cutoff needs).
+					AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}, //lint:ignore SA1019 the emulator reads only this field
 				})
 			})
 		}
