@@ -40,9 +40,10 @@ const sqsHold = 60
 
 // sqsReceivers is the most receives (of up to ten letters each) a session
 // has in flight at once, and sqsDeleters the most DeleteMessageBatch calls
-// (of up to ten) removeAll has. One receive at a time took 17 s of a 22.6 s
-// redrive of BenchmarkRedriveRate; see docs/benchmarks.md, "Dead-letter
-// redrive (issue 21)".
+// (of up to ten) removeAll has. In BenchmarkRedriveRate (docs/benchmarks.md,
+// "Dead-letter redrive (issue 21)") a redrive took 17.0–18.4 s with one
+// receive at a time, 25.0 s with one DeleteMessage a letter, and 10.4–14.0 s
+// with both.
 const (
 	sqsReceivers = 5
 	sqsDeleters  = 5
@@ -104,15 +105,17 @@ func (ss *sqsSession) more() bool {
 
 // wait is the next receive's WaitTimeSeconds: a long poll (1 s) until the
 // session got the depth it opened with, then short polls, so the three
-// empty receives that end a session take milliseconds, not 3 s (30 % of a
-// 10 s redrive at Rate 1000). A letter a short poll misses stays in the
-// queue for the next session; none is removed unseen.
+// empty receives that end a session take milliseconds, not up to 3 s (a
+// redrive of BenchmarkRedriveRate: 10.4–11.3 s, 11.3–14.0 s with long polls
+// to the end). A letter the short polls miss stays in the queue, visible,
+// for the next session; none is removed unseen.
 func (ss *sqsSession) wait() int32 {
 	if ss.got < ss.count {
 		return 1
 	}
 	return 0
 }
+
 
 func (ss *sqsSession) next(ctx context.Context, n int) ([]heldLetter, error) {
 	var out []heldLetter

@@ -6,13 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -56,18 +54,13 @@ func redriveDedupID(*consumer.Message) string { return "redrive-" + rand.Text() 
 
 // send sends msgs in batches of ten; on a FIFO queue dedup gives each
 // message's MessageDeduplicationId, asked once per message so that a batch
-// entry sent again keeps its ID. A FIFO queue gets the batches one after
-// the other, in order; a standard queue, which keeps no order, up to
-// sqsSenders at once (a redrive's batch of 50 went out in 25 ms one call at
-// a time, half its 50 ms share at Rate 1000: docs/benchmarks.md,
-// "Dead-letter redrive (issue 21)").
+// entry sent again keeps its ID.
 func (s *sqsBroker) send(ctx context.Context, source string, dedup func(*consumer.Message) string, msgs ...*consumer.Message) error {
 	qurl, err := s.queueURL(ctx, source, true)
 	if err != nil {
 		return err
 	}
 	fifo := strings.HasSuffix(source, ".fifo")
-	var chunks [][]types.SendMessageBatchRequestEntry
 	for start := 0; start < len(msgs); start += 10 {
 		chunk := msgs[start:min(start+10, len(msgs))]
 		entries := make([]types.SendMessageBatchRequestEntry, len(chunk))
@@ -86,63 +79,26 @@ func (s *sqsBroker) send(ctx context.Context, source string, dedup func(*consume
 			}
 			entries[i] = e
 		}
-		chunks = append(chunks, entries)
-	}
-	if fifo {
-		for _, entries := range chunks {
-			if err := s.sendBatch(ctx, qurl, source, entries); err != nil {
+		for try := 1; len(entries) > 0; try++ {
+			out, err := s.client.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: aws.String(qurl), Entries: entries})
+			if err != nil {
+				return fmt.Errorf("sqs: sending to %s: %w", source, err)
+			}
+			if len(out.Failed) == 0 {
+				break
+			}
+			if try == 5 {
+				f := out.Failed[0]
+				return fmt.Errorf("sqs: sending to %s: %d messages refused, e.g. %s: %s", source, len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+			}
+			failed := map[string]bool{}
+			for _, f := range out.Failed {
+				failed[aws.ToString(f.Id)] = true
+			}
+			entries = slices.DeleteFunc(entries, func(e types.SendMessageBatchRequestEntry) bool { return !failed[aws.ToString(e.Id)] })
+			if err := sleepUntil(ctx, time.Now().Add(time.Duration(try)*100*time.Millisecond)); err != nil {
 				return err
 			}
-		}
-		return nil
-	}
-	var (
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, sqsSenders)
-		mu   sync.Mutex
-		errs []error
-	)
-	for _, entries := range chunks {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := s.sendBatch(ctx, qurl, source, entries); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// sqsSenders is the most SendMessageBatch calls one send has in flight on a
-// standard queue.
-const sqsSenders = 5
-
-// sendBatch sends one batch of up to ten entries, sending refused entries
-// again up to four times.
-func (s *sqsBroker) sendBatch(ctx context.Context, qurl, source string, entries []types.SendMessageBatchRequestEntry) error {
-	for try := 1; len(entries) > 0; try++ {
-		out, err := s.client.SendMessageBatch(ctx, &awssqs.SendMessageBatchInput{QueueUrl: aws.String(qurl), Entries: entries})
-		if err != nil {
-			return fmt.Errorf("sqs: sending to %s: %w", source, err)
-		}
-		if len(out.Failed) == 0 {
-			return nil
-		}
-		if try == 5 {
-			f := out.Failed[0]
-			return fmt.Errorf("sqs: sending to %s: %d messages refused, e.g. %s: %s", source, len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
-		}
-		failed := map[string]bool{}
-		for _, f := range out.Failed {
-			failed[aws.ToString(f.Id)] = true
-		}
-		entries = slices.DeleteFunc(entries, func(e types.SendMessageBatchRequestEntry) bool { return !failed[aws.ToString(e.Id)] })
-		if err := sleepUntil(ctx, time.Now().Add(time.Duration(try)*100*time.Millisecond)); err != nil {
-			return err
 		}
 	}
 	return nil
