@@ -116,7 +116,6 @@ func (ss *sqsSession) wait() int32 {
 	return 0
 }
 
-
 func (ss *sqsSession) next(ctx context.Context, n int) ([]heldLetter, error) {
 	var out []heldLetter
 	for len(out) < n && ss.more() {
