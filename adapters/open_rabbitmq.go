@@ -241,8 +241,8 @@ func (r *rabbitBroker) Close() error {
 // its own; acks remove, closing the channels hands the rest back.
 //
 // It reads with rabbitGetters channels at once: one basic.get is a round
-// trip, and one at a time the 12,000 gets of BenchmarkRedriveRate took 7.5 s
-// of a 10 s redrive (12.7 s in all on a loaded machine). A consumer cannot
+// trip, and with one channel BenchmarkRedriveRate's redrive took 10.05–31.13
+// s (the 12,000 gets 7.5 s of a 10 s run), with four 10.02–10.04 s. A consumer cannot
 // replace the gets: a quorum queue stops delivering once its prefetch
 // window of held, unacked letters is full, and a redrive holds the letters
 // its filter skips until it ends.

@@ -42,7 +42,7 @@ const sqsHold = 60
 // has in flight at once, and sqsDeleters the most DeleteMessageBatch calls
 // (of up to ten) removeAll has. In BenchmarkRedriveRate (docs/benchmarks.md,
 // "Dead-letter redrive (issue 21)") a redrive took 17.0–18.4 s with one
-// receive at a time, 25.0 s with one DeleteMessage a letter, and 10.4–14.0 s
+// receive at a time, 25.0 s with one DeleteMessage a letter, and 10.4–11.3 s
 // with both.
 const (
 	sqsReceivers = 5
