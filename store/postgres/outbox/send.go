@@ -80,7 +80,7 @@ func Send(ctx context.Context, tx pgx.Tx, destination string, msg *consumer.Mess
 // order and the relay publishes them in that order. An empty Key has no
 // order. A handler sending to several keys takes several locks; two
 // handlers taking them in opposite orders may deadlock, which Postgres
-// breaks by failing one (a retryable error).
+// breaks by failing one (a retryable error). SendBatch takes them sorted.
 //
 // Send also notifies Channel(schema) (delivered on commit) to wake relays.
 func (s *Sender) Send(ctx context.Context, tx pgx.Tx, destination string, msg *consumer.Message) error {
