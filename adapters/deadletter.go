@@ -3,7 +3,6 @@ package adapters
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"strings"
 	"time"
@@ -72,18 +71,24 @@ type RedriveOptions struct {
 	// at, on the redrive's goroutine, and must not block.
 	Match func(DeadLetter) bool
 
-	// Limit stops after this many redriven messages. Zero means no limit.
+	// Limit stops after exactly this many redriven messages. Zero means no
+	// limit.
 	Limit int
 
-	// Rate is the most messages redriven per second: two moves are at
-	// least 1/Rate apart, also after a slow read of the destination (no
-	// burst to catch up). Zero means no limit.
+	// Rate is the most messages redriven per second. Zero means no limit.
+	// The pace is smooth and never catches up: messages go in batches of
+	// at most Rate/20 (100 at most; 100 without a Rate), a batch of k no
+	// sooner than k/Rate after the previous one went out, also after a
+	// slow read of the destination.
 	Rate float64
 
 	// DryRun selects and counts without publishing or removing anything.
 	DryRun bool
 
-	// Progress, when set, is called after each dead letter is looked at.
+	// Progress, when set, is called once per dead letter looked at, in
+	// order, after the batch holding it was confirmed by the source and
+	// removed from the dead-letter destination; the redrive waits while it
+	// runs.
 	Progress func(RedriveProgress)
 }
 
@@ -158,6 +163,18 @@ type heldLetter struct {
 	// remove deletes it from the destination; called only after its copy
 	// was confirmed by the source.
 	remove func(ctx context.Context) error
+	// ref is the broker's handle of the letter (an SQS receipt handle, a
+	// Redis entry ID) for sessions that remove many at once (batchRemover).
+	ref string
+}
+
+// batchRemover is a dlqSession that removes many letters in fewer round
+// trips than one remove each. Redrive uses it where it measurably pays
+// (docs/benchmarks.md, "Dead-letter redrive (issue 21)").
+type batchRemover interface {
+	// removeAll removes hs, letters this session handed out; on an error
+	// some may be left.
+	removeAll(ctx context.Context, hs []heldLetter) error
 }
 
 // dlqSession reads one dead-letter destination. Letters it hands out stay
@@ -200,86 +217,6 @@ func listDeadLetters(ctx context.Context, s dlqSession, limit int) (out []DeadLe
 			out = append(out, DeadLetter{Message: h.msg, Copies: 1})
 		}
 	}
-}
-
-// redrive moves the session's selected letters to publish, one at a time:
-// publish, then remove. Extra copies of a redriven ID are removed without a
-// second publish.
-func redrive(ctx context.Context, s dlqSession, publish func(context.Context, *consumer.Message) error, opts RedriveOptions) (res RedriveResult, err error) {
-	defer func() { err = errors.Join(err, s.close(context.WithoutCancel(ctx))) }()
-	if opts.Rate < 0 || opts.Limit < 0 {
-		return res, fmt.Errorf("redrive: Rate and Limit must be >= 0 (0 = unlimited), got %g and %d", opts.Rate, opts.Limit)
-	}
-	done := map[string]bool{}
-	var last time.Time // when the previous move started
-	total := s.total()
-	for {
-		hs, err := s.next(ctx, dlqBatch)
-		if err != nil {
-			return res, err
-		}
-		if len(hs) == 0 {
-			return res, nil
-		}
-		for _, h := range hs {
-			if opts.Limit > 0 && res.Redriven >= opts.Limit {
-				return res, nil
-			}
-			res.Seen++
-			d := DeadLetter{Message: h.msg, Copies: 1}
-			switch {
-			case h.msg.ID != "" && done[h.msg.ID]:
-				res.DuplicateCopies++
-				if !opts.DryRun {
-					if err := h.remove(ctx); err != nil {
-						return res, fmt.Errorf("redrive: removing a second copy of %q: %w", h.msg.ID, err)
-					}
-				}
-			case !opts.Selects(d):
-				res.Skipped++
-			default:
-				if opts.Rate > 0 && !last.IsZero() {
-					if err := sleepUntil(ctx, last.Add(time.Duration(float64(time.Second)/opts.Rate))); err != nil {
-						return res, err
-					}
-				}
-				last = time.Now()
-				if !opts.DryRun {
-					if err := ctx.Err(); err != nil {
-						return res, err
-					}
-					if err := moveOne(ctx, h, publish); err != nil {
-						return res, err
-					}
-				}
-				done[h.msg.ID] = true
-				res.Redriven++
-			}
-			if opts.Progress != nil {
-				opts.Progress(RedriveProgress{Seen: res.Seen, Total: total, Redriven: res.Redriven})
-			}
-		}
-	}
-}
-
-// moveTimeout bounds one message's publish and removal once started,
-// since a cancelled context no longer stops them.
-const moveTimeout = 30 * time.Second
-
-// moveOne publishes h's redrive copy and then removes h. A cancelled ctx
-// does not interrupt them, so cancelling a redrive stops it between two
-// messages, never between a publish and its removal; moveTimeout bounds
-// the pair instead.
-func moveOne(ctx context.Context, h heldLetter, publish func(context.Context, *consumer.Message) error) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), moveTimeout)
-	defer cancel()
-	if err := publish(ctx, RedriveCopy(h.msg)); err != nil {
-		return fmt.Errorf("redrive: publishing %q back to its source (it stays in the dead-letter destination): %w", h.msg.ID, err)
-	}
-	if err := h.remove(ctx); err != nil {
-		return fmt.Errorf("redrive: %q was published to its source but not removed from the dead-letter destination (a second redrive is absorbed by the idempotency claim): %w", h.msg.ID, err)
-	}
-	return nil
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {

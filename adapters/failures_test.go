@@ -338,7 +338,7 @@ func (o *matrixObserver) BreakerChanged(open bool)                     { o.break
 
 // suiteKafka is the suite's Kafka URL (a real broker under KAFKA_BROKERS, see
 // internal/kafkatest).
-func suiteKafka(t *testing.T) string {
+func suiteKafka(t testing.TB) string {
 	return "kafka://" + strings.Join(kafkatest.Brokers(t, kfake.DefaultNumPartitions(3)), ",")
 }
 

@@ -115,11 +115,13 @@ type Broker interface {
 	// each selected message is published to source (same ID, Key and Body;
 	// oncely failure headers removed, so the attempt count starts again at
 	// 1), confirmed, and only then removed from the dead-letter destination.
-	// A crash in between leaves the message in both places; the idempotency
-	// claim absorbs the second run. Cancelling ctx stops it between two
-	// messages: a publish that started is confirmed and its dead letter
-	// removed (within 30 seconds) before Redrive returns ctx's error. See
-	// RedriveOptions for filters, rate and dry runs.
+	// Messages go in batches of up to 100, each confirmed as a whole before
+	// any of its dead letters is removed. A crash in between leaves the
+	// message in both places; the idempotency claim absorbs the second run.
+	// Cancelling ctx stops it between two batches: a batch that started is
+	// confirmed and its dead letters removed (within 30 seconds) before
+	// Redrive returns ctx's error. See RedriveOptions for filters, rate and
+	// dry runs.
 	Redrive(ctx context.Context, source, consumerName string, opts RedriveOptions) (RedriveResult, error)
 
 	// Purge deletes dead letters of (source, consumerName) for good: every

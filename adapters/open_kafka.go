@@ -217,7 +217,7 @@ func (k *kafkaBroker) Redrive(ctx context.Context, source, consumerName string, 
 	if err != nil {
 		return RedriveResult{}, err
 	}
-	return redrive(ctx, s, func(ctx context.Context, m *consumer.Message) error { return k.Publish(ctx, source, m) }, opts)
+	return redrive(ctx, s, func(ctx context.Context, msgs ...*consumer.Message) error { return k.Publish(ctx, source, msgs...) }, opts)
 }
 
 func (k *kafkaBroker) Backlog(ctx context.Context, source, consumerName string) ([]consumer.Backlog, error) {

@@ -72,12 +72,11 @@ func (m *memBroker) DeadLetters(ctx context.Context, source, consumerName string
 }
 
 func (m *memBroker) Redrive(ctx context.Context, source, consumerName string, opts RedriveOptions) (RedriveResult, error) {
-	publish := func(ctx context.Context, msg *consumer.Message) error { return m.b.Publish(ctx, source, msg) }
 	s, err := m.session(source, consumerName)
 	if err != nil {
 		return RedriveResult{}, err
 	}
-	return redrive(ctx, s, publish, opts)
+	return redrive(ctx, s, func(ctx context.Context, msgs ...*consumer.Message) error { return m.b.Publish(ctx, source, msgs...) }, opts)
 }
 
 func (m *memBroker) Backlog(_ context.Context, source, consumerName string) ([]consumer.Backlog, error) {

@@ -155,7 +155,7 @@ func (n *natsBroker) Redrive(ctx context.Context, source, consumerName string, o
 	if err != nil {
 		return RedriveResult{}, err
 	}
-	return redrive(ctx, s, func(ctx context.Context, m *consumer.Message) error { return n.pub.Publish(ctx, source, m) }, opts)
+	return redrive(ctx, s, func(ctx context.Context, msgs ...*consumer.Message) error { return n.pub.Publish(ctx, source, msgs...) }, opts)
 }
 
 func (n *natsBroker) Purge(ctx context.Context, source, consumerName string, opts PurgeOptions) (PurgeResult, error) {

@@ -135,7 +135,7 @@ func (r *redisBroker) Redrive(ctx context.Context, source, consumerName string, 
 		return RedriveResult{}, err
 	}
 	retry := redis.RetryStream(source, consumerName)
-	return redrive(ctx, s, func(ctx context.Context, m *consumer.Message) error { return r.append(ctx, retry, m) }, opts)
+	return redrive(ctx, s, func(ctx context.Context, msgs ...*consumer.Message) error { return r.append(ctx, retry, msgs...) }, opts)
 }
 
 // Purge deletes the selected dead letters of (source, consumerName); see

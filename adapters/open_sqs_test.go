@@ -187,3 +187,51 @@ func TestSQSLongNames(t *testing.T) {
 	_, err := Open(ctx, "sqs://us-east-1?endpoint="+endpoint+"&dlq=bad/name")
 	require.ErrorContains(t, err, `dlq="bad/name"`)
 }
+
+// TestSQSSessionHoldsBackLaterLetters: SQS has no snapshot of a queue, so a
+// dead-letter session hands out only letters sent before it opened. A
+// letter dead-lettered during a redrive (a redriven copy that failed again)
+// is held back and visible again once the session closes, not handed out:
+// a redrive would otherwise remove it as a second copy of an ID it just
+// moved, and lose the new failure. Catches a session without the cutoff.
+func TestSQSSessionHoldsBackLaterLetters(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	u, err := url.Parse("sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&visibility_timeout=5s&wait=1")
+	require.NoError(t, err)
+	opened, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	b := opened.(*sqsBroker)
+	defer func() { _ = b.Close() }()
+	source := fmt.Sprintf("oncely-holdback-%08x", rand.Uint32())
+	const name = "ledger"
+	dlq := b.deadLetterQueue(source, name)
+	require.NoError(t, b.Publish(ctx, source, &consumer.Message{ID: "src", Body: []byte("x")}))
+	require.NoError(t, b.Publish(ctx, dlq, &consumer.Message{ID: "before", Body: []byte("x")}))
+
+	sess, err := b.session(ctx, source, name)
+	require.NoError(t, err)
+	time.Sleep(5 * time.Millisecond) // SentTimestamp counts milliseconds
+	require.NoError(t, b.Publish(ctx, dlq, &consumer.Message{ID: "after", Body: []byte("x")}))
+	var ids []string
+	for {
+		hs, err := sess.next(ctx, 100)
+		require.NoError(t, err)
+		if len(hs) == 0 {
+			break
+		}
+		for _, h := range hs {
+			ids = append(ids, h.msg.ID)
+		}
+	}
+	require.Equal(t, []string{"before"}, ids, "only the letter sent before the session opened")
+	require.NoError(t, sess.close(ctx))
+
+	dls, err := b.DeadLetters(ctx, source, name, 0)
+	require.NoError(t, err)
+	var left []string
+	for _, d := range dls {
+		left = append(left, d.Message.ID)
+	}
+	require.ElementsMatch(t, []string{"before", "after"}, left, "both visible again after close")
+}

@@ -103,7 +103,7 @@ func (k *kafkaBroker) Purge(ctx context.Context, source, consumerName string, op
 // Purge deletes the selected dead letters of (source, consumerName); see
 // Broker.Purge.
 func (r *rabbitBroker) Purge(ctx context.Context, source, consumerName string, opts PurgeOptions) (PurgeResult, error) {
-	s, err := r.session(ctx, source, consumerName)
+	s, err := r.session(ctx, source, consumerName, rabbitGetters)
 	if err != nil {
 		return PurgeResult{}, err
 	}

@@ -2,17 +2,18 @@ package adapters
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/consumer"
 )
 
-// slowSession is a fakeSession whose first read takes readTime, as a
-// destination read over the network does (SQS waits for empty receives).
+// slowSession is a dead-letter session whose first read takes readTime, as
+// a destination read over the network does (SQS waits for empty receives).
 type slowSession struct {
-	fakeSession
+	dlqSession
 	readTime time.Duration
 	read     bool
 }
@@ -26,7 +27,7 @@ func (s *slowSession) next(ctx context.Context, n int) ([]heldLetter, error) {
 			return nil, ctx.Err()
 		}
 	}
-	return s.fakeSession.next(ctx, n)
+	return s.dlqSession.next(ctx, n)
 }
 
 // TestRedriveRateAfterSlowRead: a redrive at Rate moves no two messages
@@ -37,23 +38,19 @@ func (s *slowSession) next(ctx context.Context, n int) ([]heldLetter, error) {
 func TestRedriveRateAfterSlowRead(t *testing.T) {
 	const rate, n = 20.0, 5
 	interval := time.Duration(float64(time.Second) / rate)
-	s := &slowSession{readTime: n * interval}
-	for i := range n {
-		s.letters = append(s.letters, &consumer.Message{ID: fmt.Sprintf("m%d", i)})
-	}
+	f := newFakeDLQ(t, n, func(int) string { return consumer.ReasonExhausted })
 	var at []time.Time
-	res, err := redrive(t.Context(), s, func(context.Context, *consumer.Message) error {
+	publish := func(ctx context.Context, msgs ...*consumer.Message) error {
 		at = append(at, time.Now())
-		return nil
-	}, RedriveOptions{Rate: rate})
-	if err != nil || res.Redriven != n {
-		t.Fatalf("redriven %d, %v; want %d", res.Redriven, err, n)
+		return f.publish(ctx, msgs...)
 	}
+	res, err := redrive(t.Context(), &slowSession{dlqSession: f.session(false), readTime: n * interval}, publish, RedriveOptions{Rate: rate})
+	require.NoError(t, err)
+	require.Equal(t, n, res.Redriven)
+	require.Len(t, at, n, "one message a batch at this rate")
 	for i := 1; i < len(at); i++ {
-		// Half the interval: a move starts at least a whole interval after
-		// the previous one started; its publish may lag a little.
-		if gap := at[i].Sub(at[i-1]); gap < interval/2 {
-			t.Errorf("moves %d and %d %v apart, want about %v (rate %g/s)", i-1, i, gap, interval, rate)
-		}
+		// Half the interval: a batch starts a whole interval after the
+		// previous one started; its publish may lag a little.
+		require.GreaterOrEqual(t, at[i].Sub(at[i-1]), interval/2, "moves %d and %d (rate %g/s)", i-1, i, rate)
 	}
 }

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,10 +27,14 @@ import (
 // removed record is never listed, counted or redriven again.
 //
 // Kafka bounds commit metadata (offset.metadata.max.bytes, 4096 bytes by
-// default). Removed offsets are written as ranges ("5-9,12") and, should
-// they ever exceed removedMetadataMax, the highest are left out: those
-// records are listed again, and a second redrive of one is absorbed by the
-// idempotency claim of its ID.
+// default). Removed offsets are written as ranges ("5-9,12") or, when the
+// ranges do not fit in removedMetadataMax and a bitmap keeps more of them,
+// as a bitmap of the offsets after the committed one (base64, one bit per
+// record: about 24,000 records, however scattered the records left are; a
+// redrive of 10,000 of 12,000 dead letters with the 2,000 others spread
+// through them needs 8 KB of ranges, 2 KB of bitmap). Should they still not
+// fit, the highest are left out: those records are listed again, and a
+// second redrive of one is absorbed by the idempotency claim of its ID.
 
 // RedriveGroup names the consumer group whose committed offsets on a
 // dead-letter topic record which of its records were removed (redriven or
@@ -38,6 +43,7 @@ func RedriveGroup(deadLetterTopic string) string { return deadLetterTopic + ".re
 
 const (
 	removedMetadataPrefix = "oncely-removed:"
+	removedBitsPrefix     = "oncely-removed-bits:"
 	removedMetadataMax    = 4000
 )
 
@@ -51,6 +57,19 @@ type removals struct {
 // did not write holds no removals.
 func parseRemovals(at int64, metadata string) removals {
 	r := removals{at: max(at, 0), past: map[int64]bool{}}
+	if bits, ok := strings.CutPrefix(metadata, removedBitsPrefix); ok {
+		raw, err := base64.RawURLEncoding.DecodeString(bits)
+		if err != nil {
+			return r
+		}
+		for i := range len(raw) * 8 {
+			if raw[i/8]&(1<<(i%8)) != 0 {
+				r.past[r.at+int64(i)] = true
+			}
+		}
+		r.advance()
+		return r
+	}
 	list, ok := strings.CutPrefix(metadata, removedMetadataPrefix)
 	if !ok || list == "" {
 		return r
@@ -93,8 +112,9 @@ func (r *removals) advance() {
 	}
 }
 
-// metadata is the commit metadata for the removals beyond at: ascending
-// ranges, cut at removedMetadataMax bytes.
+// metadata is the commit metadata for the removals beyond at, at most
+// removedMetadataMax bytes: ascending ranges, or a bitmap when the ranges
+// do not fit and the bitmap keeps more removed offsets.
 func (r removals) metadata() string {
 	if len(r.past) == 0 {
 		return ""
@@ -104,6 +124,40 @@ func (r removals) metadata() string {
 		offs = append(offs, o)
 	}
 	slices.Sort(offs)
+	ranges, kept := rangesMetadata(offs)
+	if kept == len(offs) {
+		return ranges
+	}
+	if bits, bkept := r.bitsMetadata(offs); bkept > kept {
+		return bits
+	}
+	return ranges
+}
+
+// bitsMetadata is the bitmap form of offs (ascending, all beyond at): bit
+// i is offset at+i. It returns how many of offs it keeps.
+func (r removals) bitsMetadata(offs []int64) (string, int) {
+	maxBits := int64((removedMetadataMax - len(removedBitsPrefix)) / 4 * 3 * 8)
+	var raw []byte
+	kept := 0
+	for _, o := range offs {
+		i := o - r.at
+		if i >= maxBits {
+			break
+		}
+		for int64(len(raw)) <= i/8 {
+			raw = append(raw, 0)
+		}
+		raw[i/8] |= 1 << (i % 8)
+		kept++
+	}
+	return removedBitsPrefix + base64.RawURLEncoding.EncodeToString(raw), kept
+}
+
+// rangesMetadata is the ranges form of offs (ascending), cut at
+// removedMetadataMax bytes. It returns how many of offs it keeps.
+func rangesMetadata(offs []int64) (string, int) {
+	kept := 0
 	var b strings.Builder
 	b.WriteString(removedMetadataPrefix)
 	for i := 0; i < len(offs); {
@@ -122,9 +176,10 @@ func (r removals) metadata() string {
 			break
 		}
 		b.WriteString(part)
+		kept += j - i + 1
 		i = j + 1
 	}
-	return b.String()
+	return b.String(), kept
 }
 
 // left counts the records of [from, end) not removed.

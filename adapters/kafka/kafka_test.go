@@ -882,6 +882,21 @@ func TestRemovalsMetadata(t *testing.T) {
 	for o := range kept.past {
 		require.True(t, big.past[o])
 	}
+
+	// A redrive of 10,000 of 12,000 dead letters, the 2,000 others spread
+	// through them: 8 KB of ranges, kept whole as a bitmap.
+	scattered := parseRemovals(0, "")
+	for o := int64(0); o < 12000; o++ {
+		if o%6 != 0 {
+			scattered.add(o)
+		}
+	}
+	md = scattered.metadata()
+	require.True(t, strings.HasPrefix(md, removedBitsPrefix), md[:40])
+	require.LessOrEqual(t, len(md), removedMetadataMax)
+	require.Equal(t, scattered, parseRemovals(scattered.at, md))
+	require.Equal(t, int64(2000), scattered.left(0, 12000))
+	require.Equal(t, removals{at: 7, past: map[int64]bool{}}, parseRemovals(7, removedBitsPrefix+"!!"), "a bitmap that does not decode holds no removals")
 }
 
 // readDeadLetters lists the dead letters of topic and group with one

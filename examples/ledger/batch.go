@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // Set-based statements of the -batch handler: one for every account the
@@ -75,8 +74,8 @@ func (h *batchHandler) HandleBatch(ctx context.Context, tx pgx.Tx, msgs []*consu
 
 // applyBatch is the batch's effect: each account's balance once, summed,
 // one ledger entry per payment, and each payment's ledger.applied event (ev
-// nil: none), caused by that payment (outbox.WithCause), so its ID derives
-// from the payment's as in the single-payment handler.
+// nil: none) in one outbox.SendBatch, caused by that payment, so its ID
+// derives from the payment's as in the single-payment handler.
 func applyBatch(ctx context.Context, tx pgx.Tx, msgs []*consumer.Message, payments []payment, ev *events) error {
 	sums := make(map[string]int64, len(payments))
 	counts := make(map[string]int64, len(payments))
@@ -121,12 +120,7 @@ func applyBatch(ctx context.Context, tx pgx.Tx, msgs []*consumer.Message, paymen
 	if err := br.Close(); err != nil {
 		return err
 	}
-	for i, msg := range msgs {
-		if err := ev.send(outbox.WithCause(ctx, msg), tx, msg.ID, payments[i], seqs[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ev.sendBatch(ctx, tx, msgs, payments, seqs)
 }
 
 // parse decodes msg's payment and refuses the poison account.

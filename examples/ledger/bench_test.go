@@ -58,7 +58,9 @@ import (
 // ONCELY_LEDGER_BENCH_CONCURRENCY sets (b)'s Concurrency and
 // ONCELY_LEDGER_BENCH_PREFETCH its RabbitMQ prefetch (at most 2,000 on quorum queues).
 // ONCELY_LEDGER_BENCH_EVENTS=1 runs serve with its ledger.applied events and
-// in-process relay (a run still ends when every entry is written).
+// in-process relay (a run still ends when every entry is written);
+// ONCELY_LEDGER_BENCH_EVENTS=norelay sends the events without a relay, so
+// the run measures what writing them costs the handlers alone.
 
 // benchAccounts is the number of accounts the payments spread over.
 const benchAccounts = 1000
@@ -284,8 +286,11 @@ func serveRun(b *testing.B, admin *pgxpool.Pool, dbURL, brokerURL, source, mode 
 	}
 	cfg := config{brokerURL: brokerURL, databaseURL: url, dedupe: true, concurrency: concurrency, batch: batch,
 		source: source, consumer: "bench-" + schema, schema: schema, maxAttempts: 3, retryDelay: 200 * time.Millisecond}
-	if os.Getenv("ONCELY_LEDGER_BENCH_EVENTS") == "1" {
+	switch os.Getenv("ONCELY_LEDGER_BENCH_EVENTS") {
+	case "1":
 		cfg.events, cfg.relay = benchEvents(source), true
+	case "norelay":
+		cfg.events = benchEvents(source)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r := measure(b, mode, admin, schema, n, func(ctx context.Context) error { return serve(ctx, cfg, log) })

@@ -55,14 +55,46 @@ func (e *events) send(ctx context.Context, tx pgx.Tx, paymentID string, p paymen
 	if e == nil {
 		return nil
 	}
-	body, err := json.Marshal(appliedEvent{PaymentID: paymentID, Account: p.Account, AmountCents: p.AmountCents, Seq: seq})
+	m, err := event(paymentID, p, seq)
 	if err != nil {
 		return err
 	}
-	if err := e.sender.Send(ctx, tx, e.destination, &consumer.Message{Key: p.Account, Body: body}); err != nil {
+	if err := e.sender.Send(ctx, tx, e.destination, m); err != nil {
 		return fmt.Errorf("sending the ledger.applied event of %s: %w", paymentID, err)
 	}
 	return nil
+}
+
+// sendBatch writes the events of a batch in tx with one outbox.SendBatch:
+// payments[i], message msgs[i], is its account's seqs[i]-th and the cause
+// of its event, whose ID is therefore the one send derives.
+func (e *events) sendBatch(ctx context.Context, tx pgx.Tx, msgs []*consumer.Message, payments []payment, seqs []int64) error {
+	if e == nil {
+		return nil
+	}
+	sends := make([]outbox.Outgoing, len(msgs))
+	for i, msg := range msgs {
+		m, err := event(msg.ID, payments[i], seqs[i])
+		if err != nil {
+			return err
+		}
+		sends[i] = outbox.Outgoing{Destination: e.destination, Message: m, Cause: msg}
+	}
+	if err := e.sender.SendBatch(ctx, tx, sends); err != nil {
+		return fmt.Errorf("sending the ledger.applied events of %d payments: %w", len(msgs), err)
+	}
+	return nil
+}
+
+// event is the ledger.applied message of payment p (message paymentID),
+// its account's seq-th: keyed by the account, without an ID (derived from
+// its cause).
+func event(paymentID string, p payment, seq int64) (*consumer.Message, error) {
+	body, err := json.Marshal(appliedEvent{PaymentID: paymentID, Account: p.Account, AmountCents: p.AmountCents, Seq: seq})
+	if err != nil {
+		return nil, err
+	}
+	return &consumer.Message{Key: p.Account, Body: body}, nil
 }
 
 // checkMigrated fails unless schema holds every migration of this build

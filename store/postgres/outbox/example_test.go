@@ -61,3 +61,23 @@ func Example() {
 	}
 	_ = c.Run(ctx)
 }
+
+// A batch handler books its payments with one statement and sends one
+// receipt per payment with one SendBatch, each caused by its payment, so
+// each receipt's ID is the one a Send in a single-payment handler derives.
+func ExampleSendBatch() {
+	book := pgstore.BatchHandlerFunc(func(ctx context.Context, tx pgx.Tx, msgs []*consumer.Message) error {
+		ids := make([]string, len(msgs))
+		bodies := make([][]byte, len(msgs))
+		sends := make([]outbox.Outgoing, len(msgs))
+		for i, in := range msgs {
+			ids[i], bodies[i] = in.ID, in.Body
+			sends[i] = outbox.Outgoing{Destination: "receipts", Message: &consumer.Message{Key: in.Key, Body: in.Body}, Cause: in}
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO ledger (payment_id, body) SELECT * FROM unnest($1::text[], $2::bytea[])", ids, bodies); err != nil {
+			return err
+		}
+		return outbox.SendBatch(ctx, tx, sends)
+	})
+	_ = book // run it as Example runs its handler; consumer.Config.BatchSize bounds a batch
+}

@@ -10,3 +10,7 @@ func (r *Relay) SetAfterPublish(f func(ctx context.Context, pid uint32)) {
 
 // SetListening makes f run each time the LISTEN connection is listening.
 func (r *Relay) SetListening(f func()) { r.hooks.listening = f }
+
+// SendLockKey is the string whose hashtextextended(·, 0) is the advisory
+// lock Send and SendBatch take for (destination, key) in schema.
+var SendLockKey = sendLockKey

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -76,6 +78,13 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 	if len(rows) == 0 {
 		return 0, tx.Commit(ctx)
 	}
+	claimed := len(rows)
+	if rows, err = r.keepPrefixes(ctx, tx, rows); err != nil {
+		return 0, err
+	}
+	if len(rows) == 0 {
+		return claimed, tx.Commit(ctx)
+	}
 
 	done, perr := r.publish(ctx, rows)
 	if r.hooks.afterPublish != nil {
@@ -87,17 +96,93 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 		defer cancel()
 		if _, err := tx.Exec(mctx, "UPDATE "+r.table+" SET published_at = now() WHERE seq = ANY($1)", done); err != nil {
-			return len(rows), errors.Join(perr, fmt.Errorf("mark published: %w", err))
+			return claimed, errors.Join(perr, fmt.Errorf("mark published: %w", err))
 		}
 		if err := tx.Commit(mctx); err != nil {
-			return len(rows), errors.Join(perr, fmt.Errorf("commit: %w", err))
+			return claimed, errors.Join(perr, fmt.Errorf("commit: %w", err))
 		}
 		r.metrics.published(len(done))
 	}
 	if perr != nil {
 		r.metrics.failed(len(rows) - len(done))
 	}
-	return len(rows), perr
+	return claimed, perr
+}
+
+// prefixSQL counts, per claimed (destination, key), the unpublished rows
+// below the round's first row of it and those up to its last, in a fresh
+// snapshot taken while the round owns every one of those keys.
+const prefixSQL = `SELECT c.d, c.k, count(*) FILTER (WHERE o.seq < c.lo), count(*)
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS c(d, k, lo, hi)
+JOIN %s o ON o.destination = c.d AND o.msg_key = c.k AND o.seq <= c.hi AND o.published_at IS NULL
+GROUP BY c.d, c.k`
+
+// keepPrefixes drops from rows every key whose claimed rows are not exactly
+// the first of its unpublished rows. The claim's scan decides row by row,
+// so a key another round owned when the scan passed its first row and
+// released (committed) before the scan reached a later one comes back with
+// that later row alone; published, it would overtake the first. Checked in
+// a new statement, whose snapshot sees every commit of a round that owned a
+// key before this one took it, the prefix is what may go out now; a
+// dropped key's rows stay unpublished for a later round, in order.
+func (r *Relay) keepPrefixes(ctx context.Context, tx pgx.Tx, rows []row) ([]row, error) {
+	type span struct {
+		lo, hi int64
+		n      int
+	}
+	type dk struct{ d, k string }
+	spans := map[dk]*span{}
+	var ds, ks []string
+	var los, his []int64
+	for _, rw := range rows {
+		if rw.msg.Key == "" {
+			continue // no order to keep
+		}
+		key := dk{rw.destination, rw.msg.Key}
+		if sp, ok := spans[key]; ok {
+			sp.hi, sp.n = rw.seq, sp.n+1 // rows come in seq order
+			continue
+		}
+		spans[key] = &span{lo: rw.seq, hi: rw.seq, n: 1}
+	}
+	if len(spans) == 0 {
+		return rows, nil
+	}
+	for key, sp := range spans {
+		ds, ks, los, his = append(ds, key.d), append(ks, key.k), append(los, sp.lo), append(his, sp.hi)
+	}
+	rs, err := tx.Query(ctx, fmt.Sprintf(prefixSQL, r.table), ds, ks, los, his)
+	if err != nil {
+		return nil, fmt.Errorf("claim: check key order: %w", err)
+	}
+	drop := map[dk]bool{}
+	for rs.Next() {
+		var (
+			key         dk
+			below, upTo int
+		)
+		if err := rs.Scan(&key.d, &key.k, &below, &upTo); err != nil {
+			rs.Close()
+			return nil, fmt.Errorf("claim: check key order: %w", err)
+		}
+		if below > 0 || upTo != spans[key].n {
+			drop[key] = true
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("claim: check key order: %w", err)
+	}
+	if len(drop) == 0 {
+		return rows, nil
+	}
+	r.cfg.Logger.Debug("outbox relay: keys released during the claim wait for the next round", "schema", r.cfg.Schema, "keys", len(drop))
+	kept := rows[:0]
+	for _, rw := range rows {
+		if !drop[dk{rw.destination, rw.msg.Key}] {
+			kept = append(kept, rw)
+		}
+	}
+	return kept, nil
 }
 
 // publish sends rows, grouped by destination in row order, one Publish call

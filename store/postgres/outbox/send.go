@@ -15,7 +15,7 @@ import (
 	"github.com/oncely/oncely/store/postgres"
 )
 
-// Errors Send returns before it writes anything.
+// Errors Send and SendBatch return before they write anything.
 var (
 	// ErrNoID: the message has no ID and the context carries no cause
 	// (WithCause or Caused) to derive one from.
@@ -80,7 +80,7 @@ func Send(ctx context.Context, tx pgx.Tx, destination string, msg *consumer.Mess
 // order and the relay publishes them in that order. An empty Key has no
 // order. A handler sending to several keys takes several locks; two
 // handlers taking them in opposite orders may deadlock, which Postgres
-// breaks by failing one (a retryable error).
+// breaks by failing one (a retryable error). SendBatch takes them sorted.
 //
 // Send also notifies Channel(schema) (delivered on commit) to wake relays.
 func (s *Sender) Send(ctx context.Context, tx pgx.Tx, destination string, msg *consumer.Message) error {
@@ -105,18 +105,11 @@ func (s *Sender) Send(ctx context.Context, tx pgx.Tx, destination string, msg *c
 		}
 		id = DeriveID(c.consumer, c.id, n)
 	}
-	headers := msg.Headers
-	if headers == nil {
-		headers = map[string]string{}
-	}
-	hj, err := json.Marshal(headers)
+	hj, err := encodeHeaders(msg.Headers)
 	if err != nil {
 		return fmt.Errorf("outbox: send: headers: %w", err)
 	}
-	body := msg.Body
-	if body == nil {
-		body = []byte{}
-	}
+	body := nonNil(msg.Body)
 	b := &pgx.Batch{}
 	if msg.Key != "" {
 		b.Queue("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", sendLockKey(s.schema, destination, msg.Key))
@@ -128,6 +121,22 @@ func (s *Sender) Send(ctx context.Context, tx pgx.Tx, destination string, msg *c
 		return fmt.Errorf("outbox: send %s to %s: %w", id, destination, err)
 	}
 	return nil
+}
+
+// encodeHeaders is the headers column of a message with headers h.
+func encodeHeaders(h map[string]string) ([]byte, error) {
+	if h == nil {
+		h = map[string]string{}
+	}
+	return json.Marshal(h)
+}
+
+// nonNil is the body column of a message with body b (NOT NULL).
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 // sendLockKey names the advisory lock Sends of one key serialise on.
