@@ -135,18 +135,7 @@ func (e *endToEnd) waitRound(ctx context.Context, prefix string, good int, timeo
 
 // eventCounts returns the downstream rows per payment ID.
 func (e *endToEnd) eventCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := e.pool.Query(ctx, "SELECT payment_id, count(*) FROM "+e.down.table+" GROUP BY payment_id")
-	if err != nil {
-		return nil, fmt.Errorf("crashtest: counting events: %w", err)
-	}
-	out := map[string]int{}
-	var id string
-	var n int
-	_, err = pgx.ForEachRow(rows, []any{&id, &n}, func() error {
-		out[id] = n
-		return nil
-	})
-	return out, err
+	return countPerID(ctx, e.pool, "SELECT payment_id, count(*) FROM "+e.down.table+" GROUP BY payment_id", "events")
 }
 
 // order checks per account that the downstream applied seq 1, 2, 3, … in

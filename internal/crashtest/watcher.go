@@ -61,9 +61,15 @@ func (w *watcher) waitDone(ctx context.Context, prefix string, batch, since int,
 
 // counts returns the number of ledger entries per message ID.
 func (w *watcher) counts(ctx context.Context) (map[string]int, error) {
-	rows, err := w.pool.Query(ctx, "SELECT message_id, count(*) FROM "+w.table()+" GROUP BY message_id")
+	return countPerID(ctx, w.pool, "SELECT message_id, count(*) FROM "+w.table()+" GROUP BY message_id", "effects")
+}
+
+// countPerID runs query, which returns (id, count) rows, into a map; what
+// names the rows in its error.
+func countPerID(ctx context.Context, pool *pgxpool.Pool, query, what string) (map[string]int, error) {
+	rows, err := pool.Query(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("crashtest: counting effects: %w", err)
+		return nil, fmt.Errorf("crashtest: counting %s: %w", what, err)
 	}
 	out := map[string]int{}
 	var id string
