@@ -192,12 +192,7 @@ func produceOrdered(t *testing.T, db *pgtest.DB, producers, keys, perProducer in
 	t.Helper()
 	ctx := context.Background()
 	s := sender(t, db)
-	_, err := db.Pool.Exec(ctx, "CREATE TABLE counters (k text PRIMARY KEY, n int NOT NULL)")
-	require.NoError(t, err)
-	for k := range keys {
-		_, err := db.Pool.Exec(ctx, "INSERT INTO counters VALUES ($1, 0)", "key"+strconv.Itoa(k))
-		require.NoError(t, err)
-	}
+	createCounters(t, db, keys)
 	var wg sync.WaitGroup
 	errs := make(chan error, producers)
 	for p := range producers {
@@ -248,4 +243,18 @@ func checkKeyOrder(t *testing.T, got []published, total int) {
 	}
 	require.Len(t, seen, total)
 	t.Logf("%d messages, %d re-published copies", total, dups)
+}
+
+// createCounters makes the table counters with a zero row per key "key<i>":
+// a producer's UPDATE of its key's row serialises the key's transactions, so
+// the number it returns is the key's commit order.
+func createCounters(t *testing.T, db *pgtest.DB, keys int) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := db.Pool.Exec(ctx, "CREATE TABLE counters (k text PRIMARY KEY, n int NOT NULL)")
+	require.NoError(t, err)
+	for k := range keys {
+		_, err := db.Pool.Exec(ctx, "INSERT INTO counters VALUES ($1, 0)", "key"+strconv.Itoa(k))
+		require.NoError(t, err)
+	}
 }

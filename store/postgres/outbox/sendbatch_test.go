@@ -205,12 +205,7 @@ func TestSendBatchPerKeyCommitOrder(t *testing.T) {
 	s := sender(t, db)
 	table := pgx.Identifier{db.Schema, outbox.Table}.Sanitize()
 	const producers, keys, perProducer, perBatch = 4, 5, 25, 3
-	_, err := db.Pool.Exec(ctx, "CREATE TABLE counters (k text PRIMARY KEY, n int NOT NULL)")
-	require.NoError(t, err)
-	for k := range keys {
-		_, err := db.Pool.Exec(ctx, "INSERT INTO counters VALUES ($1, 0)", "key"+strconv.Itoa(k))
-		require.NoError(t, err)
-	}
+	createCounters(t, db, keys)
 	var wg sync.WaitGroup
 	errs := make(chan error, producers)
 	for p := range producers {
