@@ -15,9 +15,11 @@ import (
 // with items in a running batch is busy until that batch has run, so its
 // later items wait, and two running batches never share a lane. A batch's
 // items keep their arrival order, so each lane's items do too. A batch that
-// is not full waits until maxWait after its oldest item arrived, unless the
-// window is full (nothing more can arrive until a batch runs) or intake has
-// stopped.
+// is not full waits until maxWait after its oldest item arrived, unless
+// intake waits for room in the window (nothing more can arrive until a batch
+// runs: the window is full, or intake, having filled it, waits for a refill
+// of free slots) or intake has stopped. Intake that holds slots for a
+// Receive under way has room: what it returns may fill the batch.
 type batchScheduler[T any] struct {
 	jobs     jobs[T]
 	size     int
@@ -173,7 +175,7 @@ func (s *batchScheduler[T]) cut(now time.Time) ([]T, time.Time) {
 	if len(take) == 0 {
 		return nil, time.Time{}
 	}
-	if due := oldest.Add(s.maxWait); len(take) < s.size && !s.intakeOff && !s.quit && s.jobs.room() && now.Before(due) {
+	if due := oldest.Add(s.maxWait); len(take) < s.size && !s.intakeOff && !s.quit && !s.jobs.waitsForRoom() && now.Before(due) {
 		return nil, due
 	}
 	batch := make([]T, len(take))

@@ -95,9 +95,10 @@ type Config struct {
 
 	// BatchMaxWait is how long, with a BatchHandler, a batch that is not
 	// full waits for more messages after its oldest one could have run. A
-	// batch starts at once when it is full, when the window (MaxInFlight) is
-	// full, or when the consumer stops. Defaults to BatchMaxWaitDefault
-	// (5ms).
+	// batch starts at once when it is full, when no more messages can be
+	// received until a batch runs (the window, MaxInFlight, is full, or
+	// nearly: once intake has filled it, it waits for a few slots to free),
+	// or when the consumer stops. Defaults to BatchMaxWaitDefault (5ms).
 	BatchMaxWait time.Duration
 
 	// Retry is the broker-side retry policy: attempts and backoff between

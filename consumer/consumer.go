@@ -109,7 +109,9 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	c.breaker.init(cfg.BreakerThreshold, cfg.OutageBackoff, c.probe, cfg.Observer, c.log)
 	if batch {
 		c.batch = chain.(BatchHandler) // chainDuplicates checked it
-		c.sched = newBatchScheduler(c.jobs(), cfg.BatchSize, cfg.BatchMaxWait, c.processBatch)
+		bs := newBatchScheduler(c.jobs(), cfg.BatchSize, cfg.BatchMaxWait, c.processBatch)
+		c.window.onWait = bs.wake // a lingering batch starts: nothing more arrives
+		c.sched = bs
 		return c, nil
 	}
 	c.sched = newRunner(c.jobs(), plainByDefault)
@@ -120,13 +122,14 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 // Ordering, process on the worker's attempt state, and the window.
 func (c *Consumer) jobs() jobs[Delivery] {
 	return jobs[Delivery]{
-		workers:  c.cfg.Concurrency,
-		inFlight: c.cfg.MaxInFlight,
-		receive:  func() ([]Delivery, error) { return c.intake(c.intakeCtx) },
-		lane:     laneFunc(&c.cfg),
-		run:      func(w int, d Delivery) { c.process(c.workers[w], d) },
-		ran:      c.window.release,
-		room:     c.window.room,
+		workers:      c.cfg.Concurrency,
+		inFlight:     c.cfg.MaxInFlight,
+		receive:      func() ([]Delivery, error) { return c.intake(c.intakeCtx) },
+		lane:         laneFunc(&c.cfg),
+		run:          func(w int, d Delivery) { c.process(c.workers[w], d) },
+		ran:          c.window.release,
+		room:         c.window.room,
+		waitsForRoom: c.window.waiting,
 	}
 }
 

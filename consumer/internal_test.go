@@ -209,6 +209,50 @@ func TestWindowWaitIdle(t *testing.T) {
 	}
 }
 
+// TestWindowWaiting checks what the batch scheduler reads of intake:
+// waiting is false while intake holds slots for a Receive under way, and
+// true, with onWait called, once intake waits for room, here for a refill
+// with a slot free. Bugs caught: a Receive under way taken for a full
+// window (a partial batch started that it could have filled), a wait for
+// refill with a slot free not reported (the batch lingered BatchMaxWait),
+// a wait begun with no wake-up for the scheduler.
+func TestWindowWaiting(t *testing.T) {
+	w := newWindow(8, 8, 1)
+	waits := make(chan bool, 4)
+	w.onWait = func() { waits <- w.waiting() }
+	ctx := context.Background()
+	if n, _ := w.acquire(ctx, 8); n != 8 {
+		t.Fatalf("took %d", n)
+	}
+	if w.waiting() {
+		t.Fatal("waiting, with the slots taken for a Receive under way")
+	}
+	w.release(3) // a batch of 3 ran; intake now needs 4 free
+	got := make(chan int, 1)
+	go func() {
+		n, _ := w.acquire(ctx, 8)
+		got <- n
+	}()
+	select {
+	case ok := <-waits:
+		if !ok {
+			t.Fatal("onWait called before waiting reports true")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("intake waits for refill, yet onWait was not called")
+	}
+	if !w.waiting() {
+		t.Fatal("not waiting, with 3 free slots and a refill of 4")
+	}
+	w.release(1)
+	if n := <-got; n != 4 {
+		t.Fatalf("took %d, want 4", n)
+	}
+	if w.waiting() {
+		t.Fatal("waiting after the take")
+	}
+}
+
 // TestLaneTable: with every key in one slot, busy lanes stay exact (one
 // per key or partition), a released lane is reused for the next key of its
 // slot and keeps no key, and the chain holds no more lanes than were busy

@@ -65,6 +65,10 @@ type jobs[T any] struct {
 	ran func(n int)
 	// room reports whether receive could return an item without waiting.
 	room func() bool
+	// waitsForRoom reports whether receive waits until items have run:
+	// nothing more arrives before then. The batch scheduler's wake must be
+	// called whenever it turns true (see window.onWait).
+	waitsForRoom func() bool
 }
 
 // laneOf returns item's lane, or no lane when items have none.

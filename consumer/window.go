@@ -19,11 +19,16 @@ type window struct {
 	need   atomic.Int64  // free slots the waiter needs; 0 when none waits
 	wake   chan struct{} // capacity 1
 	full   bool          // intake's last take filled the window (intake only)
+	// onWait, when set, is called each time intake starts waiting for
+	// room, after waiting reports true (the batch scheduler's wake).
+	onWait func()
 }
 
 // newWindow returns a window of size slots. refill is clamped so that intake
 // never waits while a worker could be idle: it waits only while more than
-// size-refill >= workers deliveries are in flight.
+// size-refill >= workers deliveries are in flight. (With a BatchHandler, a
+// worker could still idle beside a batch that lingers for more: the batch
+// scheduler starts it once intake waits, see waiting and onWait.)
 func newWindow(size, batch, workers int) *window {
 	refill := max(1, min(batch, size/2, size-workers))
 	return &window{size: int64(size), refill: int64(refill), wake: make(chan struct{}, 1)}
@@ -57,6 +62,9 @@ func (w *window) acquireN(ctx context.Context, least, most int64) (int, error) {
 			w.need.Store(0)
 			return n, nil
 		}
+		if w.onWait != nil {
+			w.onWait()
+		}
 		select {
 		case <-w.wake:
 		case <-ctx.Done():
@@ -65,6 +73,11 @@ func (w *window) acquireN(ctx context.Context, least, most int64) (int, error) {
 		}
 	}
 }
+
+// waiting reports whether intake waits for room: nothing more is received
+// until slots are freed. It is false while a Receive is under way on slots
+// intake took: what that returns fills them.
+func (w *window) waiting() bool { return w.need.Load() > 0 }
 
 func (w *window) tryTake(least, most int64) (int, bool) {
 	for {
