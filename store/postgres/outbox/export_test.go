@@ -10,3 +10,7 @@ func (r *Relay) SetAfterPublish(f func(ctx context.Context, pid uint32)) {
 
 // SetListening makes f run each time the LISTEN connection is listening.
 func (r *Relay) SetListening(f func()) { r.hooks.listening = f }
+
+// SetRoundEnded makes f run after each round with how many rows it claimed
+// and its error.
+func (r *Relay) SetRoundEnded(f func(n int, err error)) { r.hooks.roundEnded = f }
