@@ -143,9 +143,17 @@ func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) {
 	c := &counting{Broker: br, want: int64(n), full: make(chan struct{})}
 	r, err := outbox.NewRelay(db.Pool, c, outbox.Config{Schema: db.Schema, Logger: quiet()})
 	require.NoError(b, err)
+	var rounds, empty atomic.Int64
+	r.SetRoundEnded(func(n int, _ error) {
+		rounds.Add(1)
+		if n == 0 {
+			empty.Add(1)
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
+	defer func() { b.Logf("relay: %d rounds, %d of them empty", rounds.Load(), empty.Load()) }()
 	select {
 	case <-c.full:
 	case <-time.After(5 * time.Minute):
