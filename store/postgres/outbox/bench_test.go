@@ -138,22 +138,22 @@ func (c *counting) Publish(ctx context.Context, dest string, msgs ...*consumer.M
 }
 
 // relayDrain runs a relay with the default settings until every row is
-// published and marked.
-func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) {
+// published and marked, and returns how many rounds it ran and how many of
+// them claimed nothing.
+func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) (rounds, empty int64) {
 	c := &counting{Broker: br, want: int64(n), full: make(chan struct{})}
 	r, err := outbox.NewRelay(db.Pool, c, outbox.Config{Schema: db.Schema, Logger: quiet()})
 	require.NoError(b, err)
-	var rounds, empty atomic.Int64
+	var all, none atomic.Int64
 	r.SetRoundEnded(func(n int, _ error) {
-		rounds.Add(1)
+		all.Add(1)
 		if n == 0 {
-			empty.Add(1)
+			none.Add(1)
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	defer func() { b.Logf("relay: %d rounds, %d of them empty", rounds.Load(), empty.Load()) }()
 	select {
 	case <-c.full:
 	case <-time.After(5 * time.Minute):
@@ -168,6 +168,7 @@ func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) {
 	cancel()
 	require.NoError(b, <-done)
 	require.Zero(b, unpublishedB(b, db))
+	return all.Load(), none.Load()
 }
 
 // BenchmarkRelayThroughput drains the same committed rows (50,000 over 50
@@ -188,6 +189,7 @@ func BenchmarkRelayThroughput(b *testing.B) {
 			br := benchBroker(b, kind, hDest, rDest)
 			db := pgtest.New(b, pgtest.Options{MaxConns: 8})
 			res := benchround.Rounds{Messages: n}
+			var relayRounds, emptyRounds int64
 			for range b.N {
 				for round := range rounds {
 					hand := func() (time.Duration, time.Duration) {
@@ -199,7 +201,9 @@ func BenchmarkRelayThroughput(b *testing.B) {
 					relay := func() (time.Duration, time.Duration) {
 						refill(b, db, rDest, n)
 						c, start := benchround.CPUTime(), time.Now()
-						relayDrain(b, db, br, n)
+						all, none := relayDrain(b, db, br, n)
+						relayRounds += all
+						emptyRounds += none
 						return time.Since(start), benchround.CPUTime() - c
 					}
 					var hd, hc, rd, rc time.Duration
@@ -214,6 +218,9 @@ func BenchmarkRelayThroughput(b *testing.B) {
 					res.Add(b, hd, rd)
 				}
 			}
+			drains := float64(b.N * rounds)
+			b.ReportMetric(float64(relayRounds)/drains, "relay_rounds/drain")
+			b.ReportMetric(float64(emptyRounds)/drains, "empty_rounds/drain")
 			res.Report(b, "hand-written loop")
 		})
 	}
