@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -22,7 +24,9 @@ type row struct {
 // claimSQL selects up to $2 unpublished rows in row order, skipping every
 // row whose (destination, key) another round owns. The advisory lock is
 // taken per row as the ordered scan reaches it, re-entrantly for a key
-// already owned, so a round gets a prefix of each key's unpublished rows.
+// already owned; prefixes then drops a key whose lock the scan got only
+// after skipping one of its rows, so a round gets a prefix of each key's
+// unpublished rows.
 // An empty key orders nothing: such a row is its own lock. FOR UPDATE
 // re-reads a row another round marked meanwhile and drops it.
 const claimSQL = `SELECT seq, message_id, destination, msg_key, body, headers, created_at FROM %s
@@ -32,6 +36,11 @@ WHERE published_at IS NULL
 ORDER BY seq
 LIMIT $2
 FOR UPDATE`
+
+// earlierSQL lists the keyed rows still unpublished before seq $1 that the
+// round did not claim ($2).
+const earlierSQL = `SELECT destination, msg_key, seq FROM %s
+WHERE published_at IS NULL AND seq < $1 AND msg_key <> '' AND seq <> ALL($2)`
 
 // markTimeout bounds marking and committing a published round.
 const markTimeout = 10 * time.Second
@@ -76,6 +85,13 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 	if len(rows) == 0 {
 		return 0, tx.Commit(ctx)
 	}
+	claimed := len(rows)
+	if rows, err = r.prefixes(ctx, tx, rows); err != nil {
+		return claimed, err
+	}
+	if len(rows) == 0 {
+		return claimed, tx.Commit(ctx)
+	}
 
 	done, perr := r.publish(ctx, rows)
 	if r.hooks.afterPublish != nil {
@@ -87,17 +103,71 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 		defer cancel()
 		if _, err := tx.Exec(mctx, "UPDATE "+r.table+" SET published_at = now() WHERE seq = ANY($1)", done); err != nil {
-			return len(rows), errors.Join(perr, fmt.Errorf("mark published: %w", err))
+			return claimed, errors.Join(perr, fmt.Errorf("mark published: %w", err))
 		}
 		if err := tx.Commit(mctx); err != nil {
-			return len(rows), errors.Join(perr, fmt.Errorf("commit: %w", err))
+			return claimed, errors.Join(perr, fmt.Errorf("commit: %w", err))
 		}
 		r.metrics.published(len(done))
 	}
 	if perr != nil {
 		r.metrics.failed(len(rows) - len(done))
 	}
-	return len(rows), perr
+	return claimed, perr
+}
+
+// prefixes drops the rows of every key whose claimed rows are not a prefix
+// of the key's unpublished rows. The claim's scan can find a key owned by
+// another round at one row, skip it, and get the key's lock at a later row
+// once that round ended; publishing the later rows would overtake the
+// skipped one. The round holds each claimed key's lock now, so an
+// unpublished row of the key before its claimed ones can only be such a
+// skipped row; the dropped keys' rows stay for a later round.
+func (r *Relay) prefixes(ctx context.Context, tx pgx.Tx, rows []row) ([]row, error) {
+	type destKey struct{ dest, key string }
+	last := map[destKey]int64{}
+	var seqs []int64
+	var top int64
+	for _, rw := range rows {
+		if rw.msg.Key == "" {
+			continue
+		}
+		last[destKey{rw.destination, rw.msg.Key}] = rw.seq // rows come in seq order
+		seqs = append(seqs, rw.seq)
+		top = rw.seq
+	}
+	if len(seqs) == 0 {
+		return rows, nil
+	}
+	rs, err := tx.Query(ctx, fmt.Sprintf(earlierSQL, r.table), top, seqs)
+	if err != nil {
+		return nil, fmt.Errorf("claim: check key prefixes: %w", err)
+	}
+	drop := map[destKey]bool{}
+	for rs.Next() {
+		var k destKey
+		var seq int64
+		if err := rs.Scan(&k.dest, &k.key, &seq); err != nil {
+			rs.Close()
+			return nil, fmt.Errorf("claim: check key prefixes: %w", err)
+		}
+		if l, ok := last[k]; ok && seq < l {
+			drop[k] = true
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("claim: check key prefixes: %w", err)
+	}
+	if len(drop) == 0 {
+		return rows, nil
+	}
+	kept := rows[:0]
+	for _, rw := range rows {
+		if !drop[destKey{rw.destination, rw.msg.Key}] {
+			kept = append(kept, rw)
+		}
+	}
+	return kept, nil
 }
 
 // publish sends rows, grouped by destination in row order, one Publish call
