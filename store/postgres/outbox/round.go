@@ -1,10 +1,12 @@
 package outbox
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,7 +26,7 @@ type row struct {
 // claimSQL selects up to $2 unpublished rows in row order, skipping every
 // row whose (destination, key) another round owns. The advisory lock is
 // taken per row as the ordered scan reaches it, re-entrantly for a key
-// already owned; prefixes then drops a key whose lock the scan got only
+// already owned; prefixes then re-reads a key whose lock the scan got only
 // after skipping one of its rows, so a round gets a prefix of each key's
 // unpublished rows.
 // An empty key orders nothing: such a row is its own lock. FOR UPDATE
@@ -37,10 +39,49 @@ ORDER BY seq
 LIMIT $2
 FOR UPDATE`
 
-// earlierSQL lists the keyed rows still unpublished before seq $1 that the
-// round did not claim ($2).
-const earlierSQL = `SELECT destination, msg_key, seq FROM %s
-WHERE published_at IS NULL AND seq < $1 AND msg_key <> '' AND seq <> ALL($2)`
+// prefixSQL counts, for each claimed key ($1 destinations, $2 keys) the
+// unpublished rows up to the last one the round claimed ($3).
+const prefixSQL = `SELECT c.destination, c.msg_key, count(*) FROM %s o
+JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS c(destination, msg_key, last)
+  ON o.destination = c.destination AND o.msg_key = c.msg_key
+WHERE o.published_at IS NULL AND o.seq <= c.last
+GROUP BY c.destination, c.msg_key`
+
+// rereadSQL selects, in row order, up to $3 unpublished rows of the keys
+// ($1 destinations, $2 keys) the round owns.
+const rereadSQL = `SELECT o.seq, o.message_id, o.destination, o.msg_key, o.body, o.headers, o.created_at FROM %s o
+JOIN unnest($1::text[], $2::text[]) AS c(destination, msg_key)
+  ON o.destination = c.destination AND o.msg_key = c.msg_key
+WHERE o.published_at IS NULL
+ORDER BY o.seq
+LIMIT $3
+FOR UPDATE OF o`
+
+// scanRows reads the rows of a claim query.
+func scanRows(rs pgx.Rows, err error) ([]row, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var rows []row
+	for rs.Next() {
+		var (
+			rw      row
+			m       consumer.Message
+			headers []byte
+		)
+		if err := rs.Scan(&rw.seq, &m.ID, &rw.destination, &m.Key, &m.Body, &headers, &rw.created); err != nil {
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+		if err := json.Unmarshal(headers, &m.Headers); err != nil {
+			return nil, fmt.Errorf("row %d headers: %w", rw.seq, err)
+		}
+		m.Partition = -1
+		rw.msg = &m
+		rows = append(rows, rw)
+	}
+	return rows, rs.Err()
+}
 
 // markTimeout bounds marking and committing a published round.
 const markTimeout = 10 * time.Second
@@ -56,30 +97,8 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 
-	rs, err := tx.Query(ctx, fmt.Sprintf(claimSQL, r.table), r.lockPfx, r.cfg.BatchSize)
+	rows, err := scanRows(tx.Query(ctx, fmt.Sprintf(claimSQL, r.table), r.lockPfx, r.cfg.BatchSize))
 	if err != nil {
-		return 0, fmt.Errorf("claim: %w", err)
-	}
-	var rows []row
-	for rs.Next() {
-		var (
-			rw      row
-			m       consumer.Message
-			headers []byte
-		)
-		if err := rs.Scan(&rw.seq, &m.ID, &rw.destination, &m.Key, &m.Body, &headers, &rw.created); err != nil {
-			rs.Close()
-			return 0, fmt.Errorf("claim: scan: %w", err)
-		}
-		if err := json.Unmarshal(headers, &m.Headers); err != nil {
-			rs.Close()
-			return 0, fmt.Errorf("claim: row %d headers: %w", rw.seq, err)
-		}
-		m.Partition = -1
-		rw.msg = &m
-		rows = append(rows, rw)
-	}
-	if err := rs.Err(); err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
 	if len(rows) == 0 {
@@ -116,8 +135,8 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 	return claimed, perr
 }
 
-// prefixes drops the rows of every key whose claimed rows are not a prefix
-// of the key's unpublished rows. The claim's scan can find a key owned by
+// prefixes replaces the rows of every key whose claimed rows are not a
+// prefix of the key's unpublished rows by a fresh read of its first ones. The claim's scan can find a key owned by
 // another round at one row, skip it, and get the key's lock at a later row
 // once that round ended; publishing the later rows would overtake the
 // skipped one. The round holds each claimed key's lock now, so an
@@ -125,33 +144,45 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 // skipped row; the dropped keys' rows stay for a later round.
 func (r *Relay) prefixes(ctx context.Context, tx pgx.Tx, rows []row) ([]row, error) {
 	type destKey struct{ dest, key string }
-	last := map[destKey]int64{}
-	var seqs []int64
-	var top int64
+	type claim struct {
+		last int64
+		n    int64
+	}
+	claims := map[destKey]*claim{}
+	var dests, keys []string
+	var lasts []int64
 	for _, rw := range rows {
 		if rw.msg.Key == "" {
 			continue
 		}
-		last[destKey{rw.destination, rw.msg.Key}] = rw.seq // rows come in seq order
-		seqs = append(seqs, rw.seq)
-		top = rw.seq
+		k := destKey{rw.destination, rw.msg.Key}
+		c, ok := claims[k]
+		if !ok {
+			c = &claim{}
+			claims[k] = c
+		}
+		c.last = rw.seq // rows come in seq order
+		c.n++
 	}
-	if len(seqs) == 0 {
+	if len(claims) == 0 {
 		return rows, nil
 	}
-	rs, err := tx.Query(ctx, fmt.Sprintf(earlierSQL, r.table), top, seqs)
+	for k, c := range claims {
+		dests, keys, lasts = append(dests, k.dest), append(keys, k.key), append(lasts, c.last)
+	}
+	rs, err := tx.Query(ctx, fmt.Sprintf(prefixSQL, r.table), dests, keys, lasts)
 	if err != nil {
 		return nil, fmt.Errorf("claim: check key prefixes: %w", err)
 	}
 	drop := map[destKey]bool{}
 	for rs.Next() {
 		var k destKey
-		var seq int64
-		if err := rs.Scan(&k.dest, &k.key, &seq); err != nil {
+		var n int64
+		if err := rs.Scan(&k.dest, &k.key, &n); err != nil {
 			rs.Close()
 			return nil, fmt.Errorf("claim: check key prefixes: %w", err)
 		}
-		if l, ok := last[k]; ok && seq < l {
+		if c := claims[k]; c != nil && n > c.n {
 			drop[k] = true
 		}
 	}
@@ -161,12 +192,24 @@ func (r *Relay) prefixes(ctx context.Context, tx pgx.Tx, rows []row) ([]row, err
 	if len(drop) == 0 {
 		return rows, nil
 	}
-	kept := rows[:0]
+	// The round owns the dropped keys now: a fresh read of their
+	// unpublished rows in row order is a prefix of each.
+	var kept []row
+	dests, keys = dests[:0], keys[:0]
+	for k := range drop {
+		dests, keys = append(dests, k.dest), append(keys, k.key)
+	}
 	for _, rw := range rows {
 		if !drop[destKey{rw.destination, rw.msg.Key}] {
 			kept = append(kept, rw)
 		}
 	}
+	again, err := scanRows(tx.Query(ctx, fmt.Sprintf(rereadSQL, r.table), dests, keys, len(rows)-len(kept)))
+	if err != nil {
+		return nil, fmt.Errorf("claim: re-read skipped keys: %w", err)
+	}
+	kept = append(kept, again...)
+	slices.SortFunc(kept, func(a, b row) int { return cmp.Compare(a.seq, b.seq) })
 	return kept, nil
 }
 
