@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,26 +17,34 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/benchround"
+	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
-const benchRows = 5000
-
-func benchBroker(b *testing.B, kind string) adapters.Broker {
+// benchBroker opens the broker of one BenchmarkRelayThroughput run and
+// makes sure the topics in dests exist where they are not created on first
+// use.
+func benchBroker(b *testing.B, kind string, dests ...string) adapters.Broker {
 	b.Helper()
 	var u string
 	switch kind {
 	case "rabbitmq":
 		u = testenv.RabbitMQ(b)
+	case "kfake-process":
+		u = "kafka://" + strings.Join(kafkatest.Process(b), ",")
 	case "kafka":
-		brokers := os.Getenv("KAFKA_BROKERS")
-		if brokers == "" {
-			testenv.Missing(b, "Kafka", fmt.Errorf("KAFKA_BROKERS is not set"))
+		if !kafkatest.Real() {
+			testenv.Missing(b, "Kafka", fmt.Errorf("%s is not set", kafkatest.Env))
 			return nil
 		}
-		u = "kafka://" + brokers
+		addrs := kafkatest.Brokers(b)
+		for _, d := range dests {
+			kafkatest.CreateTopic(b, addrs, d, 6)
+		}
+		u = "kafka://" + strings.Join(addrs, ",")
 	}
 	br, err := adapters.Open(context.Background(), u, adapters.WithLogger(quiet()))
 	if err != nil {
@@ -46,21 +55,19 @@ func benchBroker(b *testing.B, kind string) adapters.Broker {
 	return br
 }
 
-// fill commits n rows to dest over 50 keys, 250 rows per transaction.
-func fill(b *testing.B, db *pgtest.DB, s *outbox.Sender, dest string, n int) {
+// refill empties the outbox and commits n rows to dest over 50 keys, as
+// Send would write them, in one statement (the fill is not measured).
+func refill(b *testing.B, db *pgtest.DB, dest string, n int) {
 	b.Helper()
+	table := pgx.Identifier{db.Schema, outbox.Table}.Sanitize()
 	ctx := context.Background()
-	for start := 0; start < n; start += 250 {
-		require.NoError(b, pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-			for i := start; i < start+250 && i < n; i++ {
-				id := dest + "-" + strconv.Itoa(i)
-				if err := s.Send(ctx, tx, dest, &consumer.Message{ID: id, Key: "k" + strconv.Itoa(i%50), Body: []byte(id)}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}))
-	}
+	_, err := db.Pool.Exec(ctx, "TRUNCATE "+table)
+	require.NoError(b, err)
+	_, err = db.Pool.Exec(ctx, "INSERT INTO "+table+` (message_id, destination, msg_key, body)
+SELECT $1 || '-' || i, $1, 'k' || (i % 50), convert_to($1 || '-' || i, 'UTF8') FROM generate_series(0, $2 - 1) AS i`, dest, n)
+	require.NoError(b, err)
+	_, err = db.Pool.Exec(ctx, "VACUUM ANALYZE "+table)
+	require.NoError(b, err)
 }
 
 // handLoop is the baseline: one loop selecting 500 unpublished rows in row
@@ -89,6 +96,7 @@ func handLoop(b *testing.B, db *pgtest.DB, br adapters.Broker, dest string) {
 				if err := json.Unmarshal(h, &m.Headers); err != nil {
 					return err
 				}
+				m.Partition = -1
 				seqs = append(seqs, seq)
 				msgs = append(msgs, &m)
 			}
@@ -111,42 +119,109 @@ func handLoop(b *testing.B, db *pgtest.DB, br adapters.Broker, dest string) {
 	}
 }
 
-// BenchmarkRelayThroughput drains benchRows rows through the relay and
-// through the hand-written loop, on the same broker with the same
-// confirmation, and reports both rates and their ratio.
-func BenchmarkRelayThroughput(b *testing.B) {
-	for _, kind := range []string{"rabbitmq", "kafka"} {
-		b.Run(kind, func(b *testing.B) {
-			br := benchBroker(b, kind)
-			db := pgtest.New(b, pgtest.Options{MaxConns: 8})
-			s := sender(b, db)
-			var relayD, handD time.Duration
-			for i := range b.N {
-				dest := pgtest.SchemaName(b.Name()) + "_" + strconv.Itoa(i)
-				fill(b, db, s, dest+"_h", benchRows)
-				start := time.Now()
-				handLoop(b, db, br, dest+"_h")
-				handD += time.Since(start)
+// counting counts the messages its Broker confirmed and closes full once
+// there are want.
+type counting struct {
+	adapters.Broker
+	n    atomic.Int64
+	want int64
+	once sync.Once
+	full chan struct{}
+}
 
-				fill(b, db, s, dest+"_r", benchRows)
-				r, err := outbox.NewRelay(db.Pool, br, outbox.Config{Schema: db.Schema, Logger: quiet(), PollInterval: 5 * time.Millisecond})
-				require.NoError(b, err)
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				start = time.Now()
-				go func() { done <- r.Run(ctx) }()
-				for unpublishedB(b, db) > 0 {
-					time.Sleep(2 * time.Millisecond)
+func (c *counting) Publish(ctx context.Context, dest string, msgs ...*consumer.Message) error {
+	err := c.Broker.Publish(ctx, dest, msgs...)
+	if err == nil && c.n.Add(int64(len(msgs))) >= c.want {
+		c.once.Do(func() { close(c.full) })
+	}
+	return err
+}
+
+// relayDrain runs a relay with the default settings until every row is
+// published and marked, and returns how many rounds it ran and how many of
+// them claimed nothing.
+func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) (rounds, empty int64) {
+	c := &counting{Broker: br, want: int64(n), full: make(chan struct{})}
+	r, err := outbox.NewRelay(db.Pool, c, outbox.Config{Schema: db.Schema, Logger: quiet()})
+	require.NoError(b, err)
+	var all, none atomic.Int64
+	r.SetRoundEnded(func(n int, _ error) {
+		all.Add(1)
+		if n == 0 {
+			none.Add(1)
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	select {
+	case <-c.full:
+	case <-time.After(5 * time.Minute):
+		b.Fatalf("relay confirmed %d of %d messages in 5 minutes", c.n.Load(), n)
+	}
+	for range 10_000 { // the last rounds are marking
+		if unpublishedB(b, db) == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	require.NoError(b, <-done)
+	require.Zero(b, unpublishedB(b, db))
+	return all.Load(), none.Load()
+}
+
+// BenchmarkRelayThroughput drains the same committed rows (50,000 over 50
+// keys; ONCELY_BENCH_MESSAGES) through the relay at its defaults (4
+// workers, 500 rows a round) and through the hand-written loop (select 500
+// unpublished rows in order, one confirmed Publish, mark, commit), on the
+// same broker client with the same confirmation, alternating which goes
+// first over ONCELY_BENCH_ROUNDS rounds (default 3), and reports the median
+// ratio. Sub-benchmarks: rabbitmq (RABBITMQ_URL), kfake-process (`oncely dev
+// kafka` as a child process) and kafka (Apache Kafka at KAFKA_BROKERS). Run
+// it with -benchtime 1x.
+func BenchmarkRelayThroughput(b *testing.B) {
+	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 50_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 3)
+	for _, kind := range []string{"rabbitmq", "kfake-process", "kafka"} {
+		b.Run(kind, func(b *testing.B) {
+			dest := pgtest.SchemaName(b.Name())
+			hDest, rDest := dest+"_h", dest+"_r"
+			br := benchBroker(b, kind, hDest, rDest)
+			db := pgtest.New(b, pgtest.Options{MaxConns: 8})
+			res := benchround.Rounds{Messages: n}
+			var relayRounds, emptyRounds int64
+			for range b.N {
+				for round := range rounds {
+					hand := func() (time.Duration, time.Duration) {
+						refill(b, db, hDest, n)
+						c, start := benchround.CPUTime(), time.Now()
+						handLoop(b, db, br, hDest)
+						return time.Since(start), benchround.CPUTime() - c
+					}
+					relay := func() (time.Duration, time.Duration) {
+						refill(b, db, rDest, n)
+						c, start := benchround.CPUTime(), time.Now()
+						all, none := relayDrain(b, db, br, n)
+						relayRounds += all
+						emptyRounds += none
+						return time.Since(start), benchround.CPUTime() - c
+					}
+					var hd, hc, rd, rc time.Duration
+					if round%2 == 0 {
+						hd, hc = hand()
+						rd, rc = relay()
+					} else {
+						rd, rc = relay()
+						hd, hc = hand()
+					}
+					res.AddCPU(hc, rc)
+					res.Add(b, hd, rd)
 				}
-				relayD += time.Since(start)
-				cancel()
-				require.NoError(b, <-done)
 			}
-			relay := float64(benchRows*b.N) / relayD.Seconds()
-			hand := float64(benchRows*b.N) / handD.Seconds()
-			b.ReportMetric(relay, "relay_msgs/s")
-			b.ReportMetric(hand, "loop_msgs/s")
-			b.ReportMetric(relay/hand, "ratio")
+			drains := float64(b.N * rounds)
+			b.ReportMetric(float64(relayRounds)/drains, "relay_rounds/drain")
+			b.ReportMetric(float64(emptyRounds)/drains, "empty_rounds/drain")
+			res.Report(b, "hand-written loop")
 		})
 	}
 }

@@ -14,3 +14,7 @@ func (r *Relay) SetListening(f func()) { r.hooks.listening = f }
 // SendLockKey is the string whose hashtextextended(·, 0) is the advisory
 // lock Send and SendBatch take for (destination, key) in schema.
 var SendLockKey = sendLockKey
+
+// SetRoundEnded makes f run after each round with how many rows it claimed
+// and its error.
+func (r *Relay) SetRoundEnded(f func(n int, err error)) { r.hooks.roundEnded = f }

@@ -49,6 +49,7 @@ type Relay struct {
 type hooks struct {
 	afterPublish func(ctx context.Context, pid uint32)
 	listening    func()
+	roundEnded   func(n int, err error)
 }
 
 // NewRelay returns a Relay reading the outbox through pool and publishing
@@ -113,8 +114,15 @@ func (r *Relay) Run(ctx context.Context) error {
 }
 
 // wakeAll tells every idle worker to look for rows now.
-func (r *Relay) wakeAll() {
+func (r *Relay) wakeAll() { r.wakeOthers(nil) }
+
+// wakeOthers tells every idle worker but the one waiting on self to look for
+// rows now.
+func (r *Relay) wakeOthers(self chan struct{}) {
 	for _, w := range r.wakes {
+		if w == self {
+			continue
+		}
 		select {
 		case w <- struct{}{}:
 		default:
@@ -145,14 +153,29 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // work runs rounds: at once while they come back full, after a wake or
 // PollInterval when the outbox is drained, after a backoff when one failed.
-func (r *Relay) work(ctx context.Context, wake <-chan struct{}) {
+//
+// A round that claimed rows owned their keys until it ended, and another
+// worker's round meanwhile skipped those keys' rows and may have come back
+// short because of it. A round that published them leaves nothing behind,
+// but one that failed rolls its rows back: it wakes the other workers, which
+// look again instead of sleeping PollInterval while the keys are free (and
+// its own worker backs off). Waking them after every round instead cost
+// 70–90 empty rounds per 50,000-row drain, each scanning the whole backlog
+// past owned keys (docs/benchmarks.md).
+func (r *Relay) work(ctx context.Context, wake chan struct{}) {
 	bo := r.newBackoff()
 	poll := time.NewTimer(r.cfg.PollInterval)
 	defer poll.Stop()
 	for {
 		n, err := r.round(ctx)
+		if r.hooks.roundEnded != nil {
+			r.hooks.roundEnded(n, err)
+		}
 		if ctx.Err() != nil {
 			return
+		}
+		if n > 0 && err != nil {
+			r.wakeOthers(wake)
 		}
 		if err != nil {
 			d := bo.NextBackOff()

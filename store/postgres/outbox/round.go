@@ -82,6 +82,11 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 	if rows, err = r.keepPrefixes(ctx, tx, rows); err != nil {
 		return 0, err
 	}
+	if len(rows) < claimed {
+		// The dropped keys' rows are free once this round ends: every
+		// worker, this one too, looks again at once.
+		defer r.wakeAll()
+	}
 	if len(rows) == 0 {
 		return claimed, tx.Commit(ctx)
 	}
