@@ -38,7 +38,7 @@ type letter struct {
 
 // seed publishes letters to source and runs consumer name on them until
 // every one is dead-lettered, through the real runtime.
-func seed(t *testing.T, br adapters.Broker, source, name string, letters []letter) {
+func seed(t testing.TB, br adapters.Broker, source, name string, letters []letter) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
