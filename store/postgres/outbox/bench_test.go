@@ -142,7 +142,7 @@ func (c *counting) Publish(ctx context.Context, dest string, msgs ...*consumer.M
 // them claimed nothing.
 func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) (rounds, empty int64) {
 	c := &counting{Broker: br, want: int64(n), full: make(chan struct{})}
-	r, err := outbox.NewRelay(db.Pool, c, outbox.Config{Schema: db.Schema, Logger: quiet()})
+	r, err := outbox.NewRelay(db.Pool, c, outbox.Config{Schema: db.Schema, Logger: quiet(), Workers: benchround.EnvInt("ONCELY_BENCH_WORKERS", 0)})
 	require.NoError(b, err)
 	var all, none atomic.Int64
 	r.SetRoundEnded(func(n int, _ error) {
@@ -173,7 +173,7 @@ func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) (rounds,
 
 // BenchmarkRelayThroughput drains the same committed rows (50,000 over 50
 // keys; ONCELY_BENCH_MESSAGES) through the relay at its defaults (4
-// workers, 500 rows a round) and through the hand-written loop (select 500
+// workers, or ONCELY_BENCH_WORKERS; 500 rows a round) and through the hand-written loop (select 500
 // unpublished rows in order, one confirmed Publish, mark, commit), on the
 // same broker client with the same confirmation, alternating which goes
 // first over ONCELY_BENCH_ROUNDS rounds (default 3), and reports the median

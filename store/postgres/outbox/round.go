@@ -117,9 +117,14 @@ func (r *Relay) round(ctx context.Context) (int, error) {
 // prefixSQL counts, per claimed (destination, key), the unpublished rows
 // below the round's first row of it and those up to its last, in a fresh
 // snapshot taken while the round owns every one of those keys.
+// The unpublished rows are read up to the round's last row ($5) through the
+// unpublished-rows index first: joined directly, the planner scanned the
+// whole table for every round (0.29× the hand-written loop on Kafka with one
+// worker).
 const prefixSQL = `SELECT c.d, c.k, count(*) FILTER (WHERE o.seq < c.lo), count(*)
 FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS c(d, k, lo, hi)
-JOIN %s o ON o.destination = c.d AND o.msg_key = c.k AND o.seq <= c.hi AND o.published_at IS NULL
+JOIN (SELECT seq, destination, msg_key FROM %s WHERE published_at IS NULL AND seq <= $5 ORDER BY seq OFFSET 0) o
+  ON o.destination = c.d AND o.msg_key = c.k AND o.seq <= c.hi
 GROUP BY c.d, c.k`
 
 // keepPrefixes drops from rows every key whose claimed rows are not exactly
@@ -156,7 +161,7 @@ func (r *Relay) keepPrefixes(ctx context.Context, tx pgx.Tx, rows []row) ([]row,
 	for key, sp := range spans {
 		ds, ks, los, his = append(ds, key.d), append(ks, key.k), append(los, sp.lo), append(his, sp.hi)
 	}
-	rs, err := tx.Query(ctx, fmt.Sprintf(prefixSQL, r.table), ds, ks, los, his)
+	rs, err := tx.Query(ctx, fmt.Sprintf(prefixSQL, r.table), ds, ks, los, his, rows[len(rows)-1].seq)
 	if err != nil {
 		return nil, fmt.Errorf("claim: check key order: %w", err)
 	}
