@@ -121,17 +121,25 @@ func (f filterView) Link(path string, kv ...string) string {
 	return u
 }
 
+// selection reads the request's target and filter, the target's dead
+// letters (at most ScanLimit, truncated when it stopped there) and those of
+// them the filter selects.
+func (s *Server) selection(r *http.Request) (t target, f Filter, dls, sel []adapters.DeadLetter, truncated bool, err error) {
+	t = targetOf(r)
+	if f, err = filterOf(r); err != nil {
+		return
+	}
+	if dls, truncated, err = s.letters(r.Context(), t); err != nil {
+		return
+	}
+	return t, f, dls, f.Select(dls), truncated, nil
+}
+
 func (s *Server) groupsPage(w http.ResponseWriter, r *http.Request) error {
-	t := targetOf(r)
-	f, err := filterOf(r)
+	t, f, dls, sel, truncated, err := s.selection(r)
 	if err != nil {
 		return err
 	}
-	dls, truncated, err := s.letters(r.Context(), t)
-	if err != nil {
-		return err
-	}
-	sel := f.Select(dls)
 	s.render(w, r, http.StatusOK, "groups", "Dead letters of "+t.Consumer, struct {
 		filterView
 		Groups    []Group
@@ -143,16 +151,10 @@ func (s *Server) groupsPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
-	t := targetOf(r)
-	f, err := filterOf(r)
+	t, f, dls, sel, truncated, err := s.selection(r)
 	if err != nil {
 		return err
 	}
-	dls, truncated, err := s.letters(r.Context(), t)
-	if err != nil {
-		return err
-	}
-	sel := f.Select(dls)
 	rows := sel[:min(len(sel), maxMessagesShown)]
 	var group *Group
 	if f.Group != "" {
