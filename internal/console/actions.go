@@ -22,13 +22,20 @@ func planLimit(r *http.Request) (int, error) {
 	return n, nil
 }
 
-func (s *Server) startRedrive(w http.ResponseWriter, r *http.Request) error {
+// actionScope reads what a redrive or delete acts on: the target, the filter
+// and the plan's count, the most it may take.
+func actionScope(r *http.Request) (target, Filter, int, error) {
 	t := targetOf(r)
 	f, err := filterOf(r)
 	if err != nil {
-		return err
+		return t, f, 0, err
 	}
 	limit, err := planLimit(r)
+	return t, f, limit, err
+}
+
+func (s *Server) startRedrive(w http.ResponseWriter, r *http.Request) error {
+	t, f, limit, err := actionScope(r)
 	if err != nil {
 		return err
 	}
@@ -45,12 +52,7 @@ func (s *Server) startRedrive(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteLetters(w http.ResponseWriter, r *http.Request) error {
-	t := targetOf(r)
-	f, err := filterOf(r)
-	if err != nil {
-		return err
-	}
-	limit, err := planLimit(r)
+	t, f, limit, err := actionScope(r)
 	if err != nil {
 		return err
 	}
