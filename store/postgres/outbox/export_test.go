@@ -18,3 +18,7 @@ var SendLockKey = sendLockKey
 // SetRoundEnded makes f run after each round with how many rows it claimed
 // and its error.
 func (r *Relay) SetRoundEnded(f func(n int, err error)) { r.hooks.roundEnded = f }
+
+// SetAfterWindow makes f run in each round that found unpublished rows,
+// after it read its window and before it takes locks.
+func (r *Relay) SetAfterWindow(f func(ctx context.Context)) { r.hooks.afterWindow = f }

@@ -47,6 +47,7 @@ type Relay struct {
 
 // hooks let tests act at points of a round.
 type hooks struct {
+	afterWindow  func(ctx context.Context)
 	afterPublish func(ctx context.Context, pid uint32)
 	listening    func()
 	roundEnded   func(n int, err error)
@@ -151,23 +152,22 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// work runs rounds: at once while they come back full, after a wake or
-// PollInterval when the outbox is drained, after a backoff when one failed.
+// work runs rounds: at once while they publish rows, after a wake or
+// PollInterval when one found nothing to claim, after a backoff when one
+// failed.
 //
-// A round that claimed rows owned their keys until it ended, and another
-// worker's round meanwhile skipped those keys' rows and may have come back
-// short because of it. A round that published them leaves nothing behind,
-// but one that failed rolls its rows back: it wakes the other workers, which
+// A round that found every key of its window owned by other rounds claims
+// nothing and waits: the owners go on while they publish, and a round that
+// left keys of its window untried wakes the other workers (see round). A
+// round that failed rolls its rows back and wakes the other workers, which
 // look again instead of sleeping PollInterval while the keys are free (and
-// its own worker backs off). Waking them after every round instead cost
-// 70–90 empty rounds per 50,000-row drain, each scanning the whole backlog
-// past owned keys (docs/benchmarks.md).
+// its own worker backs off).
 func (r *Relay) work(ctx context.Context, wake chan struct{}) {
 	bo := r.newBackoff()
 	poll := time.NewTimer(r.cfg.PollInterval)
 	defer poll.Stop()
 	for {
-		n, err := r.round(ctx)
+		n, err := r.round(ctx, wake)
 		if r.hooks.roundEnded != nil {
 			r.hooks.roundEnded(n, err)
 		}
@@ -186,7 +186,7 @@ func (r *Relay) work(ctx context.Context, wake chan struct{}) {
 			continue
 		}
 		bo.Reset()
-		if n >= r.cfg.BatchSize {
+		if n > 0 {
 			continue
 		}
 		if !poll.Stop() {
