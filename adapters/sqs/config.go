@@ -52,6 +52,12 @@ const (
 	// renewMargin is the time an extension should have to reach SQS before
 	// the visibility window ends.
 	renewMargin = 2 * time.Second
+	// renewRetryMin and renewRetryMax bound the wait before an extension
+	// SQS did not answer is tried again: half of what is left of the
+	// window before renewMargin, at most renewRetryMax; with less than
+	// renewRetryMin left the lease is given up instead.
+	renewRetryMin = 100 * time.Millisecond
+	renewRetryMax = time.Second
 )
 
 var queueName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)

@@ -2,6 +2,7 @@ package sqs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -22,6 +23,10 @@ const (
 	CoordinateGroupID       = "sqs-message-group-id"
 	CoordinateSequence      = "sqs-sequence-number"
 )
+
+// errLeaseLost is the error of a Retry on a delivery whose lease was given
+// up: the message is redelivered instead.
+var errLeaseLost = errors.New("visibility lease given up after a failed extension")
 
 // delivery is one received SQS message. It is settled at most once; until
 // then its visibility is renewed.
@@ -154,6 +159,12 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 	}
 	d.pauseRenewal()
 	d.call.Lock()
+	if d.isLost() {
+		// A failed extension gave the lease up (and may have released
+		// the message): the message is redelivered, not retried.
+		d.call.Unlock()
+		return fmt.Errorf("oncely/sqs: delaying message %s for retry: %w", d.msg.ID, errLeaseLost)
+	}
 	_, err := d.s.client.ChangeMessageVisibility(ctx, &awssqs.ChangeMessageVisibilityInput{
 		QueueUrl:          aws.String(d.s.queueURL),
 		ReceiptHandle:     aws.String(d.receipt),
@@ -332,9 +343,13 @@ func (d *delivery) renew() {
 }
 
 // renewed takes the result of an extension to ext sent at sent: on success
-// the next one is scheduled, on failure the lease is given up, and the
-// message released at once when its window is still open.
-func (d *delivery) renewed(sent time.Time, ext time.Duration, err error) {
+// the next one is scheduled. A call SQS did not answer (unanswered: SQS
+// down or unreachable) is tried again while the window leaves time for it;
+// otherwise, on failure, the lease is given up, and the message released at
+// once when its window is still open. So an outage shorter than what is
+// left of the window keeps the lease (a held retry is then applied once SQS
+// answers), and SQS refusing the extension ends it at once.
+func (d *delivery) renewed(sent time.Time, ext time.Duration, err error, unanswered bool) {
 	d.call.Unlock()
 	s := d.s
 	d.mu.Lock()
@@ -345,12 +360,20 @@ func (d *delivery) renewed(sent time.Time, ext time.Duration, err error) {
 	if err == nil && time.Now().After(d.deadline) {
 		// The window may have ended before SQS applied the extension, and
 		// another consumer may have received the message meanwhile.
-		err = fmt.Errorf("extension confirmed %s after the visibility window ended", time.Since(d.deadline).Round(time.Millisecond))
+		err, unanswered = fmt.Errorf("extension confirmed %s after the visibility window ended", time.Since(d.deadline).Round(time.Millisecond)), false
 	}
 	if err == nil {
 		d.deadline = sent.Add(ext)
 		d.schedule(renewAfter(ext))
 		d.mu.Unlock()
+		return
+	}
+	left := time.Until(d.deadline) - renewMargin
+	if unanswered && left > renewRetryMin {
+		wait := min(renewRetryMax, left/2)
+		d.schedule(wait)
+		d.mu.Unlock()
+		s.log.Warn("visibility extension failed; trying again while the visibility window is open", "message_id", d.msg.ID, "error", err, "in", wait.String())
 		return
 	}
 	d.stopped = true
@@ -366,8 +389,19 @@ func (d *delivery) renewed(sent time.Time, ext time.Duration, err error) {
 // releaseLost makes d visible at once after its lease was given up while its
 // visibility window was still open (with its receipt handle still the
 // latest), so the next consumer need not wait for the window to end. It is
-// best effort: the window ends anyway.
+// best effort: the window ends anyway. It holds d.call, as Retry does, and
+// releases nothing once d is settled: a release landing after a retry's
+// visibility change would cut the retry's delay short, and one landing after
+// the message was received again would make that delivery visible too.
 func (d *delivery) releaseLost() {
+	d.call.Lock()
+	defer d.call.Unlock()
+	d.mu.Lock()
+	settled := d.settled
+	d.mu.Unlock()
+	if settled {
+		return
+	}
 	ctx, cancel := context.WithTimeout(d.s.ctx, renewMargin)
 	defer cancel()
 	if err := d.s.makeVisible(ctx, []*delivery{d}); err != nil {

@@ -24,11 +24,16 @@
 // visibility timeout (earlier for short timeouts, so an extension has two
 // seconds to reach SQS, but never before half the window), by
 // ChangeMessageVisibilityBatch calls shared by deliveries due together, up to
-// Config.MaxExtension from the receive. When an extension fails, is confirmed
-// only after the window it extends may have ended, or the cap is reached and
-// the last window ends, Lost is closed: the runtime cancels the handler and
-// does not settle, and SQS redelivers the message. A delivery whose lease
-// ends before the runtime took it is dropped, not handed out.
+// Config.MaxExtension from the receive. An extension SQS did not answer (a
+// refused or broken connection, a timeout) is tried again, up to once a
+// second, while the window leaves more than two seconds, so a short outage
+// keeps the lease. When SQS refuses an extension, when the unanswered ones
+// run out of window, when one is confirmed only after the window it extends
+// may have ended, or when the cap is reached and the last window ends, Lost
+// is closed: the runtime cancels the handler and does not settle, and SQS
+// redelivers the message; a Retry of that delivery fails without changing
+// the visibility. A delivery whose lease ends before the runtime took it is
+// dropped, not handed out.
 //
 // # Settling
 //

@@ -2,6 +2,7 @@ package sqs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 )
 
 // renewLinger is how long a visibility extension waits for others to share
@@ -43,7 +45,7 @@ func (r *renewer) submit(rn renewal) {
 	select {
 	case r.in <- rn:
 	case <-r.s.ctx.Done():
-		rn.d.renewed(time.Now(), rn.ext, r.s.ctx.Err())
+		rn.d.renewed(time.Now(), rn.ext, r.s.ctx.Err(), false)
 	}
 }
 
@@ -76,7 +78,7 @@ func (r *renewer) run() {
 			flush()
 		case <-r.s.ctx.Done():
 			for _, rn := range batch {
-				rn.d.renewed(time.Now(), rn.ext, r.s.ctx.Err())
+				rn.d.renewed(time.Now(), rn.ext, r.s.ctx.Err(), false)
 			}
 			return
 		}
@@ -101,7 +103,7 @@ func (r *renewer) send(batch []renewal) {
 	out, err := s.client.ChangeMessageVisibilityBatch(ctx, &awssqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(s.queueURL), Entries: entries})
 	if err != nil {
 		for _, rn := range batch {
-			rn.d.renewed(sent, rn.ext, err)
+			rn.d.renewed(sent, rn.ext, err, unanswered(err))
 		}
 		return
 	}
@@ -112,11 +114,11 @@ func (r *renewer) send(batch []renewal) {
 			continue
 		}
 		done[i] = true
-		batch[i].d.renewed(sent, batch[i].ext, fmt.Errorf("%s: %s", aws.ToString(f.Code), aws.ToString(f.Message)))
+		batch[i].d.renewed(sent, batch[i].ext, fmt.Errorf("%s: %s", aws.ToString(f.Code), aws.ToString(f.Message)), false)
 	}
 	for i, rn := range batch {
 		if !done[i] {
-			rn.d.renewed(sent, rn.ext, nil)
+			rn.d.renewed(sent, rn.ext, nil, false)
 		}
 	}
 }
@@ -126,4 +128,12 @@ func (r *renewer) send(batch []renewal) {
 func (r *renewer) wait() {
 	r.loop.Wait()
 	r.calls.Wait()
+}
+
+// unanswered reports whether err is a call that got no answer from SQS (no
+// API error: a refused or broken connection, a timeout), which may succeed
+// when tried again, rather than SQS refusing it.
+func unanswered(err error) bool {
+	var api smithy.APIError
+	return !errors.As(err, &api)
 }

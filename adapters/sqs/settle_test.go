@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -176,8 +177,95 @@ func TestDeadLetterSendFaultKeepsOriginal(t *testing.T) {
 	})
 }
 
-// TestLostLeaseReleased: when an extension fails while the visibility window
-// is still open, the lease is given up (Lost closed) and the message released
+// apiRefusal is an error as SQS answers when it refuses a call.
+func apiRefusal(msg string) error {
+	return &smithy.GenericAPIError{Code: "AWS.SimpleQueueService.MessageNotInflight", Message: msg}
+}
+
+// TestUnansweredExtensionTriedAgain: an extension SQS did not answer (the
+// call failed without an API error, as when SQS is down for a moment) is
+// tried again while the visibility window is open, so the lease is kept:
+// Lost stays open and another consumer gets nothing for longer than the
+// window. Catches: a lease given up on the first unanswered extension, which
+// cancelled the handler of a held retry during a short SQS outage and
+// redelivered the message instead of applying the retry.
+func TestUnansweredExtensionTriedAgain(t *testing.T) {
+	endpoint, client := emulator(t)
+	const visibility = 10 * time.Second // the extension goes out after 7s, 3s before the end
+	queue := uniqueQueue("unanswered")
+	var failed atomic.Int32
+	src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: visibility, Client: hookedClient(endpoint, func(in any) error {
+		if b, ok := in.(*awssqs.ChangeMessageVisibilityBatchInput); ok && b.Entries[0].VisibilityTimeout > 0 && failed.Add(1) == 1 {
+			return errors.New("injected: connection refused")
+		}
+		return nil
+	})})
+	publish(t, client, src.QueueURL(), &consumer.Message{ID: "ua-1", Body: []byte("b")})
+	d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	other := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: visibility})
+	adaptertest.AssertQuiet(t, other, visibility+time.Second)
+	require.GreaterOrEqual(t, failed.Load(), int32(2), "the failed extension was tried again")
+	select {
+	case <-d.(consumer.Leased).Lost():
+		t.Fatal("lease given up after one unanswered extension")
+	default:
+	}
+	require.NoError(t, d.Ack(testCtx(t, 10*time.Second)))
+}
+
+// TestReleaseAndRetryExclude: a lease given up after a refused extension is
+// released (visibility 0) while the runtime may be retrying the same
+// delivery. The retry waits for the release and then fails as lease lost,
+// without sending its visibility change: the message is redelivered at once,
+// once. Catches: the release and the retry's visibility change in flight
+// together, where the release landing last cut the retry's delay short, or,
+// landing after the message was received again, made that delivery visible
+// to a second receiver while its handler ran.
+func TestReleaseAndRetryExclude(t *testing.T) {
+	endpoint, client := emulator(t)
+	const visibility = 10 * time.Second
+	queue := uniqueQueue("relretry")
+	releasing, release := make(chan struct{}), make(chan struct{})
+	var retrySent atomic.Int32
+	src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: visibility, Client: hookedClient(endpoint, func(in any) error {
+		switch in := in.(type) {
+		case *awssqs.ChangeMessageVisibilityBatchInput:
+			if in.Entries[0].VisibilityTimeout > 0 {
+				return apiRefusal("injected: extension refused")
+			}
+			close(releasing)
+			<-release
+		case *awssqs.ChangeMessageVisibilityInput:
+			retrySent.Add(1)
+		}
+		return nil
+	})})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before the Source's Close, also when the test fails
+	publish(t, client, src.QueueURL(), &consumer.Message{ID: "rr-1", Body: []byte("b")})
+	d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	<-d.(consumer.Leased).Lost()
+	<-releasing
+	retried := make(chan error, 1)
+	go func() { retried <- d.Retry(testCtx(t, 20*time.Second), 5*time.Second, nil) }()
+	select {
+	case err := <-retried:
+		t.Fatalf("Retry returned while the release was in flight: %v", err)
+	case <-time.After(time.Second):
+	}
+	letGo()
+	err := <-retried
+	require.ErrorIs(t, err, errLeaseLost)
+	require.Zero(t, retrySent.Load(), "no visibility change after the lease was given up")
+	other := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: visibility})
+	again := adaptertest.ReceiveN(t, other, 1, 5*time.Second)
+	require.Equal(t, "rr-1", again[0].Message().ID)
+	require.NoError(t, again[0].Ack(testCtx(t, 10*time.Second)))
+}
+
+// TestLostLeaseReleased: when SQS refuses an extension while the visibility
+// window is still open, the lease is given up (Lost closed) and the message released
 // at once, so another consumer gets it before the window would have ended.
 func TestLostLeaseReleased(t *testing.T) {
 	endpoint, client := emulator(t)
@@ -185,7 +273,7 @@ func TestLostLeaseReleased(t *testing.T) {
 	queue := uniqueQueue("lostrel")
 	src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: visibility, Client: hookedClient(endpoint, func(in any) error {
 		if b, ok := in.(*awssqs.ChangeMessageVisibilityBatchInput); ok && b.Entries[0].VisibilityTimeout > 0 {
-			return errors.New("injected: extension refused")
+			return apiRefusal("injected: extension refused")
 		}
 		return nil
 	})})
