@@ -33,7 +33,9 @@ type Config struct {
 	Schema string
 
 	// BatchSize is the most rows one worker claims and publishes per round
-	// (one Publish call per destination). Defaults to BatchSizeDefault.
+	// (one Publish call per destination). A round picks its keys among
+	// those of the first Workers × BatchSize unpublished rows. Defaults to
+	// BatchSizeDefault.
 	BatchSize int
 
 	// Workers is how many rounds run at once. Each claims different keys,
