@@ -128,7 +128,7 @@ func testActions(t *testing.T, inner adapters.Broker) {
 			letters = append(letters, letter{id: fmt.Sprintf("o%d", i), body: fmt.Appendf(nil, `{"order":%d}`, i), err: fmt.Sprintf("order %d not found", i)})
 		}
 	}
-	seed(t, br, source, name, letters)
+	seed(t, br, source, name, letters, len(letters))
 	// A page reads 4 dead letters only: the actions must still cover the
 	// whole destination.
 	f := newFixture(t, br, func(c *Config) { c.ScanLimit = 4; c.Consumers = []Consumer{{Source: source, Name: name}} })
@@ -279,7 +279,7 @@ func TestCloseStopsJobs(t *testing.T) {
 	for i := range 5 {
 		ls = append(ls, letter{id: fmt.Sprintf("m%d", i), err: "e"})
 	}
-	seed(t, br, source, name, ls)
+	seed(t, br, source, name, ls, len(ls))
 	f := newFixture(t, br, nil)
 	base := consumerURL(source, name)
 	id := jobOf(t, f.post(base+"redrive", url.Values{"limit": {"5"}, "rate": {"1"}}))

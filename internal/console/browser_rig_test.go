@@ -2,12 +2,10 @@ package console_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,11 +14,9 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/memory"
-	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/browsertest"
 	"github.com/oncely/oncely/internal/console"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -117,79 +113,15 @@ func newRig(t *testing.T, br adapters.Broker, source, name string, letters []let
 	return &rig{t: t, br: br, db: db, srv: srv, ts: ts, source: source, name: name, tab: b.NewTab(t)}
 }
 
-// seed publishes letters to source and runs consumer name over them until
-// each is dead-lettered, then waits until the broker lists want dead
-// letters (these and any seeded before).
+// seed dead-letters letters through console.Seed (see there).
 func seed(t *testing.T, br adapters.Broker, source, name string, letters []letter, want int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), rigTimeout)
-	defer cancel()
-	byID := map[string]letter{}
-	var msgs []*consumer.Message
-	for _, l := range letters {
-		byID[l.id] = l
-		msgs = append(msgs, &consumer.Message{ID: l.id, Key: l.key, Body: l.body, Headers: l.headers})
+	ls := make([]console.SeedLetter, len(letters))
+	for i, l := range letters {
+		ls[i] = console.NewSeedLetter(l.id, l.key, l.body, l.headers, l.err, l.panics)
 	}
-	src, err := br.Source(ctx, source, name)
-	require.NoError(t, err)
-	require.NoError(t, br.Publish(ctx, source, msgs...))
-	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		l, ok := byID[m.ID]
-		if !ok {
-			return fmt.Errorf("seed: unexpected message %q", m.ID)
-		}
-		if l.panics {
-			panic(l.err)
-		}
-		return consumer.Permanent(errors.New(l.err))
-	})
-	var mu sync.Mutex
-	dead := map[string]bool{}
-	done := make(chan struct{})
-	obs := observer(func(ev consumer.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		if ev.Outcome == consumer.OutcomeDeadLettered && !dead[ev.Message.ID] {
-			if dead[ev.Message.ID] = true; len(dead) == len(letters) {
-				close(done)
-			}
-		}
-	})
-	c, err := consumer.New(src, h, consumer.Config{Name: name, Observer: obs, Logger: slog.New(slog.DiscardHandler),
-		Duplicates: consumer.AllowDuplicates("test: the handler only fails, it has no effect to repeat"),
-		// A panic is retried: twice, quickly.
-		Retry: retry.Policy{MaxAttempts: 2, InitialInterval: 10 * time.Millisecond}})
-	require.NoError(t, err)
-	run := make(chan error, 1)
-	go func() { run <- c.Run(ctx) }()
-	select {
-	case <-done:
-	case err := <-run:
-		t.Fatalf("seed: the consumer stopped: %v", err)
-	case <-ctx.Done():
-		mu.Lock()
-		t.Fatalf("seed: %d of %d messages dead-lettered before the deadline", len(dead), len(letters))
-	}
-	require.NoError(t, c.Stop(ctx))
-	<-run
-	for {
-		dls, err := br.DeadLetters(ctx, source, name, 0)
-		require.NoError(t, err)
-		if len(dls) == want {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("seed: the broker lists %d dead letters, want %d", len(dls), want)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	console.Seed(t, br, source, name, ls, want)
 }
-
-type observer func(consumer.Event)
-
-func (f observer) Settled(_ context.Context, ev consumer.Event) { f(ev) }
-func (observer) BreakerChanged(bool)                            {}
 
 // open navigates the tab to the console path and requires a 200.
 func (r *rig) open(path string) {

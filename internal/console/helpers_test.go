@@ -36,9 +36,11 @@ type letter struct {
 	panics  bool
 }
 
-// seed publishes letters to source and runs consumer name on them until
-// every one is dead-lettered, through the real runtime.
-func seed(t testing.TB, br adapters.Broker, source, name string, letters []letter) {
+// seed publishes letters to source and runs consumer name on them, through
+// the real runtime, until each is dead-lettered (a panic is retried once,
+// quickly), then waits until the broker lists want dead letters (these and
+// any seeded before).
+func seed(t testing.TB, br adapters.Broker, source, name string, letters []letter, want int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -51,35 +53,69 @@ func seed(t testing.TB, br adapters.Broker, source, name string, letters []lette
 	src, err := br.Source(ctx, source, name)
 	require.NoError(t, err)
 	require.NoError(t, br.Publish(ctx, source, msgs...))
-	var mu sync.Mutex
-	dead := 0
-	done := make(chan struct{})
 	h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
-		l := byID[m.ID]
+		l, ok := byID[m.ID]
+		if !ok {
+			return fmt.Errorf("seed: unexpected message %q", m.ID)
+		}
 		if l.panics {
 			panic(l.err)
 		}
 		return consumer.Permanent(fmt.Errorf("%s", l.err))
 	})
+	var mu sync.Mutex
+	dead := map[string]bool{}
+	done := make(chan struct{})
 	obs := observer(func(ev consumer.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		if ev.Outcome == consumer.OutcomeDeadLettered {
-			if dead++; dead == len(letters) {
+		if ev.Outcome == consumer.OutcomeDeadLettered && !dead[ev.Message.ID] {
+			if dead[ev.Message.ID] = true; len(dead) == len(letters) {
 				close(done)
 			}
 		}
 	})
-	c, err := consumer.New(src, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: seeds dead letters"), Name: name, Observer: obs,
-		Retry: retry.Policy{MaxAttempts: 1}, Logger: slog.New(slog.DiscardHandler)})
+	c, err := consumer.New(src, h, consumer.Config{Name: name, Observer: obs, Logger: slog.New(slog.DiscardHandler),
+		Duplicates: consumer.AllowDuplicates("test: the handler only fails, it has no effect to repeat"),
+		Retry:      retry.Policy{MaxAttempts: 2, InitialInterval: 10 * time.Millisecond}})
 	require.NoError(t, err)
-	go func() { _ = c.Run(ctx) }()
+	run := make(chan error, 1)
+	go func() { run <- c.Run(ctx) }()
 	select {
 	case <-done:
+	case err := <-run:
+		t.Fatalf("seed: the consumer stopped: %v", err)
 	case <-ctx.Done():
-		t.Fatal("seeding did not dead-letter every message")
+		mu.Lock()
+		t.Fatalf("seed: %d of %d messages dead-lettered before the deadline", len(dead), len(letters))
 	}
 	require.NoError(t, c.Stop(ctx))
+	<-run
+	for {
+		dls, err := br.DeadLetters(ctx, source, name, 0)
+		require.NoError(t, err)
+		if len(dls) == want {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("seed: the broker lists %d dead letters, want %d", len(dls), want)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Seed is seed for the browser tests (package console_test), with letters
+// made by NewSeedLetter.
+var Seed = seed
+
+// SeedLetter is a letter for Seed.
+type SeedLetter = letter
+
+// NewSeedLetter returns the letter whose handler fails permanently with
+// err, or panics with it when panics is set.
+func NewSeedLetter(id, key string, body []byte, headers map[string]string, err string, panics bool) SeedLetter {
+	return letter{id: id, key: key, body: body, headers: headers, err: err, panics: panics}
 }
 
 type observer func(consumer.Event)

@@ -40,7 +40,7 @@ func BenchmarkPage100k(b *testing.B) {
 		letters[i] = letter{id: fmt.Sprintf("order-%d", i), key: fmt.Sprintf("k-%d", i%97), body: []byte(`{"order":1}`),
 			err: fmt.Sprintf("group %d: payment %d of customer 'c-%d' failed after %dms", i%5, i, i%977, i%300)}
 	}
-	seed(b, br, source, name, letters)
+	seed(b, br, source, name, letters, len(letters))
 
 	db := pgtest.New(b)
 	srv, err := New(Config{Broker: br, Pool: db.Pool, Schema: db.Schema, User: "alice", Logger: slog.New(slog.DiscardHandler)})

@@ -19,7 +19,7 @@ func TestPagesMemory(t *testing.T) {
 		{id: "a1", body: []byte(`{"n":1}`), err: "order 17 not found"},
 		{id: "a2", body: []byte(`{"n":2}`), err: "order 18 not found"},
 		{id: "b1", body: []byte("plain"), err: "card 'x' declined"},
-	})
+	}, 3)
 	f := newFixture(t, br, func(c *Config) { c.Consumers = []Consumer{{Source: source, Name: name}} })
 	body := f.page("/")
 	require.Contains(t, body, `data-testid="consumers-table"`)

@@ -51,7 +51,7 @@ func TestHostileMessagesAreEscapedRabbitMQ(t *testing.T) {
 func testHostile(t *testing.T, br adapters.Broker) {
 	source, name := names()
 	letters := hostileLetters()
-	seed(t, br, source, name, letters)
+	seed(t, br, source, name, letters, len(letters))
 	f := newFixture(t, br, func(c *Config) { c.Consumers = []Consumer{{Source: source, Name: name}} })
 	base := consumerURL(source, name)
 	pages := []string{"/", base, base + "messages", base + "plan", base + "messages?text=" + url.QueryEscape("<script>")}
@@ -132,7 +132,7 @@ const testToken = "s3cret-token-of-bob-0123456789"
 func TestTokenLogin(t *testing.T) {
 	br := memBroker(t)
 	source, name := names()
-	seed(t, br, source, name, []letter{{id: "m1", err: "e"}})
+	seed(t, br, source, name, []letter{{id: "m1", err: "e"}}, 1)
 	f := newFixture(t, br, func(c *Config) { c.Tokens = map[string]string{testToken: "bob"} })
 	base := consumerURL(source, name)
 	code, _ := f.get(base)
@@ -186,7 +186,7 @@ func TestTokenLogin(t *testing.T) {
 func TestActionsRefused(t *testing.T) {
 	br := memBroker(t)
 	source, name := names()
-	seed(t, br, source, name, []letter{{id: "m1", err: "e"}})
+	seed(t, br, source, name, []letter{{id: "m1", err: "e"}}, 1)
 	f := newFixture(t, br, nil)
 	base := consumerURL(source, name)
 	form := func() url.Values { return url.Values{"limit": {"1"}, "rate": {"5"}, "confirm": {ConfirmWord}} }
