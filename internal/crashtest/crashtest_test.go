@@ -63,13 +63,7 @@ func crash(t *testing.T, name, url string, batch, kills int, options ...func(*cr
 	for _, o := range options {
 		o(&cfg)
 	}
-	res, err := crashtest.Run(ctx, cfg)
-	var table strings.Builder
-	_ = crashtest.WriteTable(&table, []crashtest.Result{res})
-	t.Logf("\n%s", table.String())
-	if err != nil || res.Lost() > 0 || res.Duplicated() > 0 {
-		dumpLogs(t, logDir)
-	}
+	res, err := run(ctx, t, cfg, func(res crashtest.Result) bool { return res.Lost() > 0 || res.Duplicated() > 0 })
 	require.NoError(t, err)
 	require.Len(t, res.Kills, kills)
 	for i, k := range res.Kills {
@@ -83,6 +77,19 @@ func crash(t *testing.T, name, url string, batch, kills int, options ...func(*cr
 	require.Equal(t, res.Poison, res.PoisonDeadLettered, "every poison payment ends in the dead-letter destination")
 	require.GreaterOrEqual(t, res.MidStream(), max(1, kills*3/10), "kills must land while a batch is being worked on")
 	return res
+}
+
+// run runs cfg, logs the result's table and, when the run failed or bad
+// reports a broken guarantee, the processes' logs.
+func run(ctx context.Context, t *testing.T, cfg crashtest.Config, bad func(crashtest.Result) bool) (crashtest.Result, error) {
+	res, err := crashtest.Run(ctx, cfg)
+	var table strings.Builder
+	_ = crashtest.WriteTable(&table, []crashtest.Result{res})
+	t.Logf("\n%s", table.String())
+	if err != nil || bad(res) {
+		dumpLogs(t, cfg.LogDir)
+	}
+	return res, err
 }
 
 func dumpLogs(t *testing.T, dir string) {

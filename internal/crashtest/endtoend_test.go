@@ -46,14 +46,9 @@ func endToEnd(t *testing.T, name, url string, options ...func(*crashtest.Config)
 	for _, o := range options {
 		o(&cfg)
 	}
-	res, err := crashtest.Run(ctx, cfg)
-	var table strings.Builder
-	_ = crashtest.WriteTable(&table, []crashtest.Result{res})
-	t.Logf("\n%s", table.String())
-	bad := res.Lost()+res.Duplicated()+res.EventsLost()+res.EventsTwice()+res.EventsOutOfOrder+res.AccountsMismatched > 0
-	if err != nil || bad {
-		dumpLogs(t, logDir)
-	}
+	res, err := run(ctx, t, cfg, func(res crashtest.Result) bool {
+		return res.Lost()+res.Duplicated()+res.EventsLost()+res.EventsTwice()+res.EventsOutOfOrder+res.AccountsMismatched > 0
+	})
 	require.NoError(t, err)
 	require.Len(t, res.Kills, kills)
 	require.Equal(t, kills*(batch-1), res.Messages)
