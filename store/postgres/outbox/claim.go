@@ -81,8 +81,8 @@ func (r *Relay) claim(ctx context.Context, tx pgx.Tx) (rows []row, more bool, er
 	if r.hooks.afterWindow != nil {
 		r.hooks.afterWindow(ctx)
 	}
-	var keyed struct{ ds, ks []string }
-	var single []int64
+	var ds, ks []string // the owned keys' destinations and keys
+	var single []int64  // the owned rows of empty keys
 	covered, next, chunk := 0, 0, 1
 	for covered < r.cfg.BatchSize && next < len(owners) {
 		// Ask for enough owners to fill the batch if all are free, and at
@@ -108,7 +108,7 @@ func (r *Relay) claim(ctx context.Context, tx pgx.Tx) (rows []row, more bool, er
 			if o.key == "" {
 				single = append(single, o.seq)
 			} else {
-				keyed.ds, keyed.ks = append(keyed.ds, o.destination), append(keyed.ks, o.key)
+				ds, ks = append(ds, o.destination), append(ks, o.key)
 			}
 		}
 		next = end
@@ -117,7 +117,7 @@ func (r *Relay) claim(ctx context.Context, tx pgx.Tx) (rows []row, more bool, er
 	if covered == 0 {
 		return nil, more, nil
 	}
-	rows, err = r.read(ctx, tx, keyed.ds, keyed.ks, single)
+	rows, err = r.read(ctx, tx, ds, ks, single)
 	return rows, more, err
 }
 
