@@ -110,7 +110,7 @@ func TestFailureMatrix(t *testing.T) {
 		{"rabbitmq", testenv.RabbitMQ(t) + "?tiers=100ms&prefetch=16"}, // the runtime below runs MaxInFlight 16
 		{"sqs", "sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&visibility_timeout=5s&wait=1"},
 		{"redis", testenv.Redis(t) + "?lease=5s"},
-		{"nats", testenv.NATS(t) + "?prefetch=8"}, // the runtime below runs MaxInFlight 16 (2 × prefetch)
+		{"nats", testenv.NATS(t) + "?prefetch=16"}, // the runtime below runs MaxInFlight 16
 	}
 	for _, b := range brokers {
 		t.Run(b.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // The Broker contract, redrive and purge on NATS JetStream.
 
 func TestBrokerNATS(t *testing.T) {
-	testBroker(t, testenv.NATS(t)+"?prefetch=16") // the runtime below runs MaxInFlight 32 (2 × prefetch)
+	testBroker(t, testenv.NATS(t)+"?prefetch=32") // the runtime below runs MaxInFlight 32
 }
 
 func TestRedriveNATS(t *testing.T) { runRedrive(t, testenv.NATS(t)) }

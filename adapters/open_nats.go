@@ -22,8 +22,9 @@ import (
 // "<source>.<consumer>.retry", dead letters to the stream of
 // "<source>.<consumer>.dlq". Query parameters:
 //
-//	prefetch=N          messages each pull subscription buffers (default 64; the consumer's
-//	                    MaxInFlight must be at least twice this: one each for source and retries)
+//	prefetch=N          messages the Source holds ahead of the runtime over its two pull
+//	                    subscriptions, source and retries (default 128, at least 4; the
+//	                    consumer's MaxInFlight must be at least this)
 //	ack_wait=30s        the consumer's lease, renewed with in-progress acks while a handler runs
 //	max_deliver=N       deliveries before the Source dead-letters a message (default 100;
 //	                    JetStream's unlimited default is never used)

@@ -39,7 +39,10 @@ type Message struct {
 	// Partition is the Kafka partition, or -1 where the broker has none.
 	Partition int32
 
-	// Offset is the Kafka offset, or -1 where the broker has none.
+	// Offset is the message's position where the broker numbers messages:
+	// the Kafka offset within its partition, the JetStream stream
+	// sequence; -1 where the broker has none. Failure context carries it
+	// as HeaderOriginalOffset.
 	Offset int64
 
 	// Timestamp is the broker's timestamp for the message, zero if unknown.

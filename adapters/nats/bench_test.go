@@ -20,17 +20,20 @@ import (
 	"github.com/oncely/oncely/internal/benchround"
 )
 
-// benchPrefetch is the Source's default prefetch: the pull depth of each of
-// its two pull subscriptions (source and retry stream).
-const benchPrefetch = PrefetchDefault
+// rawDepth is the raw loop's pull buffer: what the Source holds ahead of
+// Receive from the source stream at its default Prefetch (its pull buffer
+// plus what waits in its inbox), so both sides read with the same
+// look-ahead.
+var rawDepth = sourceShare(PrefetchDefault)
 
 // BenchmarkConsume fills one stream with ONCELY_BENCH_MESSAGES messages
 // (default 100,000) and drains it, once per round (ONCELY_BENCH_ROUNDS,
 // default 1) with each side, each under a durable consumer of its own (so
-// both read the same messages): a hand-written nats.go jetstream loop (a pull
-// subscription buffering at most benchPrefetch messages, as the Source's
-// pull loop on the source stream; explicit Ack after a no-op "processing") and oncely's Consumer on this Source (no-op handler, default
-// Config, 64 ordering keys). It reports the rates and oncely's as a multiple
+// both read the same messages): a hand-written nats.go jetstream loop (a
+// Messages pull subscription buffering rawDepth messages, the Source's
+// look-ahead on the source stream, and its pull expiry; explicit Ack after
+// a no-op "processing") and oncely's Consumer on this Source (no-op
+// handler, default Config and Prefetch, 64 ordering keys). It reports the rates and oncely's as a multiple
 // of raw (x_baseline, the median of the rounds' ratios; the target is >=
 // 0.9). Run it with -bench Consume -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
@@ -104,10 +107,9 @@ func writeCalls() int64 {
 }
 
 // drainRaw reads n messages of source with a durable consumer of the
-// Source's settings and a pull subscription buffering at most benchPrefetch
-// with the Source's pull expiry (its pull depth and requests on the source
-// stream), acking each after a no-op handler (Ack, not waiting for a reply,
-// as the Source).
+// Source's settings and a pull subscription buffering at most rawDepth
+// with the Source's pull expiry, acking each after a no-op handler (Ack,
+// not waiting for a reply, as the Source).
 func drainRaw(b *testing.B, c *conn, source, name string, n int) time.Duration {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -120,7 +122,7 @@ func drainRaw(b *testing.B, c *conn, source, name string, n int) time.Duration {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	it, err := cons.Messages(jetstream.PullMaxMessages(benchPrefetch), jetstream.PullExpiry(PollWaitDefault))
+	it, err := cons.Messages(jetstream.PullMaxMessages(rawDepth), jetstream.PullExpiry(PollWaitDefault))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func drainOncely(b *testing.B, c *conn, source, name string, n int) time.Duratio
 	defer cancel()
 	quiet := slog.New(slog.DiscardHandler)
 	start := time.Now()
-	src, err := New(ctx, Config{URL: c.url, Source: source, Consumer: name, Prefetch: benchPrefetch, Logger: slog.New(warnCounter{})})
+	src, err := New(ctx, Config{URL: c.url, Source: source, Consumer: name, Logger: slog.New(warnCounter{})})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,7 +14,7 @@ const (
 	// KeyHeaderDefault is the header carrying the ordering key.
 	KeyHeaderDefault = "message-key"
 	// PrefetchDefault is the default Config.Prefetch.
-	PrefetchDefault = 64
+	PrefetchDefault = 128
 	// AckWaitDefault is the default Config.AckWait.
 	AckWaitDefault = 30 * time.Second
 	// MaxDeliverDefault is the default Config.MaxDeliver.
@@ -50,10 +50,15 @@ type Config struct {
 	// KeyHeaderDefault ("message-key").
 	KeyHeader string
 
-	// Prefetch is the most messages each of the two pull subscriptions
-	// (source and retry stream) buffers ahead of Receive (PullMaxMessages). The
-	// runtime's MaxInFlight must be at least Capabilities().Prefetch,
-	// which is twice this (the default fits the runtime's default MaxInFlight of 128). Default PrefetchDefault (64).
+	// Prefetch is the most messages the Source holds ahead of Receive,
+	// over its two pull subscriptions together: the source stream's
+	// gets seven eighths, the retry stream's an eighth (at least 2), each
+	// its pull buffer (PullMaxMessages) plus a few handed over to wait
+	// for Receive. Throughput grows with it (JetStream serves a pull
+	// consumer in pulls of up to its buffer). The runtime's MaxInFlight
+	// must be at least Capabilities().Prefetch, which is this. At least
+	// 4. Default PrefetchDefault (128, the runtime's default
+	// MaxInFlight).
 	Prefetch int
 
 	// AckWait is the consumer's lease on a delivery; the Source renews it
@@ -133,8 +138,8 @@ func (c Config) validate() error {
 	if c.Consumer == "" || strings.ContainsAny(c.Consumer, ".*> \t\r\n") {
 		errs = append(errs, fmt.Errorf("config.Consumer %q: want a non-empty name without '.', '*', '>' or whitespace", c.Consumer))
 	}
-	if c.Prefetch < 1 {
-		errs = append(errs, fmt.Errorf("config.Prefetch %d: want at least 1", c.Prefetch))
+	if c.Prefetch < 4 {
+		errs = append(errs, fmt.Errorf("config.Prefetch %d: want at least 4 (2 for each of the two pull subscriptions)", c.Prefetch))
 	}
 	if c.AckWait < time.Second {
 		errs = append(errs, fmt.Errorf("config.AckWait %s: want at least 1s", c.AckWait))

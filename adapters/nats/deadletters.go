@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -73,16 +72,15 @@ func (d *DeadLetters) Next(ctx context.Context, n int) ([]StoredLetter, error) {
 		}
 		h := stringHeaders(raw.Header)
 		msg := &consumer.Message{
-			ID:          h[consumer.HeaderMessageID],
-			Key:         h[d.keyHeader],
-			Body:        raw.Data,
-			Headers:     h,
-			Source:      raw.Subject,
-			Attempt:     max(1, consumer.AttemptFromHeaders(h)),
-			Partition:   -1,
-			Offset:      -1,
-			Timestamp:   raw.Time,
-			Coordinates: map[string]string{"stream-sequence": strconv.FormatUint(seq, 10)},
+			ID:        h[consumer.HeaderMessageID],
+			Key:       h[d.keyHeader],
+			Body:      raw.Data,
+			Headers:   h,
+			Source:    raw.Subject,
+			Attempt:   max(1, consumer.AttemptFromHeaders(h)),
+			Partition: -1,
+			Offset:    int64(seq),
+			Timestamp: raw.Time,
 		}
 		out = append(out, StoredLetter{Seq: seq, Message: msg})
 	}

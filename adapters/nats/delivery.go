@@ -21,9 +21,10 @@ var ErrReleased = errors.New("nats: delivery was released to the server")
 
 // delivery is one JetStream message held by a Source.
 type delivery struct {
-	src *Source
-	m   jetstream.Msg
-	msg *consumer.Message
+	src  *Source
+	from *puller // whose inbox slot it takes until Receive returns it
+	m    jetstream.Msg
+	msg  consumer.Message // one allocation with the delivery
 
 	mu       sync.Mutex
 	settled  bool // acked
@@ -32,7 +33,7 @@ type delivery struct {
 }
 
 // Message returns the message.
-func (d *delivery) Message() *consumer.Message { return d.msg }
+func (d *delivery) Message() *consumer.Message { return &d.msg }
 
 // Ack acknowledges the message. The ack is queued and sent in a burst with
 // others by one goroutine (see acker), without waiting for the server's

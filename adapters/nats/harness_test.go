@@ -117,7 +117,7 @@ func (harness) NewSource(t testing.TB, source, name string) consumer.Source {
 	c := connect(t)
 	prefetch := 8
 	if strings.HasSuffix(t.Name(), "/Backpressure/MaxInFlight") {
-		prefetch = 2
+		prefetch = 4
 	}
 	return c.newSource(t, Config{Source: source, Consumer: name, Prefetch: prefetch})
 }

@@ -19,7 +19,7 @@ import (
 func TestBacklogGauges(t *testing.T) {
 	c := connect(t)
 	source := adaptertest.SourceName("gauges")
-	cfg := Config{Source: source, Consumer: "gauges", Prefetch: 2}
+	cfg := Config{Source: source, Consumer: "gauges", Prefetch: 4}
 	c.cleanup(t, source, cfg.Consumer)
 	var msgs []*consumer.Message
 	for _, id := range []string{"g1", "g2", "g3", "g4", "g5", "g6"} {

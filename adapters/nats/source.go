@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -34,18 +33,16 @@ type Source struct {
 	pullers []*puller // the source and the retry stream
 	acks    *acker
 
-	// ready hands deliveries from the pumps to Receive (unbuffered: what
-	// waits ahead of Receive is in the pull subscriptions' buffers).
-	ready   chan *delivery
+	in      *inbox // from the pull subscriptions to Receive
 	closing chan struct{}
 
 	mu   sync.Mutex
 	held map[*delivery]struct{}
 
-	pumps     sync.WaitGroup
-	wg        sync.WaitGroup
-	closeOnce sync.Once
-	closeErr  error
+	supervisors sync.WaitGroup
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 var (
@@ -106,7 +103,7 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		nc:      nc,
 		js:      js,
 		limit:   int(nc.MaxPayload()),
-		ready:   make(chan *delivery),
+		in:      newInbox(),
 		closing: make(chan struct{}),
 		held:    map[*delivery]struct{}{},
 	}
@@ -118,19 +115,28 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 	if _, err := ensureStream(rctx, js, DeadLetterSubject(cfg.Source, cfg.Consumer)); err != nil {
 		return nil, err
 	}
-	for _, subject := range []string{cfg.Source, RetrySubject(cfg.Source, cfg.Consumer)} {
-		p := &puller{subject: subject}
+	// Messages reach the inbox, and can be settled, as soon as a pull
+	// subscription opens.
+	src.acks = newAcker(func() error { return nc.FlushTimeout(cfg.RPCTimeout) }, src.log)
+	for _, p := range []*puller{
+		newPuller(cfg.Source, sourceShare(cfg.Prefetch)),
+		newPuller(RetrySubject(cfg.Source, cfg.Consumer), retryShare(cfg.Prefetch)),
+	} {
 		if err := src.open(rctx, p); err != nil {
+			// What the first subscription delivered is left unacked:
+			// the server delivers it again after AckWait.
+			close(src.closing)
 			for _, p := range src.pullers {
-				p.it.Stop()
+				p.cc.Stop()
 			}
+			src.wg.Wait()
+			_ = src.acks.stop()
 			return nil, err
 		}
 		src.pullers = append(src.pullers, p)
 	}
-	src.acks = newAcker(func() error { return nc.FlushTimeout(cfg.RPCTimeout) }, src.log)
 	for _, p := range src.pullers {
-		src.pumps.Go(func() { src.pump(p) })
+		src.supervisors.Go(func() { src.supervise(p) })
 	}
 	src.wg.Go(src.renew)
 	return src, nil
@@ -148,7 +154,7 @@ func (src *Source) Capabilities() consumer.Capabilities {
 		NativeDelay:  true,
 		LeaseRenewal: true,
 		FanOut:       true,
-		Prefetch:     2 * src.cfg.Prefetch,
+		Prefetch:     src.cfg.Prefetch,
 	}
 }
 
@@ -164,54 +170,40 @@ func (src *Source) Probe(ctx context.Context) error {
 	return nil
 }
 
-// Receive returns up to max buffered deliveries, waiting for at least one.
-// Each of the two pull subscriptions buffers at most Config.Prefetch
-// messages, and the
-// server hands out at most MaxAckPending unacknowledged ones.
-//
-// Simple version kept on purpose. The unbuffered hand-off makes Receive
-// return about 2 deliveries a call (52,000 calls per 100,000 messages). A
-// RabbitMQ-style inbox was tried (a mutex-guarded slice that Receive empties
-// up to max, about 16 a call) and did not pay its 3 % in N1 (see
-// docs/benchmarks.md, "NATS JetStream"). An inbox of Prefetch on top of the
-// pull buffers cut the client's write syscalls about 4x and its CPU a
-// message about a third, but it holds more than Capabilities().Prefetch.
-// Bounded to fit (pull depth 48 plus an inbox of 16) it kept only part of
-// the write savings and no CPU or ratio gain.
+// Receive returns up to max deliveries waiting in the inbox, waiting for
+// at least one. The two pull subscriptions together hold at most
+// Config.Prefetch messages ahead of Receive (their pull buffers and their
+// slots in the inbox), and the server hands out at most MaxAckPending
+// unacknowledged ones.
 func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
-	var out []consumer.Delivery
-	select {
-	case <-src.closing:
-		return nil, consumer.ErrSourceClosed
-	default:
-	}
-	select {
-	case d := <-src.ready:
-		out = append(out, d)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-src.closing:
-		return nil, consumer.ErrSourceClosed
-	}
-	for len(out) < max {
+	for {
 		select {
-		case d := <-src.ready:
-			out = append(out, d)
-			continue
+		case <-src.closing:
+			return nil, consumer.ErrSourceClosed
 		default:
 		}
-		break
+		if ds := src.in.take(max); ds != nil {
+			return ds, nil
+		}
+		select {
+		case <-src.in.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-src.closing:
+			return nil, consumer.ErrSourceClosed
+		}
 	}
-	return out, nil
 }
 
-// accept hands m to Receive, unless the Source is closing (m is nak'd, so
-// the server redelivers it at once), m is a retried copy that came early
-// (nak'd with the rest of its delay) or m is on its last delivery (it is
-// dead-lettered with reason ReasonDeliveryLimit).
-// It reports whether m was queued for Receive.
-func (src *Source) accept(m jetstream.Msg) bool {
-	d := &delivery{src: src, m: m, msg: MessageFromMsg(m, src.cfg.KeyHeader)}
+// accept queues m, from p, for Receive (in the slot of p's that deliver
+// reserved), unless the Source is closing (m is nak'd, so the server
+// redelivers it at once), m is a retried copy that came early (nak'd with
+// the rest of its delay) or m is on its last delivery (it is dead-lettered
+// with reason ReasonDeliveryLimit). It reports whether m was queued; when
+// not, deliver frees the slot.
+func (src *Source) accept(p *puller, m jetstream.Msg) bool {
+	d := &delivery{src: src, from: p, m: m}
+	delivered := fillMessage(&d.msg, m, src.cfg.KeyHeader)
 	src.mu.Lock()
 	src.held[d] = struct{}{}
 	src.mu.Unlock()
@@ -229,16 +221,12 @@ func (src *Source) accept(m jetstream.Msg) bool {
 			return false
 		}
 	}
-	if n, _ := strconv.ParseUint(d.msg.Coordinates["num-delivered"], 10, 64); n >= uint64(src.cfg.MaxDeliver) {
-		src.wg.Go(func() { src.deadLetterLimit(d, n) })
+	if delivered >= uint64(src.cfg.MaxDeliver) {
+		src.wg.Go(func() { src.deadLetterLimit(d, delivered) })
 		return false
 	}
-	select {
-	case src.ready <- d:
-		return true
-	case <-src.closing:
-		return false // Close naks it
-	}
+	src.in.put(d)
+	return true
 }
 
 // renew sends an in-progress ack for every held delivery each AckWait/3,
@@ -292,12 +280,20 @@ func (src *Source) Close(ctx context.Context) error {
 	src.closeOnce.Do(func() {
 		close(src.closing)
 		expired := time.After(src.cfg.PollWait + 100*time.Millisecond)
-		for _, p := range src.pullers {
-			p.drain()
-		}
 		var errs []error
-		if err := wait(ctx, &src.pumps); err != nil {
-			errs = append(errs, fmt.Errorf("draining the pull subscriptions: %w", err))
+		drained := make([]<-chan struct{}, len(src.pullers))
+		for i, p := range src.pullers {
+			drained[i] = p.drain()
+		}
+		for i, done := range drained {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				errs = append(errs, fmt.Errorf("draining the pull subscription of %s: %w", StreamName(src.pullers[i].subject), ctx.Err()))
+			}
+		}
+		if err := wait(ctx, &src.supervisors); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the pull subscriptions: %w", err))
 		}
 		select { // a nak before the last pull request expired would be redelivered to it
 		case <-expired:

@@ -53,6 +53,13 @@ func (c codec) fields(id, key string, body []byte, headers map[string]string) []
 // 0.78 at load 5 and from 0.77 to 0.82 at load 2 (see docs/benchmarks.md,
 // "Redis Streams (R2)").
 func (c codec) message(stream string, e goredis.XMessage, count int64) *consumer.Message {
+	msg := new(consumer.Message)
+	c.fill(msg, stream, e, count)
+	return msg
+}
+
+// fill sets msg to the message of an entry, as message describes.
+func (c codec) fill(msg *consumer.Message, stream string, e goredis.XMessage, count int64) {
 	var headers map[string]string
 	var id, key, body string
 	for k, v := range e.Values {
@@ -81,7 +88,7 @@ func (c codec) message(stream string, e goredis.XMessage, count int64) *consumer
 		key = e.ID
 	}
 	count = max(count, 1)
-	return &consumer.Message{
+	*msg = consumer.Message{
 		ID:          id,
 		Key:         key,
 		Body:        []byte(body),

@@ -15,8 +15,8 @@ import (
 // settled at most once.
 type delivery struct {
 	s       *Source
-	msg     *consumer.Message
-	stream  string // the source stream or the retry stream
+	msg     consumer.Message // one allocation with the delivery
+	stream  string           // the source stream or the retry stream
 	entryID string
 	count   int64 // the entry's delivery counter
 	gen     *generation
@@ -27,21 +27,24 @@ type delivery struct {
 	released bool
 }
 
-// newDelivery returns the delivery of an entry; the caller registers it
-// (Source.track) before handing it out.
+// newDelivery returns the delivery of an entry (its Message in the same
+// allocation); the caller registers it (Source.track) before handing it
+// out.
 //
-// Simple on purpose: one delivery and one Message allocated per entry.
-// Allocating them per read (one slice of each for the XREADGROUP reply,
-// one look at the lease generation) was measured in BenchmarkConsume and
-// did not pay 3 % (pooled median of 30 rounds 0.80 against 0.82 before,
-// inside the rounds' spread), so it was not kept. See docs/benchmarks.md,
-// "Redis Streams (R2)".
+// Simple on purpose: one delivery allocated per entry. Allocating them per
+// read (one slice for the XREADGROUP reply, one look at the lease
+// generation) was measured in BenchmarkConsume and did not pay 3 %
+// (pooled median of 30 rounds 0.80 against 0.82 before, inside the
+// rounds' spread), so it was not kept. See docs/benchmarks.md, "Redis
+// Streams (R2)".
 func (s *Source) newDelivery(stream string, e goredis.XMessage, count int64) *delivery {
-	return &delivery{s: s, msg: s.codec.message(stream, e, count), stream: stream, entryID: e.ID, count: max(count, 1), gen: s.leases.current()}
+	d := &delivery{s: s, stream: stream, entryID: e.ID, count: max(count, 1), gen: s.leases.current()}
+	s.codec.fill(&d.msg, stream, e, count)
+	return d
 }
 
 // Message returns the message.
-func (d *delivery) Message() *consumer.Message { return d.msg }
+func (d *delivery) Message() *consumer.Message { return &d.msg }
 
 // begin marks a settlement in progress; a settled delivery (or one being
 // settled) refuses another.

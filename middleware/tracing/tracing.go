@@ -138,7 +138,8 @@ func (n *spanNames) of(source string) string {
 // the sampling decision, only on a recording span.
 func spanAttributes(ctx context.Context, msg *consumer.Message) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 10)
-	if sys := messagingSystem(consumer.BrokerFromContext(ctx)); sys.Valid() {
+	broker := consumer.BrokerFromContext(ctx)
+	if sys := messagingSystem(broker); sys.Valid() {
 		attrs = append(attrs, sys)
 	}
 	attrs = append(attrs,
@@ -154,7 +155,7 @@ func spanAttributes(ctx context.Context, msg *consumer.Message) []attribute.KeyV
 	if msg.Partition >= 0 {
 		attrs = append(attrs, semconv.MessagingDestinationPartitionID(strconv.FormatInt(int64(msg.Partition), 10)))
 	}
-	if msg.Offset >= 0 {
+	if msg.Offset >= 0 && broker == "kafka" {
 		attrs = append(attrs, semconv.MessagingKafkaOffset(int(msg.Offset)))
 	}
 	return attrs

@@ -1,0 +1,141 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/oncely/oncely/adapters/adaptertest"
+	"github.com/oncely/oncely/consumer"
+)
+
+// TestPrefetchBounded: a Source that Receive does not call holds at most
+// its source stream's share of Config.Prefetch (pull buffer plus inbox
+// slots) delivered and unacknowledged, over several pull requests; once
+// Receive takes them, the next ones come, in batches, every message once.
+// It catches a pull subscription whose callback queues without a slot (the
+// server then hands out every message at once: 400 pending) and an inbox
+// that hands Receive one message at a time.
+func TestPrefetchBounded(t *testing.T) {
+	c := connect(t)
+	source := adaptertest.SourceName("prefetch")
+	cfg := Config{Source: source, Consumer: "prefetch", Prefetch: 64}
+	c.cleanup(t, source, cfg.Consumer)
+	const total = 400
+	msgs := make([]*consumer.Message, total)
+	for i := range msgs {
+		msgs[i] = &consumer.Message{ID: fmt.Sprintf("p-%03d", i), Body: []byte("b")}
+	}
+	c.publish(t, source, msgs...)
+	src := c.newSource(t, cfg)
+	defer closeSrc(t, src)
+	if got := src.Capabilities().Prefetch; got != cfg.Prefetch {
+		t.Fatalf("Capabilities().Prefetch %d, want Config.Prefetch %d", got, cfg.Prefetch)
+	}
+
+	share := sourceShare(cfg.Prefetch) // 56: a pull buffer of 49 and 7 slots in the inbox
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pending := func() int {
+		info, err := c.js.Stream(ctx, StreamName(source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cons, err := info.Consumer(ctx, cfg.Consumer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cons.CachedInfo().NumAckPending
+	}
+	// The first pull fills the pull buffer; the callback then waits for an
+	// inbox slot, so nothing more is asked while Receive is not called.
+	depth := newPuller(source, share).depth
+	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "the pull buffer filled", func() bool { return pending() >= depth })
+	// Three pull expiries: the subscription asks again and again, and the
+	// server must still see no more than the share taken.
+	for end := time.Now().Add(3 * cfg.withDefaults().PollWait); time.Now().Before(end); {
+		if n := pending(); n > share {
+			t.Fatalf("%d messages delivered ahead of Receive, want at most %d (Prefetch %d)", n, share, cfg.Prefetch)
+		}
+		time.Sleep(50 * time.Millisecond) // polls the server; the bound is what is checked
+	}
+
+	seen := map[string]bool{}
+	batched := false
+	for len(seen) < total {
+		ds, err := src.Receive(ctx, 100)
+		if err != nil {
+			t.Fatalf("Receive after %d: %v", len(seen), err)
+		}
+		batched = batched || len(ds) > 1
+		for _, d := range ds {
+			id := d.Message().ID
+			if seen[id] {
+				t.Fatalf("%s received twice", id)
+			}
+			seen[id] = true
+			if err := d.Ack(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !batched {
+		t.Error("every Receive returned one message: the inbox hands out no batches")
+	}
+	adaptertest.AssertQuiet(t, src, adaptertest.QuietWindow)
+}
+
+// TestMessagePosition: a message's Offset is its stream sequence, its
+// Coordinates are nil on the first delivery and carry the server's
+// delivery count on a redelivery, and a dead-lettered copy carries the
+// sequence as oncely-original-offset. It catches a Source that leaves
+// Offset at -1 (failure context loses the message's position) and one
+// that drops the evidence of a redelivery.
+func TestMessagePosition(t *testing.T) {
+	c := connect(t)
+	source := adaptertest.SourceName("position")
+	cfg := Config{Source: source, Consumer: "position", Prefetch: 8}
+	c.cleanup(t, source, cfg.Consumer)
+	c.publish(t, source, &consumer.Message{ID: "pos-1", Body: []byte("a")}, &consumer.Message{ID: "pos-2", Body: []byte("b")})
+
+	first := c.newSource(t, cfg)
+	ds := adaptertest.ReceiveN(t, first, 2, adaptertest.WaitTimeout)
+	for i, d := range ds {
+		m := d.Message()
+		if m.Offset != int64(i+1) || m.Coordinates != nil {
+			t.Fatalf("first delivery of %s: Offset %d Coordinates %v, want %d and none", m.ID, m.Offset, m.Coordinates, i+1)
+		}
+	}
+	closeSrc(t, first) // both given back unsettled
+
+	second := c.newSource(t, cfg)
+	defer closeSrc(t, second)
+	ds = adaptertest.ReceiveN(t, second, 2, adaptertest.WaitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, d := range ds {
+		m := d.Message()
+		if m.Coordinates[CoordinateNumDelivered] != "2" || m.Offset < 1 {
+			t.Fatalf("redelivery of %s: Offset %d Coordinates %v, want num-delivered 2", m.ID, m.Offset, m.Coordinates)
+		}
+		if m.ID == "pos-2" {
+			h := consumer.FailureHeaders(m, consumer.Failure{Reason: consumer.ReasonPermanent, Err: fmt.Errorf("bad"), Consumer: cfg.Consumer})
+			if err := d.DeadLetter(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := d.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dl []*consumer.Message
+	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "the dead letter", func() bool {
+		dl = c.deadLetters(t, source, cfg.Consumer)
+		return len(dl) > 0
+	})
+	if got := dl[0].Header(consumer.HeaderOriginalOffset); got != "2" {
+		t.Errorf("dead letter's %s %q, want 2 (its stream sequence)", consumer.HeaderOriginalOffset, got)
+	}
+}
