@@ -6,19 +6,19 @@ import (
 	"github.com/oncely/oncely/consumer"
 )
 
-// inbox hands deliveries from the pumps to Receive in batches: a pump
-// appends each message it accepted and goes on pulling, and Receive takes
-// everything queued, up to its max, in one call. Each pump may have at
-// most its puller's quota (Config.Prefetch/4) queued or about to be, so a
-// stream's messages ahead of Receive, in its pull buffer and here
-// together, stay within Config.Prefetch.
+// inbox hands deliveries from the pull subscriptions' callbacks to
+// Receive in batches: a callback appends the message it accepted and
+// returns (its subscription goes on), and Receive takes everything queued,
+// up to its max, in one call. Each stream may have at most its puller's
+// slots there (an eighth of its share of Config.Prefetch), so its messages
+// ahead of Receive, in its pull buffer and here together, stay within that
+// share.
 //
-// Pays for itself (N1, 2026-12-04, rounds alternating with the
-// unbuffered hand-off it replaced, the same binary): one channel hand-off
-// a message made Receive return about 2 deliveries a call, each call a
-// wake-up of the intake goroutine and a turn of the runtime's intake;
-// with the inbox Receive returns batches and N1's round median rose from
-// 0.77-0.83 to 0.86-0.91 (see docs/benchmarks.md, "NATS JetStream").
+// The simple hand-off with Consume callbacks that keeps the look-ahead
+// bounded. What made N1 pay (0.95 of the raw loop, pooled over 15 rounds,
+// 2026-12-04) is the split of Config.Prefetch it allows; the inbox over
+// Messages().Next with the pull buffers cut to fit did not (see
+// docs/benchmarks.md, "NATS JetStream", fourth look).
 type inbox struct {
 	mu    sync.Mutex
 	queue []*delivery
