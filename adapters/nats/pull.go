@@ -32,6 +32,12 @@ type puller struct {
 // quota in the inbox, an eighth of the share (at least 1): at the default
 // 128, the source stream buffers 98 and queues 14, the retry stream 14
 // and 2.
+//
+// The inbox (internal/inbox) is the simple hand-off from Consume callbacks
+// that keeps this bound: what made N1 pay (0.95 of the raw loop, pooled
+// over 15 rounds, 2026-12-04) is the split it allows; an inbox over
+// Messages().Next with the pull buffers cut to fit did not (see
+// docs/benchmarks.md, "NATS JetStream", fourth look).
 func retryShare(prefetch int) int { return max(2, prefetch/8) }
 
 func sourceShare(prefetch int) int { return prefetch - retryShare(prefetch) }

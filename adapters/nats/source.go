@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/inbox"
 )
 
 // Source is a consumer.Source reading one subject of a JetStream stream with
@@ -33,7 +34,7 @@ type Source struct {
 	pullers []*puller // the source and the retry stream
 	acks    *acker
 
-	in      *inbox // from the pull subscriptions to Receive
+	in      *inbox.Inbox[*delivery] // from the pull subscriptions' callbacks to Receive
 	closing chan struct{}
 
 	mu   sync.Mutex
@@ -98,12 +99,13 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		return nil, err
 	}
 	src := &Source{
-		cfg:     cfg,
-		log:     cfg.Logger.With("broker", "nats", "source", cfg.Source, "consumer", cfg.Consumer),
-		nc:      nc,
-		js:      js,
-		limit:   int(nc.MaxPayload()),
-		in:      newInbox(),
+		cfg:   cfg,
+		log:   cfg.Logger.With("broker", "nats", "source", cfg.Source, "consumer", cfg.Consumer),
+		nc:    nc,
+		js:    js,
+		limit: int(nc.MaxPayload()),
+		// A delivery leaving the inbox frees its stream's slot.
+		in:      inbox.New(inbox.Config[*delivery]{Taken: func(d *delivery) { d.from.free() }}),
 		closing: make(chan struct{}),
 		held:    map[*delivery]struct{}{},
 	}
@@ -176,23 +178,7 @@ func (src *Source) Probe(ctx context.Context) error {
 // slots in the inbox), and the server hands out at most MaxAckPending
 // unacknowledged ones.
 func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
-	for {
-		select {
-		case <-src.closing:
-			return nil, consumer.ErrSourceClosed
-		default:
-		}
-		if ds := src.in.take(max); ds != nil {
-			return ds, nil
-		}
-		select {
-		case <-src.in.ready:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-src.closing:
-			return nil, consumer.ErrSourceClosed
-		}
-	}
+	return src.in.Receive(ctx, src.closing, max)
 }
 
 // accept queues m, from p, for Receive (in the slot of p's that deliver
@@ -225,7 +211,7 @@ func (src *Source) accept(p *puller, m jetstream.Msg) bool {
 		src.wg.Go(func() { src.deadLetterLimit(d, delivered) })
 		return false
 	}
-	src.in.put(d)
+	src.in.Put(d)
 	return true
 }
 

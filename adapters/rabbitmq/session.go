@@ -183,7 +183,7 @@ func (src *Source) watchClose(sess *session, what string, c <-chan *amqp.Error) 
 func (src *Source) die(sess *session, cause error) {
 	sess.lostOnce.Do(func() {
 		close(sess.lost)
-		src.inbox.purge(sess)
+		src.inbox.Remove(func(d *delivery) bool { return d.sess == sess })
 		if sess.closing.Load() {
 			return
 		}

@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/inbox"
 )
 
 // ErrNotConnected is returned by Backlog while the adapter is reconnecting.
@@ -30,7 +31,7 @@ type Source struct {
 	topo     topology
 	instance uint32
 
-	inbox    inbox
+	inbox    *inbox.Inbox[*delivery] // from the consume goroutine to Receive
 	settling tracker
 	gens     atomic.Uint64
 	// reconnects counts sessions opened by the supervisor after the first.
@@ -78,7 +79,8 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		instance: rand.Uint32(),
 		closing:  make(chan struct{}),
 	}
-	src.inbox.ready = make(chan struct{}, 1)
+	// Deliveries of a lost connection generation are never handed out.
+	src.inbox = inbox.New(inbox.Config[*delivery]{Live: func(d *delivery) bool { return !d.sess.isLost() }})
 	src.closingCtx, src.cancel = context.WithCancel(context.Background())
 	sess, err := src.connect(ctx)
 	if err != nil {
@@ -132,31 +134,7 @@ func (src *Source) Connected() bool {
 // The broker pushes at most Prefetch unacknowledged deliveries, which bounds
 // the buffer. Deliveries of a lost connection generation are never returned.
 func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
-	max = atLeastOne(max)
-	for {
-		select {
-		case <-src.closing:
-			return nil, consumer.ErrSourceClosed
-		default:
-		}
-		if ds := src.inbox.take(max); len(ds) > 0 {
-			return ds, nil
-		}
-		select {
-		case <-src.inbox.ready:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-src.closing:
-			return nil, consumer.ErrSourceClosed
-		}
-	}
-}
-
-func atLeastOne(max int) int {
-	if max < 1 {
-		return 1
-	}
-	return max
+	return src.inbox.Receive(ctx, src.closing, max)
 }
 
 // MessageFromDelivery converts an AMQP delivery as the Source does: ID from
@@ -224,7 +202,7 @@ func (src *Source) accept(sess *session, d amqp.Delivery) {
 			return
 		}
 	}
-	src.inbox.push(dv)
+	src.inbox.Put(dv)
 }
 
 // park publishes dv again to the tier for wait, then acks it; on failure it

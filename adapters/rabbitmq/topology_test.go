@@ -123,11 +123,7 @@ func TestPrefetchBoundsBuffer(t *testing.T) {
 	}
 }
 
-func inboxLen(src *Source) int {
-	src.inbox.mu.Lock()
-	defer src.inbox.mu.Unlock()
-	return len(src.inbox.items)
-}
+func inboxLen(src *Source) int { return src.inbox.Len() }
 
 // TestDeliveryLimitDeadLetters lets the broker's own delivery limit strike
 // (the connection is lost twice with the message unacked, as when a
