@@ -33,9 +33,10 @@ var rawDepth = sourceShare(PrefetchDefault)
 // Messages pull subscription buffering rawDepth messages, the Source's
 // look-ahead on the source stream, and its pull expiry; explicit Ack after
 // a no-op "processing") and oncely's Consumer on this Source (no-op
-// handler, default Config and Prefetch, 64 ordering keys). It reports the rates and oncely's as a multiple
-// of raw (x_baseline, the median of the rounds' ratios; the target is >=
-// 0.9). Run it with -bench Consume -benchtime 1x.
+// handler, default Config and Prefetch, 64 ordering keys). It reports the
+// rates and oncely's as a multiple of raw (x_baseline, the median of the
+// rounds' ratios; the target is >= 0.9). Run it with -bench Consume
+// -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
 	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 1)
 	c := connect(b)
