@@ -7,9 +7,9 @@ import (
 )
 
 // acker sends acks in bursts from one goroutine: Ack queues its message and
-// returns, and the acker, once it has lingered ackLinger (1ms) for more
-// unless ackLingerBurst are queued, writes everything queued (one Ack each,
-// into the connection's buffer) and then flushes once, waiting for the
+// returns, and the acker, before each burst, lingers ackLinger (1ms) for
+// more unless ackLingerBurst are queued, then writes everything queued (one
+// Ack each, into the connection's buffer) and flushes once, waiting for the
 // server's PONG, while the next burst queues up. Acks are queued only after
 // the handler's effect (and after the PubAck of a retry or dead-letter
 // copy); queueing only moves their write. stop sends and flushes what is left, so
@@ -28,9 +28,14 @@ import (
 // flush (the flusher coalescing on its own) kept 0.30 writes a message and
 // no gain. The linger (2026-12-04, alternating runs of 3 rounds): write
 // calls 0.051 -> 0.042 a message and run medians 0.84-0.88 -> 0.89-0.95.
+// Lingering before every burst, not only the first after a wake
+// (2026-12-04, 76 rounds a side, alternating): write calls 0.042 -> 0.030
+// a message (the raw loop's 0.035) and CPU 1.36 -> 1.27 times the raw
+// loop's; the drain's median ratio unchanged (0.929, 0.932).
 type acker struct {
 	flush func() error // flushes the connection and waits for the server
 	log   *slog.Logger
+	after func(time.Duration) <-chan time.Time // time.After; tests replace it
 
 	mu      sync.Mutex
 	queue   []ackable
@@ -45,7 +50,7 @@ type acker struct {
 type ackable interface{ Ack() error }
 
 func newAcker(flush func() error, log *slog.Logger) *acker {
-	a := &acker{flush: flush, log: log, wake: make(chan struct{}, 1), stopc: make(chan struct{}), exited: make(chan struct{})}
+	a := &acker{flush: flush, log: log, after: time.After, wake: make(chan struct{}, 1), stopc: make(chan struct{}), exited: make(chan struct{})}
 	go a.loop()
 	return a
 }
@@ -85,40 +90,50 @@ func (a *acker) loop() {
 		case <-a.stopc:
 			return
 		}
-		// Linger a moment for more acks unless a burst is full: fewer
-		// flushes (each a PING and its PONG, for client and server).
-		a.mu.Lock()
-		full := len(a.queue) >= ackLingerBurst
-		a.mu.Unlock()
-		if !full {
-			select {
-			case <-time.After(ackLinger):
-			case <-a.stopc:
+		// Before each burst, linger a moment for more acks unless a burst
+		// is full: fewer flushes (each a PING and its PONG, for client and
+		// server), also while acks keep coming.
+		for n := a.queued(); n > 0; n = a.queued() {
+			if !a.lingerUnlessFull(n) {
 				return // stop sends the rest
 			}
-		}
-		for a.burst() > 0 {
-			select {
-			case <-a.stopc:
-				return // stop sends the rest
-			default:
-			}
+			a.burst()
 		}
 	}
 }
 
-// burst sends everything queued, then flushes; it returns how many it sent.
-func (a *acker) burst() int {
+// lingerUnlessFull waits ackLinger unless n, the acks queued, make a full
+// burst. It reports false once stop has begun.
+func (a *acker) lingerUnlessFull(n int) bool {
+	if n >= ackLingerBurst {
+		select {
+		case <-a.stopc:
+			return false
+		default:
+			return true
+		}
+	}
+	select {
+	case <-a.after(ackLinger):
+		return true
+	case <-a.stopc:
+		return false
+	}
+}
+
+// queued returns how many acks wait for a burst.
+func (a *acker) queued() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.queue)
+}
+
+// burst sends everything queued, then flushes.
+func (a *acker) burst() {
 	a.mu.Lock()
 	batch := a.queue
 	a.queue, a.spare = a.spare[:0], nil
 	a.mu.Unlock()
-	if len(batch) == 0 {
-		a.mu.Lock()
-		a.spare = batch
-		a.mu.Unlock()
-		return 0
-	}
 	failed := 0
 	for i, m := range batch {
 		if err := m.Ack(); err != nil {
@@ -134,7 +149,6 @@ func (a *acker) burst() int {
 	a.mu.Lock()
 	a.spare = batch[:0]
 	a.mu.Unlock()
-	return len(batch)
 }
 
 // stop ends the loop, then sends and flushes every ack still queued; acks

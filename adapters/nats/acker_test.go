@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fakeAck counts its acks.
@@ -98,5 +99,73 @@ func TestAckerBursts(t *testing.T) {
 	}
 	if got := flushes.Load(); got > 3 {
 		t.Fatalf("flushes: got %d for 51 acks in 2 bursts, want at most 3 (one a burst, one for stop)", got)
+	}
+}
+
+// TestAckerLingersBeforeEachBurst checks that the acker waits ackLinger
+// before every burst of fewer than ackLingerBurst acks, also right after a
+// burst while acks keep coming, and sends a full burst at once. The bug it
+// catches: bursts back to back under a steady stream of acks (one flush,
+// a PING and its PONG, for every few acks). The linger is a channel the
+// test fires; flushes are counted, never timed.
+func TestAckerLingersBeforeEachBurst(t *testing.T) {
+	var acked, flushes atomic.Int64
+	flushed := make(chan struct{}, 8)
+	entered, release := make(chan struct{}), make(chan struct{})
+	a := newAcker(func() error {
+		if flushes.Add(1) == 1 {
+			close(entered)
+			<-release // the first burst's flush is slow
+		}
+		flushed <- struct{}{}
+		return nil
+	}, slog.New(slog.DiscardHandler))
+	lingering, fire := make(chan struct{}, 1), make(chan time.Time)
+	// Set before the first ack wakes the loop, which reads it.
+	a.after = func(time.Duration) <-chan time.Time {
+		lingering <- struct{}{}
+		return fire
+	}
+	wait := func(c <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("acked %d, flushed %d: no %s", acked.Load(), flushes.Load(), what)
+		}
+	}
+	m := fakeAck{&acked}
+	_ = a.ack(m)
+	wait(lingering, "linger before the first burst")
+	fire <- time.Time{}
+	<-entered
+	for range 10 { // queued while the first burst's flush is under way
+		_ = a.ack(m)
+	}
+	close(release)
+	wait(flushed, "first flush")
+	wait(lingering, "linger before the second burst")
+	if got := acked.Load(); got != 1 {
+		t.Fatalf("acked %d while lingering, want 1 (the second burst waits)", got)
+	}
+	fire <- time.Time{}
+	wait(flushed, "second flush")
+	if got := acked.Load(); got != 11 {
+		t.Fatalf("acked %d after the second burst, want 11", got)
+	}
+	// A full burst goes at once: queue ackLingerBurst acks while the
+	// acker waits for its next wake, with the linger left unfired.
+	a.mu.Lock()
+	for range ackLingerBurst {
+		a.queue = append(a.queue, m)
+	}
+	a.mu.Unlock()
+	a.wake <- struct{}{}
+	wait(flushed, "full burst sent without lingering")
+	if got := acked.Load(); got != 11+ackLingerBurst {
+		t.Fatalf("acked %d, want %d", got, 11+ackLingerBurst)
+	}
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
 	}
 }
