@@ -30,12 +30,6 @@ const CoordinateNumDelivered = "num-delivered"
 // the stream sequence, Timestamp the server's. Coordinates is nil on a
 // first delivery and holds the server's delivery count ("num-delivered")
 // on a redelivery: evidence of crashes and closes, never an attempt.
-//
-// Coordinates only on redeliveries: a map of the stream, sequence and
-// count on every message cost N1 4 % (alternating runs, pooled medians
-// 0.853 with it, 0.892 without; see docs/benchmarks.md, "NATS
-// JetStream"); the stream is the Source's (StreamName), the sequence is
-// Offset.
 func MessageFromMsg(m jetstream.Msg, keyHeader string) *consumer.Message {
 	msg := new(consumer.Message)
 	fillMessage(msg, m, keyHeader)
@@ -44,6 +38,12 @@ func MessageFromMsg(m jetstream.Msg, keyHeader string) *consumer.Message {
 
 // fillMessage sets msg from m as MessageFromMsg describes and returns the
 // server's delivery count of m (0 when m carries no JetStream metadata).
+//
+// Coordinates only on redeliveries: a map of the stream, sequence and
+// count on every message cost N1 4 % (alternating runs, pooled medians
+// 0.853 with it, 0.892 without; see docs/benchmarks.md, "NATS
+// JetStream"); the stream is the Source's (StreamName), the sequence is
+// Offset.
 func fillMessage(msg *consumer.Message, m jetstream.Msg, keyHeader string) uint64 {
 	h := stringHeaders(m.Headers())
 	*msg = consumer.Message{
