@@ -120,6 +120,7 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 		d.s.cfg.Consumer, d.entryID, flag(d.inRetryStream()), int64(delay), member, d.s.name).Int()
 	d.end(err == nil)
 	if err != nil {
+		d.s.recoverGroup(ctx, err)
 		return fmt.Errorf("redis: retrying %s %s: %w", d.stream, d.entryID, err)
 	}
 	d.leaseLost(ctx, n, "retry")
@@ -137,6 +138,7 @@ func (d *delivery) DeadLetter(ctx context.Context, headers map[string]string) er
 	n, err := deadLetterScript.Run(ctx, d.s.client, []string{d.stream, d.s.dlq}, args...).Int()
 	d.end(err == nil)
 	if err != nil {
+		d.s.recoverGroup(ctx, err)
 		return fmt.Errorf("redis: dead-lettering %s %s: %w", d.stream, d.entryID, err)
 	}
 	d.leaseLost(ctx, n, "dead-letter")

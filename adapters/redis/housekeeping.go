@@ -62,13 +62,17 @@ func (h *housekeeping) run(ctx context.Context, s *Source, max int) ([]consumer.
 	if !now.Before(h.nextReap) {
 		h.nextReap = now.Add(s.cfg.ReapIdle / 4)
 		if err := s.reap(ctx); err != nil {
-			s.log.WarnContext(ctx, "redis: deleting idle consumers failed", "error", err)
+			if !s.recoverGroup(ctx, err) {
+				s.log.WarnContext(ctx, "redis: deleting idle consumers failed", "error", err)
+			}
 		}
 	}
 	if s.cfg.TrimInterval > 0 && !now.Before(h.nextTrim) {
 		h.nextTrim = now.Add(s.cfg.TrimInterval)
 		if err := s.trim(ctx); err != nil {
-			s.log.WarnContext(ctx, "redis: trimming the stream failed", "error", err)
+			if !s.recoverGroup(ctx, err) {
+				s.log.WarnContext(ctx, "redis: trimming the stream failed", "error", err)
+			}
 		}
 	}
 	for calls := 0; len(h.pass) > 0 && calls < reclaimCalls; calls++ {

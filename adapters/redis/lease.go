@@ -113,6 +113,13 @@ func (r *renewer) renew() {
 				args = append(args, d.entryID)
 			}
 			lost, err := renewScript.Run(ctx, s.client, []string{stream}, args...).StringSlice()
+			if err != nil && s.recoverGroup(ctx, err) {
+				// The group was gone, and every entry pending with it.
+				lost, err = make([]string, len(chunk)), nil
+				for i, d := range chunk {
+					lost[i] = d.entryID
+				}
+			}
 			if err != nil {
 				ok = false
 				continue

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,17 +93,6 @@ func consumerName() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// ensureGroups creates the group on both streams where it is missing.
-func (s *Source) ensureGroups(ctx context.Context) error {
-	for _, stream := range []string{s.cfg.Stream, s.retry} {
-		err := s.client.XGroupCreateMkStream(ctx, stream, s.cfg.Consumer, "0").Err()
-		if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
-			return fmt.Errorf("redis: creating consumer group %q on %s: %w", s.cfg.Consumer, stream, err)
-		}
-	}
-	return nil
-}
-
 // ConsumerName returns Config.Consumer.
 func (s *Source) ConsumerName() string { return s.cfg.Consumer }
 
@@ -156,12 +144,7 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if strings.HasPrefix(err.Error(), "NOGROUP") {
-				// The stream or group was deleted under us: create it
-				// again and go on from its start.
-				if gerr := s.ensureGroups(ctx); gerr != nil {
-					return nil, errors.Join(err, gerr)
-				}
+			if s.recoverGroup(ctx, err) {
 				continue
 			}
 			return nil, fmt.Errorf("redis: reading %s: %w", s.cfg.Stream, err)
@@ -310,7 +293,8 @@ func (s *Source) release(ctx context.Context, ds []*delivery) error {
 	var errs []error
 	for g, list := range ids {
 		args := append([]any{s.cfg.Consumer, s.name, releasedIdle.Milliseconds(), g.count - 1}, list...)
-		if err := releaseScript.Run(ctx, s.client, []string{g.stream}, args...).Err(); err != nil {
+		// A group that is gone holds nothing pending: nothing to release.
+		if err := releaseScript.Run(ctx, s.client, []string{g.stream}, args...).Err(); err != nil && !isNoGroup(err) {
 			errs = append(errs, fmt.Errorf("releasing %d entries of %s: %w", len(list), g.stream, err))
 		}
 	}
@@ -318,9 +302,14 @@ func (s *Source) release(ctx context.Context, ds []*delivery) error {
 }
 
 // deleteConsumer deletes consumer name from the group on both streams,
-// only when it holds nothing pending on either.
+// only when it holds nothing pending on either (a group that is gone holds
+// no consumer).
 func (s *Source) deleteConsumer(ctx context.Context, name string) error {
-	return delConsumerScript.Run(ctx, s.client, []string{s.cfg.Stream, s.retry}, s.cfg.Consumer, name).Err()
+	err := delConsumerScript.Run(ctx, s.client, []string{s.cfg.Stream, s.retry}, s.cfg.Consumer, name).Err()
+	if isNoGroup(err) {
+		return nil
+	}
+	return err
 }
 
 // parseEntries reads a script's list of stream entries.
