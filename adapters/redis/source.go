@@ -35,6 +35,7 @@ type Source struct {
 
 	recv sync.Mutex // serialises the housekeeping and fast read of Receive
 	hk   housekeeping
+	now  func() time.Time // Receive's clock for the retry looks: time.Now
 
 	mu        sync.Mutex
 	closed    bool
@@ -73,6 +74,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		dlq:     DeadLetterStream(cfg.Stream, cfg.Consumer),
 		closing: make(chan struct{}),
 		open:    make(map[*delivery]struct{}),
+		now:     time.Now,
 	}
 	if err := s.ensureGroups(ctx); err != nil {
 		return nil, err
@@ -170,7 +172,7 @@ func (s *Source) fast(ctx context.Context, n int) (ds []consumer.Delivery, wait 
 	if ds, err := s.hk.run(ctx, s, n); err != nil || len(ds) > 0 {
 		return ds, 0, err
 	}
-	now := time.Now()
+	now := s.now()
 	if now.Before(s.hk.nextRetryLook) {
 		return nil, min(s.cfg.Block, s.hk.nextRetryLook.Sub(now)), nil
 	}
@@ -196,11 +198,14 @@ func (s *Source) fast(ctx context.Context, n int) (ds []consumer.Delivery, wait 
 	return ds, min(s.cfg.Block, look), nil
 }
 
-// block waits up to wait for new entries of the source stream.
+// block waits up to wait, rounded up to the millisecond, for new entries
+// of the source stream. It never waits without a bound: XREADGROUP counts
+// BLOCK in whole milliseconds and BLOCK 0 waits forever, deaf to ctx and
+// Close.
 func (s *Source) block(ctx context.Context, max int, wait time.Duration) ([]consumer.Delivery, error) {
 	res, err := s.client.XReadGroup(ctx, &goredis.XReadGroupArgs{
 		Group: s.cfg.Consumer, Consumer: s.name, Streams: []string{s.cfg.Stream, ">"},
-		Count: int64(max), Block: wait,
+		Count: int64(max), Block: blockFor(wait),
 	}).Result()
 	if errors.Is(err, goredis.Nil) {
 		return nil, nil
@@ -215,6 +220,12 @@ func (s *Source) block(ctx context.Context, max int, wait time.Duration) ([]cons
 		}
 	}
 	return ds, nil
+}
+
+// blockFor is the BLOCK of a read waiting up to wait: wait rounded up to
+// the millisecond, at least 1ms (BLOCK 0 would wait forever).
+func blockFor(wait time.Duration) time.Duration {
+	return max((wait+time.Millisecond-1)/time.Millisecond, 1) * time.Millisecond
 }
 
 // track registers deliveries as unsettled: Close releases those still
