@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,8 +16,10 @@ const renewBatch = 512
 // its context ends when the lease of any of them was lost (another Source
 // reclaimed it, or renewals failed for too long), and the runtime then
 // cancels their handlers and settles none of them (consumer.LeaseContexter:
-// one context for many deliveries, no goroutine each). Deliveries received
-// afterwards get a new generation.
+// one context for many deliveries, no goroutine each). The renewer then
+// hands the others back at once (renewer.giveBack), so a lost lease delays
+// its generation's entries by one reclaim, never until Close. Deliveries
+// received afterwards get a new generation.
 type generation struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -54,7 +57,11 @@ func (r *renewer) current() *generation {
 	return r.gen
 }
 
-// lose ends generation g (once) and starts a new one for later deliveries.
+// lose ends generation g (once) and starts a new one for later
+// deliveries. The unsettled deliveries of g are no longer renewed and are
+// handed back at once (giveBack): their handlers are cancelled and the
+// runtime settles none of them, so another Source (or this one) takes them
+// on its next reclaim, without waiting for this Source's Close.
 func (r *renewer) lose(g *generation, why string) {
 	r.mu.Lock()
 	if r.gen == g {
@@ -62,8 +69,33 @@ func (r *renewer) lose(g *generation, why string) {
 	}
 	r.mu.Unlock()
 	if g.ctx.Err() == nil {
-		r.s.log.Warn("redis: the lease of unsettled entries was lost; their handlers are cancelled and they are left to the Source that reclaims them", "reason", why)
+		r.s.log.Warn("redis: the lease of unsettled entries was lost; their handlers are cancelled and they are handed back for any Source to reclaim", "reason", why)
 		g.cancel()
+		r.giveBack(g)
+	}
+}
+
+// giveBack stops renewing the unsettled deliveries of the lost generation
+// g and releases those still pending with this consumer as Close does
+// (lease ended, delivery counter unchanged): the entry whose loss ended g
+// is left to the Source that holds it, and the others of g, which did
+// nothing wrong, come back at once without counting an attempt. A release
+// that fails leaves them unrenewed: reclaimed after Lease.
+func (r *renewer) giveBack(g *generation) {
+	s := r.s
+	s.mu.Lock()
+	var ds []*delivery
+	for d := range s.open {
+		if d.gen == g {
+			delete(s.open, d)
+			ds = append(ds, d)
+		}
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lease/3)
+	defer cancel()
+	if err := s.release(ctx, ds); err != nil {
+		s.log.Warn("redis: handing back entries whose lease was lost failed; they are reclaimed once their lease ends", "entries", len(ds), "error", err)
 	}
 }
 
@@ -97,8 +129,10 @@ func (r *renewer) renew() {
 	s := r.s
 	s.mu.Lock()
 	byStream := map[string][]*delivery{}
+	gens := map[*generation]bool{}
 	for d := range s.open {
 		byStream[d.stream] = append(byStream[d.stream], d)
+		gens[d.gen] = true
 	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Lease/3)
@@ -108,6 +142,12 @@ func (r *renewer) renew() {
 		for len(ds) > 0 {
 			chunk := ds[:min(len(ds), renewBatch)]
 			ds = ds[len(chunk):]
+			// Deliveries handed back by an earlier chunk's loss are not
+			// renewed: that would end the release.
+			chunk = slices.DeleteFunc(chunk, func(d *delivery) bool { return d.gen.ctx.Err() != nil })
+			if len(chunk) == 0 {
+				continue
+			}
 			args := []any{s.cfg.Consumer, s.name}
 			for _, d := range chunk {
 				args = append(args, d.entryID)
@@ -140,10 +180,14 @@ func (r *renewer) renew() {
 		r.lastOK = time.Now()
 	}
 	late := time.Since(r.lastOK) > 2*s.cfg.Lease/3
-	g := r.gen
+	gens[r.gen] = true
 	r.mu.Unlock()
 	if late {
-		r.lose(g, "renewals failed for two thirds of the lease")
+		// Every unsettled delivery went unrenewed, whatever its
+		// generation.
+		for g := range gens {
+			r.lose(g, "renewals failed for two thirds of the lease")
+		}
 	}
 }
 
