@@ -56,7 +56,9 @@
 // entry was reclaimed anyway, or renewals failed for two thirds of the
 // lease, the deliveries received in that period lose their lease together
 // (consumer.LeaseContexter: the runtime cancels their handlers and settles
-// none of them).
+// none of them), and the Source hands those still pending with it back at
+// once, as Close does (no longer renewed, their counter kept): they wait
+// for the next reclaim of any Source, never for this Source's Close.
 // Close hands its unsettled entries back with their lease ended and their
 // counter lowered by one (XCLAIM IDLE … RETRYCOUNT … JUSTID), so the next
 // Source takes them at once and a clean close never raises Attempt.
@@ -70,6 +72,15 @@
 // are deleted (XGROUP DELCONSUMER), checked and deleted in one script so a
 // consumer with pending entries is never removed; a Source deletes its own
 // consumer on Close when it holds nothing pending.
+//
+// # A vanished group
+//
+// When the stream or the group is gone (Redis restarted without
+// persistence, the stream deleted, XGROUP DESTROY), any call of the Source
+// that meets Redis's NOGROUP reply (a read, a reclaim, a renewal, a
+// settlement script) creates the group again (at ID 0, MKSTREAM) and
+// intake goes on by itself; the deliveries that were pending with the old
+// group lose their lease.
 //
 // # Trimming
 //
