@@ -96,6 +96,14 @@ type Capabilities struct {
 	// OrderByPartition can keep one lane per partition.
 	Partitioned bool
 
+	// NoOrder reports that the broker hands out messages in no particular
+	// order (SQS standard queues): Ordering then orders deliveries as they
+	// arrive, which need not be publish order, and the adapter may give
+	// unkeyed messages keys of their own. False (the default): messages of
+	// one partition, or of the source when unpartitioned, arrive in
+	// publish order, and unkeyed ones keep an empty Key.
+	NoOrder bool
+
 	// NativeDelay reports whether Retry honours its delay on the broker.
 	NativeDelay bool
 

@@ -48,6 +48,10 @@ const (
 //     never holds more than MaxInFlight deliveries;
 //   - KeyOrder: messages with one key are handled in publish order while
 //     several workers run;
+//   - UnkeyedOrder: messages without a key are handled one at a time per
+//     partition (per source when unpartitioned) in publish order, with an
+//     empty Key, while several workers run; a broker declaring
+//     Capabilities().NoOrder (SQS standard) only has each handled once;
 //   - Batches: a consumer.BatchHandler's messages are acked only after their
 //     batch returned, exactly once, keys in order, a poison message and one
 //     a BatchError names dead-lettered alone, nothing redelivered after;
@@ -75,6 +79,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("InvalidID", func(t *testing.T) { testInvalidID(t, h) })
 	t.Run("Backpressure", func(t *testing.T) { testBackpressure(t, h) })
 	t.Run("KeyOrder", func(t *testing.T) { testKeyOrder(t, h) })
+	t.Run("UnkeyedOrder", func(t *testing.T) { testUnkeyedOrder(t, h) })
 	t.Run("Batches", func(t *testing.T) { testBatches(t, h) })
 	t.Run("SettleTwice", func(t *testing.T) { testSettleTwice(t, h) })
 	t.Run("CloseKeepsAttempt", func(t *testing.T) { testCloseKeepsAttempt(t, h) })

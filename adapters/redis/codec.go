@@ -81,12 +81,6 @@ func (c codec) fill(msg *consumer.Message, stream string, e goredis.XMessage, co
 			headers[k] = s
 		}
 	}
-	if key == "" {
-		key = id
-	}
-	if key == "" {
-		key = e.ID
-	}
 	count = max(count, 1)
 	*msg = consumer.Message{
 		ID:          id,

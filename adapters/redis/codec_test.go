@@ -11,8 +11,9 @@ import (
 
 // TestCodecMessage checks an entry's message: the ID, key and body fields
 // fill ID, Key and Body and are not headers (a plain entry has no Headers
-// at all), every other field is a header, and the key falls back to the ID,
-// then to the entry ID. The bug it catches: the ID and key fields copied
+// at all), every other field is a header, and an entry without a key field
+// has no Key (never its ID: unkeyed messages share their stream's lane, see
+// consumer.Ordering). The bug it catches: the ID and key fields copied
 // into Headers, which the package doc says they are not (and which costs
 // the map of every plain entry).
 func TestCodecMessage(t *testing.T) {
@@ -24,9 +25,9 @@ func TestCodecMessage(t *testing.T) {
 		attempt int
 	}{
 		{"plain", map[string]any{"message-id": "m-1", "message-key": "k", "body": "b"}, "m-1", "k", nil, 1},
-		{"no key", map[string]any{"message-id": "m-1", "body": "b"}, "m-1", "m-1", nil, 1},
-		{"no id", map[string]any{"body": "b"}, "", "1700000000000-0", nil, 1},
-		{"headers", map[string]any{"message-id": "m-1", "body": "b", "x-custom": "v", consumer.HeaderAttempt: "3"}, "m-1", "m-1",
+		{"no key", map[string]any{"message-id": "m-1", "body": "b"}, "m-1", "", nil, 1},
+		{"no id", map[string]any{"body": "b"}, "", "", nil, 1},
+		{"headers", map[string]any{"message-id": "m-1", "body": "b", "x-custom": "v", consumer.HeaderAttempt: "3"}, "m-1", "",
 			map[string]string{"x-custom": "v", consumer.HeaderAttempt: "3"}, 3},
 	}
 	for _, c := range cases {

@@ -16,7 +16,8 @@
 // go to S.C.retry, which only group C reads, never back to S.
 //
 // An entry's message ID is its "message-id" field, its ordering key
-// "message-key" (default: the ID), its body "body"; every other field is a
+// "message-key" (none when absent: unkeyed entries of a stream are
+// ordered per stream, as consumer.Ordering says), its body "body"; every other field is a
 // header (Config.IDField, KeyField, BodyField rename them). Those three
 // fields are not in Message.Headers (Message.Header("message-id") is ""; read
 // Message.ID and Message.Key), and an entry with no other field has nil

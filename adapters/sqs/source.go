@@ -122,13 +122,15 @@ func newClient(ctx context.Context, cfg Config) (*awssqs.Client, error) {
 // Capabilities reports SQS's capabilities: native delay (by visibility) up to
 // MaxVisibility − MaxExtension (SQS counts its 12-hour limit from the receive,
 // and a delivery is settled at most MaxExtension after it), a broker delivery
-// count, lease renewal, no partitions. Consumer names split the queue (no
+// count, lease renewal, no partitions, no order on a standard queue (a FIFO
+// queue orders each message group). Consumer names split the queue (no
 // fan-out: each name has its own dead-letter queue and claims, but not its own
 // copy of the messages), and nothing is fetched before Receive asks (no
 // prefetch).
 func (s *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{
 		Broker:        "sqs",
+		NoOrder:       !s.fifo,
 		NativeDelay:   true,
 		MaxDelay:      MaxVisibility - s.cfg.MaxExtension,
 		RetryDelay:    retryDelay,
