@@ -104,6 +104,11 @@ var ErrNoIdempotency = errors.New("oncely: the handler chain has no idempotency 
 	"(middleware.Idempotency): redelivered messages would apply their effects again; add it, " +
 	`or set Config.Duplicates = consumer.AllowDuplicates("why duplicates are harmless here")`)
 
+// ErrOptOutWithIdempotency is returned by New for Config.Duplicates set to
+// AllowDuplicates beside a handler chain seen to deduplicate: one of the two
+// is a mistake.
+var ErrOptOutWithIdempotency = errors.New("oncely: Config.Duplicates allows duplicates but the handler chain has an idempotency middleware; drop one of the two")
+
 // ErrNoClaim is the error of a dead letter with reason ReasonNoClaim: a
 // handler returned nil without passing through a claim (MarkClaimed) on a
 // Consumer that does not allow duplicates. The chain routes messages around
@@ -171,7 +176,7 @@ func chainDuplicates(h Handler, cfg Config, log *slog.Logger, mws []Middleware) 
 	case d.allowed && strings.TrimSpace(d.reason) == "":
 		return nil, errors.New("oncely: Config.Duplicates: AllowDuplicates needs a reason (why are duplicate effects harmless here?)")
 	case d.allowed && sh.dedup:
-		return nil, errors.New("oncely: Config.Duplicates allows duplicates but the handler chain has an idempotency middleware; drop one of the two")
+		return nil, ErrOptOutWithIdempotency
 	case !d.allowed && !sh.dedup && !sh.wrapped:
 		return nil, ErrNoIdempotency
 	case !d.allowed && !sh.dedup:
