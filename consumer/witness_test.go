@@ -292,3 +292,12 @@ func TestWitnessClaimUnderOptOut(t *testing.T) {
 		t.Errorf("processed %d, want 2", got)
 	}
 }
+
+// TestMarkClaimedAllocatesNothing: the witness costs no allocation per
+// message.
+func TestMarkClaimedAllocatesNothing(t *testing.T) {
+	ctx := consumer.WithAttemptState(context.Background())
+	if n := testing.AllocsPerRun(100, func() { consumer.MarkClaimed(ctx) }); n != 0 {
+		t.Fatalf("MarkClaimed allocates %.0f times per call, want 0", n)
+	}
+}
