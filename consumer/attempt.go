@@ -121,8 +121,12 @@ func (c *Consumer) settleAttempt(d Delivery, msg *Message, a *attempt, err error
 	}
 	if err == nil {
 		c.breaker.success()
+		if !c.witness(a.actx.state.witnessed()) {
+			c.deadLetter(d, msg, ReasonNoClaim, ErrNoClaim, dur)
+			return false
+		}
 		outcome := OutcomeProcessed
-		if a.actx.state.duplicate.Load() {
+		if a.actx.state.has(flagDuplicate) {
 			outcome = OutcomeDuplicate
 		}
 		if c.ack(d, msg, &a.sctx) && c.cfg.Observer != nil {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // BatchHandler processes messages a batch at a time, for handlers that apply
@@ -152,6 +153,8 @@ func MarkDuplicates(ctx context.Context, msgs ...*Message) {
 type batchState struct {
 	mu   sync.Mutex
 	dups map[*Message]struct{}
+	// claimed: MarkClaimed; the batch passed through a claim.
+	claimed atomic.Bool
 }
 
 func (s *batchState) duplicate(m *Message) bool {

@@ -262,8 +262,13 @@ func (c *Consumer) ackBatch(ds []Delivery, st *batchState, dur time.Duration) {
 			c.observe(Event{Message: msg, Outcome: OutcomeAbandoned, Err: errors.New("broker lease lost"), Duration: dur})
 			return
 		}
+		dup := st.duplicate(msg)
+		if !c.witness(dup || st.claimed.Load()) {
+			c.deadLetter(d, msg, ReasonNoClaim, ErrNoClaim, dur)
+			return
+		}
 		outcome := OutcomeProcessed
-		if st.duplicate(msg) {
+		if dup {
 			outcome = OutcomeDuplicate
 		}
 		if c.ack(d, msg, sctx) && c.cfg.Observer != nil {

@@ -164,7 +164,9 @@ type Config struct {
 	// Duplicates, set to AllowDuplicates(reason), lets New accept a handler
 	// chain without an idempotency middleware; New logs it at Info and
 	// Consumer.Duplicates reports it. The zero value (the default) allows
-	// none: New returns ErrNoIdempotency for such a chain.
+	// none: New returns ErrNoIdempotency for a handler without middleware,
+	// and a message whose handler returns nil without passing through a
+	// claim is dead-lettered with reason ReasonNoClaim (see MarkClaimed).
 	Duplicates Duplicates
 }
 

@@ -59,8 +59,11 @@ type Consumer struct {
 	hard       atomic.Bool // set by hardStop, which then cancels hardCtx
 	closed     atomic.Bool // source closed: no settlement may follow
 	running    atomic.Bool
-	done       chan struct{}
-	runErr     error
+	// claimUnderOptOut: a claim was seen although Config.Duplicates allows
+	// duplicates (logged once; see witness).
+	claimUnderOptOut atomic.Bool
+	done             chan struct{}
+	runErr           error
 }
 
 // New returns a Consumer that feeds src's deliveries to h wrapped in mws
@@ -69,9 +72,13 @@ type Consumer struct {
 // Config.BatchSize), and every middleware must return a BatchHandler too,
 // or New returns ErrNotBatch.
 // It validates cfg against the defaults and src's capabilities and reports
-// every problem at once. The chain must hold an idempotency middleware (see
-// Deduplicating) unless cfg.Duplicates is AllowDuplicates with a reason;
-// otherwise New returns ErrNoIdempotency.
+// every problem at once, and checks the chain against cfg.Duplicates: it
+// returns ErrNoIdempotency for a handler with no middleware at all (given
+// here or built with Chain) that is not itself Deduplicating, unless
+// cfg.Duplicates is AllowDuplicates with a reason; an error for an opt-out
+// beside a chain seen to deduplicate, and for a nil middleware, naming its
+// position. Whatever New cannot see, the Consumer checks per message (see
+// MarkClaimed).
 func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error) {
 	if src == nil {
 		return nil, errors.New("oncely: nil Source")

@@ -14,17 +14,34 @@ const (
 	batchKey
 )
 
-// deliveryState is per-attempt state that middleware reports to the runtime.
+// deliveryState is per-attempt state that middleware reports to the runtime:
+// a set of the attempt flags below.
 type deliveryState struct {
-	duplicate atomic.Bool
+	flags atomic.Uint32
 }
 
-// reset readies s, reused, for another attempt. It stores only when
-// MarkDuplicate was called: an atomic store costs as much as the rest of a
-// fast attempt's runtime work.
+// Attempt flags of a deliveryState.
+const (
+	// flagDuplicate: MarkDuplicate; the handler was skipped.
+	flagDuplicate uint32 = 1 << iota
+	// flagClaimed: MarkClaimed; the message passed through a claim.
+	flagClaimed
+)
+
+// witnessed reports whether the attempt passed through a claim: it was
+// claimed, or found claimed before (a duplicate implies a claim).
+func (s *deliveryState) witnessed() bool { return s.flags.Load() != 0 }
+
+func (s *deliveryState) mark(f uint32) { s.flags.Or(f) }
+
+func (s *deliveryState) has(f uint32) bool { return s.flags.Load()&f != 0 }
+
+// reset readies s, reused, for another attempt. It stores only when a flag
+// was set: an atomic store costs as much as the rest of a fast attempt's
+// runtime work.
 func (s *deliveryState) reset() {
-	if s.duplicate.Load() {
-		s.duplicate.Store(false)
+	if s.flags.Load() != 0 {
+		s.flags.Store(0)
 	}
 }
 

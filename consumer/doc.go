@@ -46,9 +46,12 @@
 // any other failure is bisected until the failing messages stand alone.
 // Every middleware around it must handle batches too (ErrNotBatch).
 //
-// New refuses a handler chain without an idempotency middleware
-// (ErrNoIdempotency) unless Config.Duplicates is AllowDuplicates with a
-// reason; Duplicates reports it, and the opt-out is logged at Info.
+// New refuses a handler with no middleware at all (ErrNoIdempotency) unless
+// Config.Duplicates is AllowDuplicates with a reason; Duplicates reports it,
+// and the opt-out is logged at Info. Beyond what New can see, the runtime
+// witnesses each message's claim: without an opt-out, a message whose
+// handler returned nil without passing through a claim (MarkClaimed) is
+// dead-lettered with reason ReasonNoClaim, never acked.
 //
 // # For adapter authors
 //
@@ -64,7 +67,8 @@
 //
 // A middleware that deduplicates (runs its handler at most once per message
 // ID, as middleware.Idempotency does) marks its handler with Deduplicating,
-// so New accepts the chain without Config.Duplicates.
+// so New sees the chain deduplicate, and reports each message it let through
+// a committed claim with MarkClaimed, the runtime's per-message witness.
 // Middleware reads the runtime's context values with NameFromContext and
 // BrokerFromContext, reports a skipped duplicate with MarkDuplicate (read
 // with IsDuplicate), and builds such a context for tests with WithName,

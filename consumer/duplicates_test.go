@@ -31,7 +31,7 @@ func TestNewRefusesChainWithoutIdempotency(t *testing.T) {
 		wantErr string // "" means accepted
 	}{
 		{"no middleware", consumer.Duplicates{}, nil, h, "no idempotency middleware"},
-		{"other middleware only", consumer.Duplicates{}, []consumer.Middleware{passThrough}, h, "no idempotency middleware"},
+		{"other middleware only: the witness decides", consumer.Duplicates{}, []consumer.Middleware{passThrough}, h, ""},
 		{"idempotency innermost", consumer.Duplicates{}, []consumer.Middleware{passThrough, dedupMiddleware}, h, ""},
 		{"idempotency outermost", consumer.Duplicates{}, []consumer.Middleware{dedupMiddleware, passThrough}, h, ""},
 		{"idempotency between", consumer.Duplicates{}, []consumer.Middleware{passThrough, dedupMiddleware, passThrough}, h, ""},

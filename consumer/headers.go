@@ -46,6 +46,9 @@ const (
 	// ErrCopyRefused) while it answered, so the message is dead-lettered
 	// instead of looping.
 	ReasonRetryRefused = "retry-refused"
+	// ReasonNoClaim: the handler returned nil without passing through a
+	// claim on a consumer that does not allow duplicates (see ErrNoClaim).
+	ReasonNoClaim = "no-claim"
 )
 
 // Failure is the context of one failed attempt, turned into headers by

@@ -51,7 +51,28 @@ func WithBroker(ctx context.Context, broker string) context.Context {
 // For middleware authors (see the package doc).
 func MarkDuplicate(ctx context.Context) {
 	if s, ok := ctx.Value(stateKey).(*deliveryState); ok {
-		s.duplicate.Store(true)
+		s.mark(flagDuplicate)
+	}
+}
+
+// MarkClaimed records that the message of the current attempt, or every
+// message of the current batch, passed through a claim: its (consumer name,
+// message ID) key was claimed in the unit of work its handler's effects
+// committed in. A Consumer that does not allow duplicates (Config.Duplicates)
+// acks a message whose handler returned nil only when MarkClaimed or
+// MarkDuplicate was called for its attempt; any other such message is
+// dead-lettered with reason ReasonNoClaim (see ErrNoClaim). Outside a
+// Consumer it does nothing. For middleware authors: idempotency middleware
+// calls it once its store committed the claim.
+//
+// For middleware authors (see the package doc).
+func MarkClaimed(ctx context.Context) {
+	if s, ok := ctx.Value(stateKey).(*deliveryState); ok {
+		s.mark(flagClaimed)
+		return
+	}
+	if s, ok := ctx.Value(batchKey).(*batchState); ok {
+		s.claimed.Store(true)
 	}
 }
 
@@ -61,10 +82,10 @@ func MarkDuplicate(ctx context.Context) {
 // For middleware authors (see the package doc).
 func IsDuplicate(ctx context.Context) bool {
 	s, ok := ctx.Value(stateKey).(*deliveryState)
-	return ok && s.duplicate.Load()
+	return ok && s.has(flagDuplicate)
 }
 
-// WithAttemptState returns ctx able to record MarkDuplicate, as the runtime
+// WithAttemptState returns ctx able to record MarkDuplicate and MarkClaimed, as the runtime
 // gives each attempt. For middleware authors: use it to call a handler
 // chain directly in tests.
 //

@@ -24,7 +24,9 @@ var ErrNoMessageID = errors.New("oncely: idempotency needs a message ID")
 // transaction that the handler's writes join). When the key was already
 // claimed and committed, the handler is skipped, the attempt is marked with
 // consumer.MarkDuplicate and Idempotency returns nil, so the runtime acks the
-// delivery and counts a duplicate. A handler error releases the claim and is
+// delivery and counts a duplicate; a claim it committed is reported with
+// consumer.MarkClaimed, the runtime's witness that the message was
+// deduplicated. A handler error releases the claim and is
 // returned unchanged, so a retry runs the handler again. So is a failure of
 // the store itself, which the store wraps with consumer.UnavailableFrom
 // naming itself: the runtime probes the store and holds the delivery as an
@@ -70,6 +72,8 @@ func Idempotency(s store.Store) consumer.Middleware {
 			}
 			if dup {
 				consumer.MarkDuplicate(ctx)
+			} else {
+				consumer.MarkClaimed(ctx)
 			}
 			return nil
 		}))

@@ -56,6 +56,7 @@ func (h *idempotentBatch) HandleBatch(ctx context.Context, msgs []*consumer.Mess
 	if err != nil {
 		return err
 	}
+	consumer.MarkClaimed(ctx)
 	if len(fresh) < len(msgs) {
 		dups := make([]*consumer.Message, 0, len(msgs)-len(fresh))
 		n := 0

@@ -3,6 +3,7 @@ package vet
 import (
 	"go/ast"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -24,9 +25,15 @@ import (
 // literals and appends. The Config opts out when its literal sets
 // Duplicates, or a local Config variable is assigned such a literal or has
 // its Duplicates field set. Values NoDedupe cannot see through (parameters,
-// results of other packages' functions, struct fields) are given the
-// benefit of the doubt: it reports only chains it can prove lack
-// idempotency, and the check in consumer.New catches the rest.
+// struct fields, calls of function values, and functions of another module
+// that build a handler or middleware, such as a platform team's shared
+// middleware package) are given the benefit of the doubt: it reports only
+// chains it can prove lack idempotency, and the runtime's per-message claim
+// witness catches the rest (see consumer.MarkClaimed).
+//
+// What it does not catch: a chain that routes some messages around its
+// idempotency middleware (the witness dead-letters those with reason
+// no-claim), and a platform function that does not deduplicate.
 var NoDedupe = &analysis.Analyzer{
 	Name: "nodedupe",
 	Doc:  "report consumer.New without an idempotency middleware and without Config.Duplicates",
@@ -48,7 +55,7 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 	if newFn == nil {
 		return nil, nil
 	}
-	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]bool{}}
+	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}}
 	d.marks = []types.Object{lookup(pass, pathMiddleware, "Idempotency"), lookup(pass, pathConsumer, "Deduplicating")}
 	if cfg, ok := lookup(pass, pathConsumer, "Config").(*types.TypeName); ok {
 		if st, ok := cfg.Type().Underlying().(*types.Struct); ok {
@@ -74,7 +81,7 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 					break
 				}
 				d.fn = funcBody(encl)
-				if d.handlerDedupes(n.Args[1]) || d.optsOut(n.Args[2]) != no {
+				if d.handlerMayDedupe(n.Args[1]) || d.optsOut(n.Args[2]) != no {
 					break
 				}
 				chain := no
@@ -97,48 +104,93 @@ type dedupe struct {
 	pass  *analysis.Pass
 	decls *funcDecls
 	marks []types.Object // middleware.Idempotency, consumer.Deduplicating (nil when not imported)
-	memo  map[ast.Node]bool
+	memo  map[ast.Node]tri
 	fn    *ast.BlockStmt // the body enclosing the call
 	field *types.Var     // consumer.Config's Duplicates field
 }
 
-// mentions reports whether n uses a mark, directly or through functions of
-// the package it references.
-func (d *dedupe) mentions(n ast.Node) bool {
-	found := false
+// sees answers whether n deduplicates: yes when it uses a mark, directly or
+// through functions of the package it references; unknown when it calls a
+// function it cannot see into (declared in another package that is neither
+// oncely's nor the standard library's: a platform team's middleware may wrap
+// middleware.Idempotency); no otherwise.
+func (d *dedupe) sees(n ast.Node) tri {
+	answer := no
 	ast.Inspect(n, func(n ast.Node) bool {
 		id, ok := n.(*ast.Ident)
-		if !ok || found {
-			return !found
+		if !ok || answer == yes {
+			return answer != yes
 		}
 		obj := d.pass.TypesInfo.Uses[id]
 		for _, m := range d.marks {
 			if m != nil && obj == m {
-				found = true
+				answer = yes
+				return false
 			}
 		}
-		if next, _, body := d.decls.body(obj); !found && next != nil {
+		if d.foreign(obj) {
+			answer = max(answer, unknown)
+		}
+		if next, _, body := d.decls.body(obj); next != nil {
 			seen, ok := d.memo[next]
 			if !ok {
-				d.memo[next] = false // cycles: assume not
-				seen = d.mentions(body)
+				d.memo[next] = no // cycles: assume not
+				seen = d.sees(body)
 				d.memo[next] = seen
 			}
-			found = seen
+			answer = max(answer, seen)
 		}
-		return !found
+		return answer != yes
 	})
-	return found
+	return answer
 }
 
-// handlerDedupes reports whether h is visibly a deduplicating handler.
-func (d *dedupe) handlerDedupes(h ast.Expr) bool {
-	if d.mentions(h) {
+// foreign reports whether obj is a function NoDedupe cannot see into that
+// builds a handler or a middleware (see buildsHandler): one declared outside
+// the package under analysis, oncely's module and the standard library.
+func (d *dedupe) foreign(obj types.Object) bool {
+	fn, ok := obj.(*types.Func)
+	if !ok || fn.Pkg() == nil || fn.Pkg() == d.pass.Pkg || !buildsHandler(fn.Type(), 2) {
+		return false
+	}
+	path := fn.Pkg().Path()
+	if path == pathModule || strings.HasPrefix(path, pathModule+"/") {
+		return false
+	}
+	first, _, _ := strings.Cut(path, "/")
+	return strings.Contains(first, ".") // not the standard library
+}
+
+// buildsHandler reports whether t is, or is a function returning (to depth
+// levels of functions), a consumer Handler, BatchHandler or Middleware.
+func buildsHandler(t types.Type, depth int) bool {
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == pathConsumer {
+		switch n.Obj().Name() {
+		case "Handler", "BatchHandler", "Middleware":
+			return true
+		}
+	}
+	sig, ok := t.Underlying().(*types.Signature)
+	if !ok || depth == 0 {
+		return false
+	}
+	for v := range sig.Results().Variables() {
+		if buildsHandler(v.Type(), depth-1) {
+			return true
+		}
+	}
+	return false
+}
+
+// handlerMayDedupe reports whether h is visibly, or possibly (built by a
+// function NoDedupe cannot see into), a deduplicating handler.
+func (d *dedupe) handlerMayDedupe(h ast.Expr) bool {
+	if d.sees(h) != no {
 		return true
 	}
 	if v := d.localVar(h); v != nil {
 		for _, rhs := range d.assigned(v) {
-			if rhs != nil && d.mentions(rhs) {
+			if rhs != nil && d.sees(rhs) != no {
 				return true
 			}
 		}
@@ -153,16 +205,14 @@ func (d *dedupe) middleware(arg ast.Expr, spread bool) tri {
 	if !spread {
 		switch a := arg.(type) {
 		case *ast.CallExpr, *ast.FuncLit:
-			if d.mentions(a) {
-				return yes
-			}
-			if call, ok := a.(*ast.CallExpr); ok && d.opaqueCall(call) {
+			answer := d.sees(a)
+			if call, ok := a.(*ast.CallExpr); ok && answer == no && d.opaqueCall(call) {
 				return unknown
 			}
-			return no
+			return answer
 		case *ast.SelectorExpr:
 			if _, ok := d.pass.TypesInfo.Uses[a.Sel].(*types.Func); ok {
-				return d.triMentions(a)
+				return d.sees(a)
 			}
 			return unknown // a field
 		}
@@ -174,7 +224,7 @@ func (d *dedupe) middleware(arg ast.Expr, spread bool) tri {
 		}
 		if id, ok := arg.(*ast.Ident); ok && !spread {
 			if _, ok := d.pass.TypesInfo.Uses[id].(*types.Func); ok {
-				return d.triMentions(id)
+				return d.sees(id)
 			}
 		}
 		return unknown
@@ -197,7 +247,7 @@ func (d *dedupe) middleware(arg ast.Expr, spread bool) tri {
 				continue
 			}
 			if spread {
-				answer = max(answer, d.triMentions(r))
+				answer = max(answer, d.sees(r))
 				if answer == no && d.opaqueCall(r) {
 					answer = unknown
 				}
@@ -209,13 +259,6 @@ func (d *dedupe) middleware(arg ast.Expr, spread bool) tri {
 		}
 	}
 	return answer
-}
-
-func (d *dedupe) triMentions(n ast.Node) tri {
-	if d.mentions(n) {
-		return yes
-	}
-	return no
 }
 
 // opaqueCall reports whether call's result cannot be seen through: a call

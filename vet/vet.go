@@ -31,6 +31,7 @@ import (
 
 // Import paths of the packages whose objects the analyzers look for.
 const (
+	pathModule     = "github.com/oncely/oncely"
 	pathConsumer   = "github.com/oncely/oncely/consumer"
 	pathMiddleware = "github.com/oncely/oncely/middleware"
 	pathPostgres   = "github.com/oncely/oncely/store/postgres"

@@ -19,17 +19,21 @@ const StopTimeout = 60 * time.Second
 // returned stop is called or the test ends, whichever comes first. stop stops
 // the consumer gracefully and fails t when Stop or Run report an error. A nil
 // cfg.Logger discards the consumer's logs. Adapter tests count deliveries,
-// not effects: a chain without an idempotency middleware (New's
-// consumer.ErrNoIdempotency) runs with cfg.Duplicates set to
-// consumer.AllowDuplicates, unless cfg.Duplicates was set already.
+// not effects: a chain without a visible idempotency middleware runs with
+// cfg.Duplicates set to consumer.AllowDuplicates, unless cfg.Duplicates was
+// set already.
 func RunConsumer(t testing.TB, src consumer.Source, h consumer.Handler, cfg consumer.Config, mws ...consumer.Middleware) (c *consumer.Consumer, stop func()) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := consumer.New(src, h, cfg, mws...)
-	if errors.Is(err, consumer.ErrNoIdempotency) && !cfg.Duplicates.Allowed() {
+	given := cfg.Duplicates
+	if !given.Allowed() {
 		cfg.Duplicates = consumer.AllowDuplicates("adaptertest: counts deliveries, not effects")
+	}
+	c, err := consumer.New(src, h, cfg, mws...)
+	if errors.Is(err, consumer.ErrOptOutWithIdempotency) && !given.Allowed() {
+		cfg.Duplicates = given // the chain deduplicates
 		c, err = consumer.New(src, h, cfg, mws...)
 	}
 	if err != nil {

@@ -149,7 +149,7 @@ only then removed from the dead-letter destination. Redriving twice is safe:
 the consumer's idempotency claim absorbs the second copy.
 
 Filters select by dead-letter reason (exhausted, permanent, missing-id,
-invalid-id, panic, retry-refused), by text in the recorded error and by
+invalid-id, panic, retry-refused, no-claim), by text in the recorded error and by
 message ID. --dry-run counts what would move and changes nothing. --plan
 also changes nothing: it lists what would move and, from the idempotency
 claims in the Postgres store (--database-url), which of those were in fact
@@ -158,7 +158,7 @@ progress on stderr. A source that does not exist on the broker is an error.`)
 	var bf brokerFlags
 	bf.register(fs)
 	var opts adapters.RedriveOptions
-	fs.StringVar(&opts.Reason, "reason", "", "only dead letters with this reason (exhausted, permanent, missing-id, invalid-id, panic, retry-refused)")
+	fs.StringVar(&opts.Reason, "reason", "", "only dead letters with this reason (exhausted, permanent, missing-id, invalid-id, panic, retry-refused, no-claim)")
 	fs.StringVar(&opts.ErrorContains, "error", "", "only dead letters whose error contains this text")
 	fs.StringVar(&opts.ID, "id", "", "only the dead letter with this message ID")
 	fs.Float64Var(&opts.Rate, "rate", 0, "at most this many messages per second (0: no limit)")

@@ -16,7 +16,7 @@ func runDLQPurge(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("dlq purge", "oncely dlq purge --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--limit N] [--dry-run] [--yes]", `
 Deletes dead letters for good: every copy of each selected message ID is
 removed from the dead-letter destination. The filters are redrive's: reason
-(exhausted, permanent, missing-id, invalid-id, panic, retry-refused), text in
+(exhausted, permanent, missing-id, invalid-id, panic, retry-refused, no-claim), text in
 the recorded error, message ID, and a limit on the IDs deleted.
 
 It counts what it would delete and asks for confirmation on the terminal
@@ -25,7 +25,7 @@ first; --yes deletes without asking, and without a terminal (a script, CI)
 	var bf brokerFlags
 	bf.register(fs)
 	var opts adapters.PurgeOptions
-	fs.StringVar(&opts.Reason, "reason", "", "only dead letters with this reason (exhausted, permanent, missing-id, invalid-id, panic, retry-refused)")
+	fs.StringVar(&opts.Reason, "reason", "", "only dead letters with this reason (exhausted, permanent, missing-id, invalid-id, panic, retry-refused, no-claim)")
 	fs.StringVar(&opts.ErrorContains, "error", "", "only dead letters whose error contains this text")
 	fs.StringVar(&opts.ID, "id", "", "only the dead letter with this message ID")
 	fs.IntVar(&opts.Limit, "limit", 0, "stop after this many message IDs (0: all)")
@@ -92,9 +92,9 @@ first; --yes deletes without asking, and without a terminal (a script, CI)
 // checkFilters checks the dead-letter filters redrive and purge share.
 func checkFilters(cmd, reason string, limit int, id string, idSet bool) error {
 	switch reason {
-	case "", consumer.ReasonExhausted, consumer.ReasonPermanent, consumer.ReasonMissingID, consumer.ReasonInvalidID, consumer.ReasonPanic, consumer.ReasonRetryRefused:
+	case "", consumer.ReasonExhausted, consumer.ReasonPermanent, consumer.ReasonMissingID, consumer.ReasonInvalidID, consumer.ReasonPanic, consumer.ReasonRetryRefused, consumer.ReasonNoClaim:
 	default:
-		return usagef("%s: unknown --reason %q; use exhausted, permanent, missing-id, invalid-id, panic or retry-refused", cmd, reason)
+		return usagef("%s: unknown --reason %q; use exhausted, permanent, missing-id, invalid-id, panic, retry-refused or no-claim", cmd, reason)
 	}
 	if limit < 0 {
 		return usagef("%s: --limit must be >= 0", cmd)

@@ -178,7 +178,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		h = postgres.BatchHandlerFunc((&batchHandler{delay: cfg.handlerDelay, events: ev}).HandleBatch)
 	}
 
-	broker, err := adapters.Open(ctx, cfg.brokerURL, adapters.WithLogger(log))
+	broker, err := adapters.Open(ctx, prefetchFor(cfg.brokerURL, cfg.batch), adapters.WithLogger(log))
 	if err != nil {
 		return err
 	}

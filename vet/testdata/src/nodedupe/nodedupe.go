@@ -2,6 +2,9 @@
 package nodedupe
 
 import (
+	"context"
+
+	"example.com/platform"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store"
@@ -103,4 +106,31 @@ func custom() {
 func allowed() {
 	//oncely:allow nodedupe the chain is assembled by the platform's wrapper at run time
 	_, _ = consumer.New(src, h, consumer.Config{Name: "ledger"})
+}
+
+// ---- another module's functions are unknown, never proof ----
+
+func platformMiddleware() {
+	_, _ = consumer.New(src, h, consumer.Config{Name: "ledger"}, platform.Dedupe(s))
+}
+
+func platformMiddlewareInSlice() {
+	mws := []consumer.Middleware{middleware.Logging(), platform.Dedupe(s)}
+	_, _ = consumer.New(src, h, consumer.Config{Name: "ledger"}, mws...)
+}
+
+func platformHandler() {
+	_, _ = consumer.New(src, platform.Wrap(h, s), consumer.Config{Name: "ledger"})
+}
+
+func platformThroughLocalHelper() {
+	_, _ = consumer.New(src, h, consumer.Config{Name: "ledger"}, teamChain())
+}
+
+func teamChain() consumer.Middleware { return platform.Dedupe(s) }
+
+// A handler whose body calls another module is still a plain handler.
+func platformCallInHandler() {
+	hf := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error { return platform.Audit(m) })
+	_, _ = consumer.New(src, hf, consumer.Config{Name: "ledger"}, middleware.Logging()) // want `consumer.New without an idempotency middleware`
 }
