@@ -108,18 +108,6 @@ func (b *batcher) process(ctx context.Context, consumerName, messageID string, f
 	return res.duplicate, res.err
 }
 
-// runAlone runs r in a transaction of its own, as in single-message mode, on
-// its caller's goroutine: never on the loop or the committer, where it
-// could wait for a row lock that the next batch holds while that batch waits
-// for the committer — a deadlock the server cannot see. A panic of r's
-// handler is returned as a *consumer.PanicError, as in a batch.
-func (b *batcher) runAlone(r *request) (bool, error) {
-	defer b.reruns.Done()
-	return b.s.processOne(r.ctx, r.consumerName, r.messageID, func(ctx context.Context) error {
-		return call(ctx, r.fn)
-	})
-}
-
 // close refuses new requests, lets the loop run every queued one, and waits
 // for it and for the requests run again alone until ctx is done.
 func (b *batcher) close(ctx context.Context) error {

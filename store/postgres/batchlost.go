@@ -58,3 +58,15 @@ func (j *commitJob) handBack() {
 		j.results[i] = result{alone: true}
 	}
 }
+
+// runAlone runs r in a transaction of its own, as in single-message mode, on
+// its caller's goroutine: never on the loop or the committer, where it
+// could wait for a row lock that the next batch holds while that batch waits
+// for the committer — a deadlock the server cannot see. A panic of r's
+// handler is returned as a *consumer.PanicError, as in a batch.
+func (b *batcher) runAlone(r *request) (bool, error) {
+	defer b.reruns.Done()
+	return b.s.processOne(r.ctx, r.consumerName, r.messageID, func(ctx context.Context) error {
+		return call(ctx, r.fn)
+	})
+}
