@@ -100,7 +100,12 @@ type Broker interface {
 	// default place (Kafka header message-id, AMQP message_id property, SQS
 	// attribute message-id) and returns once the broker confirmed them all.
 	// It creates source when absent. A message without an ID is refused
-	// before anything is sent (ErrEmptyID).
+	// before anything is sent (ErrEmptyID), and so, on Kafka and SQS, is a
+	// message the broker would refuse alone (Kafka: larger than the
+	// producer accepts, wrapping kerr.MessageTooLarge; SQS: wrapping
+	// ErrMessageRefused): a refused message never lets a later message of
+	// its key through. What a failure part-way can still reorder is in
+	// docs/outbox.md.
 	Publish(ctx context.Context, source string, msgs ...*consumer.Message) error
 
 	// DeadLetters returns up to limit messages (all when limit <= 0) from the

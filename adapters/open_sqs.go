@@ -105,7 +105,7 @@ func openSQS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 		tr.CloseIdleConnections()
 		return nil, fmt.Errorf("SQS does not answer (endpoint %q, region %q): %w", cfg.Endpoint, cfg.Region, err)
 	}
-	return &sqsBroker{cfg: cfg, client: client, transport: tr, urls: map[string]string{}}, nil
+	return &sqsBroker{cfg: cfg, client: client, transport: tr, urls: map[string]string{}, maxSizes: map[string]int{}}, nil
 }
 
 // ErrNoCredentials is returned (wrapped, with the SDK's reason) by Open for
@@ -162,8 +162,9 @@ type sqsBroker struct {
 	client    *awssqs.Client
 	transport *transportRef
 
-	mu   sync.Mutex
-	urls map[string]string
+	mu       sync.Mutex
+	urls     map[string]string
+	maxSizes map[string]int // queue URL → MaximumMessageSize
 }
 
 func (s *sqsBroker) Kind() string { return "sqs" }

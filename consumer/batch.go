@@ -76,6 +76,13 @@ func HandleOne(ctx context.Context, h BatchHandler, msg *Message) error {
 // effects were rolled back with the failed ones'). A BatchError naming no
 // message, or a position outside msgs, fails the whole batch, as any other
 // error does. A nil error in Failed counts as a plain failure.
+//
+// Order: the named messages are settled before the others run again, so a
+// named message retried through the broker loses its place in its key's
+// order to the batch's later messages of that key (unless the broker retries
+// in place, as Kafka's RetryInPlace does). middleware.Retry keeps the place
+// while its tries last: it runs the whole batch again in process when every
+// named error is retryable.
 type BatchError struct {
 	Failed map[int]error
 }

@@ -110,16 +110,18 @@ func TestLoggingBatch(t *testing.T) {
 	require.EqualValues(t, 1, partial["failed"])
 }
 
-// TestRetryBatch retries a batch that failed as a whole and not one that
-// named its failures. Bugs caught: a transient batch failure bisected
-// before the in-process retry, named failures retried in process.
+// TestRetryBatch retries a batch that failed as a whole, or named only
+// retryable failures, and not one that named a permanent failure. Bugs
+// caught: a transient batch failure bisected before the in-process retry, a
+// permanent named failure retried in process.
 func TestRetryBatch(t *testing.T) {
 	calls := 0
+	var named error
 	bh := consumer.BatchHandlerFunc(func(_ context.Context, msgs []*consumer.Message) error {
 		calls++
 		switch {
 		case len(msgs) == 1:
-			return consumer.BatchError{Failed: map[int]error{0: errors.New("bad")}}
+			return consumer.BatchError{Failed: map[int]error{0: named}}
 		case calls < 3:
 			return errors.New("serialization failure")
 		}
@@ -128,8 +130,14 @@ func TestRetryBatch(t *testing.T) {
 	h := middleware.Retry(retry.Policy{MaxAttempts: 5, InitialInterval: time.Millisecond, MaxInterval: time.Millisecond})(bh).(consumer.BatchHandler)
 	require.NoError(t, h.HandleBatch(context.Background(), batchMsgs("a", "b")))
 	require.Equal(t, 3, calls)
-	calls = 0
-	_, named := consumer.AsBatchError(h.HandleBatch(context.Background(), batchMsgs("a")))
-	require.True(t, named)
-	require.Equal(t, 1, calls, "a BatchError is not retried in process")
+
+	calls, named = 0, consumer.Permanent(errors.New("bad"))
+	_, isNamed := consumer.AsBatchError(h.HandleBatch(context.Background(), batchMsgs("a")))
+	require.True(t, isNamed)
+	require.Equal(t, 1, calls, "a BatchError naming a permanent failure is not retried in process")
+
+	calls, named = 0, errors.New("transient")
+	_, isNamed = consumer.AsBatchError(h.HandleBatch(context.Background(), batchMsgs("a")))
+	require.True(t, isNamed, "the last try's BatchError")
+	require.Equal(t, 5, calls, "a BatchError naming only retryable failures is retried in process")
 }

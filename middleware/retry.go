@@ -42,10 +42,18 @@ func tryFromContext(ctx context.Context) int {
 // visibility, AMQP consumer timeout): keep the policy's total wait well below
 // it. They keep per-key order, since the delivery's lane waits for them; the
 // broker retry does not. Put Idempotency inside Retry so each try claims in
-// its own unit of work. Around a consumer.BatchHandler, Retry returns one
-// that tries the whole batch again for a retryable error (before the runtime
-// would bisect it) and returns a consumer.BatchError at once. Retry panics
-// if policy is invalid.
+// its own unit of work.
+//
+// Around a consumer.BatchHandler, Retry returns one that tries the whole
+// batch again for a retryable error, before the runtime would bisect it, and
+// for a consumer.BatchError whose named errors are all retryable (waiting at
+// least the longest RetryAfter among them): the named messages then keep
+// their place in their keys' order as a single message's retries do, since
+// the batch's later messages of their keys run only with them. A BatchError
+// naming a Permanent or Unavailable error is returned at once: the runtime
+// settles the named messages on their own (a broker retry, which gives up
+// their place in their keys' order unless the broker retries in place) and
+// runs the others again. Retry panics if policy is invalid.
 func Retry(policy retry.Policy) consumer.Middleware {
 	if err := policy.Validate(); err != nil {
 		panic(fmt.Sprintf("middleware.Retry: %v", err))
@@ -64,8 +72,9 @@ func Retry(policy retry.Policy) consumer.Middleware {
 
 // retryBatch is Retry around a BatchHandler: the whole batch is tried again
 // for a retryable error (a serialization failure, a deadlock), before the
-// runtime would bisect it. A BatchError is returned at once: the messages it
-// names failed on their own, and the runtime settles them.
+// runtime would bisect it, and for a BatchError naming only retryable
+// errors. A BatchError naming another error is returned at once: the
+// runtime settles the messages it names.
 type retryBatch struct {
 	p    retry.Policy
 	next consumer.BatchHandler
@@ -88,20 +97,15 @@ func retrying(ctx context.Context, p retry.Policy, call func(context.Context) er
 		if err == nil || consumer.Classify(err) != consumer.ClassRetryable {
 			return err
 		}
-		if _, named := consumer.AsBatchError(err); named {
+		after, ok := retryAfter(err)
+		if !ok || after > p.MaxInterval {
 			return err
 		}
 		wait := b.NextBackOff()
 		if wait == backoff.Stop {
 			return err
 		}
-		var ra *consumer.RetryAfterError
-		if errors.As(err, &ra) {
-			if ra.After > p.MaxInterval {
-				return err
-			}
-			wait = max(wait, ra.After)
-		}
+		wait = max(wait, after)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
 			return err
 		}
@@ -109,6 +113,31 @@ func retrying(ctx context.Context, p retry.Policy, call func(context.Context) er
 			return err
 		}
 	}
+}
+
+// retryAfter reports whether Retry tries again after err, a retryable
+// error, and the least wait its consumer.RetryAfter asks for (0: none). A
+// consumer.BatchError is tried again, as a whole batch, only when every
+// error it names is retryable; its wait is the longest its errors ask for.
+func retryAfter(err error) (time.Duration, bool) {
+	errs := []error{err}
+	if be, named := consumer.AsBatchError(err); named {
+		errs = errs[:0]
+		for _, ferr := range be.Failed {
+			if ferr != nil && consumer.Classify(ferr) != consumer.ClassRetryable {
+				return 0, false
+			}
+			errs = append(errs, ferr)
+		}
+	}
+	var after time.Duration
+	for _, e := range errs {
+		var ra *consumer.RetryAfterError
+		if errors.As(e, &ra) {
+			after = max(after, ra.After)
+		}
+	}
+	return after, true
 }
 
 // sleep waits d or until ctx is done; it reports whether d elapsed.

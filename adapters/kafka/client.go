@@ -21,6 +21,9 @@ import (
 type Client struct {
 	cl  *kgo.Client
 	adm *kadm.Client
+
+	batchMax    func(topic string) int32 // the producer's batch limit
+	bufferedMax int64                    // kgo.MaxBufferedBytes; 0: none
 }
 
 // NewClient makes a client of brokers; opts are extra franz-go options
@@ -36,7 +39,14 @@ func NewClient(brokers []string, opts ...kgo.Opt) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	return &Client{cl: cl, adm: kadm.NewClient(cl)}, nil
+	c := &Client{cl: cl, adm: kadm.NewClient(cl)}
+	c.batchMax, _ = cl.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32)
+	c.bufferedMax, _ = cl.OptValue(kgo.MaxBufferedBytes).(int64)
+	if c.batchMax == nil {
+		cl.Close()
+		return nil, errors.New("kafka: the producer's batch limit (ProducerBatchMaxBytes) is unknown")
+	}
+	return c, nil
 }
 
 // Ping returns nil once a broker answered a metadata request.
@@ -49,8 +59,21 @@ func (c *Client) Close() { c.cl.Close() }
 // empty, so the producer spreads keyless messages), Body and Headers, and
 // its ID in the message-id header, and returns once the broker acknowledged
 // them all.
+//
+// A message the producer would refuse alone (larger than its batch limit or
+// its MaxBufferedBytes, see publishsize.go) fails the whole call with an
+// error wrapping kerr.MessageTooLarge before anything is produced, so a
+// refused message never lets a later one of its key through. Other failures
+// keep each partition's order: franz-go produces a partition's records in
+// order and, when it fails one (the context ends, a retry limit), fails the
+// partition's records buffered after it too, so what reached the broker is a
+// prefix of each key's messages. A topic's max.message.bytes lower than the
+// producer's limit is not known here: the broker refuses such a record's
+// whole batch, and a later batch of the same key may pass (see
+// docs/outbox.md).
 func (c *Client) Publish(ctx context.Context, topic string, msgs ...*consumer.Message) error {
 	recs := make([]*kgo.Record, len(msgs))
+	ids := make([]string, len(msgs))
 	for i, m := range msgs {
 		if m == nil {
 			return fmt.Errorf("kafka: publishing to %s: message %d is nil", topic, i)
@@ -63,6 +86,10 @@ func (c *Client) Publish(ctx context.Context, topic string, msgs ...*consumer.Me
 		if m.Key != "" {
 			recs[i].Key = []byte(m.Key)
 		}
+		ids[i] = m.ID
+	}
+	if err := c.oversized(topic, recs, ids); err != nil {
+		return err
 	}
 	if err := c.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("kafka: publishing to %s: %w", topic, err)

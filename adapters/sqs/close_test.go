@@ -1,6 +1,7 @@
 package sqs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -8,6 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithymw "github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -130,4 +136,72 @@ func TestCloseCopyTooLarge(t *testing.T) {
 		require.NoError(t, d.Ack(ctx))
 	}
 	require.Equal(t, map[string]int{"big": 2, "small": 1}, attempts)
+}
+
+// TestCloseCopyRejected: SQS rejects one entry of the batch that puts the
+// unsettled deliveries back. Close deletes only the originals whose copy SQS
+// confirmed and releases the other by visibility: a new Source gets all three
+// at once, the rejected one with its next receive counted.
+func TestCloseCopyRejected(t *testing.T) {
+	endpoint, client := emulator(t)
+	queue := uniqueQueue("closereject")
+	rejecting := entryRejectingClient(endpoint, func(e types.SendMessageBatchRequestEntry) bool {
+		return aws.ToString(e.MessageAttributes[IDAttributeDefault].StringValue) == "reject-0001"
+	})
+	a := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: time.Minute, Client: rejecting})
+	publish(t, client, a.QueueURL(), messages("reject", 3, func(int) string { return "" })...)
+	ctx := testCtx(t, 30*time.Second)
+	adaptertest.ReceiveN(t, a, 3, 10*time.Second)
+	err := a.Close(ctx)
+	require.ErrorContains(t, err, "copy of reject-0001", "Close reports the copy SQS rejected")
+
+	b := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: time.Minute})
+	attempts := map[string]int{}
+	for _, d := range adaptertest.ReceiveN(t, b, 3, 5*time.Second) {
+		attempts[d.Message().ID] = d.Message().Attempt
+		require.NoError(t, d.Ack(ctx))
+	}
+	require.Equal(t, map[string]int{"reject-0000": 1, "reject-0001": 2, "reject-0002": 1}, attempts)
+	adaptertest.AssertQuiet(t, b, time.Second)
+}
+
+// entryRejectingClient returns a client for endpoint whose SendMessageBatch
+// calls do not send the entries reject picks and report them as failed in
+// the call's result, as SQS reports an entry it refuses.
+func entryRejectingClient(endpoint string, reject func(types.SendMessageBatchRequestEntry) bool) *awssqs.Client {
+	return awssqs.New(awssqs.Options{
+		Region:       RegionDefault,
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("oncely", "oncely", ""),
+		APIOptions: []func(*smithymw.Stack) error{func(st *smithymw.Stack) error {
+			return st.Initialize.Add(smithymw.InitializeMiddlewareFunc("oncely-test-reject-entries",
+				func(ctx context.Context, in smithymw.InitializeInput, next smithymw.InitializeHandler) (smithymw.InitializeOutput, smithymw.Metadata, error) {
+					batch, ok := in.Parameters.(*awssqs.SendMessageBatchInput)
+					if !ok {
+						return next.HandleInitialize(ctx, in)
+					}
+					sent := *batch
+					sent.Entries = nil
+					var failed []types.BatchResultErrorEntry
+					for _, e := range batch.Entries {
+						if reject(e) {
+							failed = append(failed, types.BatchResultErrorEntry{
+								Id: e.Id, Code: aws.String("InvalidParameterValue"), Message: aws.String("rejected by the test"), SenderFault: true,
+							})
+							continue
+						}
+						sent.Entries = append(sent.Entries, e)
+					}
+					if len(sent.Entries) == 0 {
+						return smithymw.InitializeOutput{Result: &awssqs.SendMessageBatchOutput{Failed: failed}}, smithymw.Metadata{}, nil
+					}
+					in.Parameters = &sent
+					out, md, err := next.HandleInitialize(ctx, in)
+					if res, ok := out.Result.(*awssqs.SendMessageBatchOutput); ok && err == nil {
+						res.Failed = append(res.Failed, failed...)
+					}
+					return out, md, err
+				}), smithymw.Before)
+		}},
+	})
 }

@@ -78,7 +78,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		src := newSource(t, endpoint, cfg)
 		publish(t, client, src.QueueURL(), &consumer.Message{ID: "big-1", Body: []byte(strings.Repeat("b", size))})
 		d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0].(*delivery)
-		require.LessOrEqual(t, messageSize(d.body, d.attrs), limit)
+		require.LessOrEqual(t, MessageSize(d.body, d.attrs), limit)
 		return src, d
 	}
 	dead := func(t *testing.T, src *Source) (*consumer.Message, string) {

@@ -21,7 +21,7 @@ const removedBody = "(body removed to fit: see oncely-body-removed-size and once
 // messageSize is a message's size as SQS counts it against
 // MaximumMessageSize: the body's bytes plus each attribute's name, data type
 // and value.
-func messageSize(body string, attrs map[string]types.MessageAttributeValue) int {
+func MessageSize(body string, attrs map[string]types.MessageAttributeValue) int {
 	n := len(body)
 	for name, v := range attrs {
 		n += len(name) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue)) + len(v.BinaryValue)
@@ -54,7 +54,7 @@ func refused(err error) bool {
 func (d *delivery) sendDeadLetter(ctx context.Context, headers map[string]string) (trimmed bool, err error) {
 	s := d.s
 	size := func(body []byte, h map[string]string) int {
-		return messageSize(copyBody(body), packAttributes(d.attrs, h, s.cfg.IDAttribute))
+		return MessageSize(copyBody(body), packAttributes(d.attrs, h, s.cfg.IDAttribute))
 	}
 	body, limit := []byte(d.body), s.maxSize
 	for {

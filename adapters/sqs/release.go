@@ -68,7 +68,7 @@ func (s *Source) requeue(ctx context.Context, ds []*delivery) (left []*delivery,
 		headers := maps.Clone(d.msg.Headers)
 		headers[consumer.HeaderAttempt] = strconv.Itoa(d.nextAttempt())
 		attrs := packAttributes(d.attrs, headers, s.cfg.IDAttribute)
-		if messageSize(d.body, attrs) > s.maxSize {
+		if MessageSize(d.body, attrs) > s.maxSize {
 			left = append(left, d)
 			continue
 		}

@@ -41,6 +41,9 @@ type request struct {
 type result struct {
 	duplicate bool
 	err       error
+	// alone: the batch ended without committing this request's work, and
+	// its caller runs it again in a transaction of its own (runAlone).
+	alone bool
 }
 
 type claimKey struct{ consumerName, messageID string }
@@ -60,6 +63,11 @@ type batcher struct {
 	closed bool
 
 	queued atomic.Int64 // requests accepted so far, for tests
+
+	// reruns counts requests handed back to run alone that have not
+	// returned yet; close waits for them. Add runs on the loop or the
+	// committer, before they end, so before close waits.
+	reruns sync.WaitGroup
 
 	stop chan struct{}
 	done chan struct{}
@@ -94,11 +102,14 @@ func (b *batcher) process(ctx context.Context, consumerName, messageID string, f
 	// Wait even if ctx ends: fn must not run after Process returns. A queued
 	// request whose ctx is done is answered without running fn.
 	res := <-r.done
+	if res.alone {
+		return b.runAlone(r)
+	}
 	return res.duplicate, res.err
 }
 
 // close refuses new requests, lets the loop run every queued one, and waits
-// for it until ctx is done.
+// for it and for the requests run again alone until ctx is done.
 func (b *batcher) close(ctx context.Context) error {
 	b.mu.Lock()
 	b.closed = true
@@ -106,9 +117,19 @@ func (b *batcher) close(ctx context.Context) error {
 	close(b.stop)
 	select {
 	case <-b.done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("postgres store: close: batches still running: %w", ctx.Err())
+	}
+	reran := make(chan struct{})
+	go func() {
+		b.reruns.Wait()
+		close(reran)
+	}()
+	select {
+	case <-reran:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("postgres store: close: messages still running alone: %w", ctx.Err())
 	}
 }
 
@@ -116,7 +137,9 @@ func (b *batcher) loop() {
 	// One batch runs its statements on this goroutine while the previous one
 	// commits on the committer: the commit's fsync overlaps the next batch's
 	// work. The next batch may wait for row locks the committing one holds,
-	// never the other way round, so the overlap adds no deadlock.
+	// never the other way round, so the overlap adds no deadlock. Neither
+	// goroutine runs a handler outside a batch: a batch that does not commit
+	// hands its messages back to their callers (commitJob.handBack).
 	commits := make(chan *commitJob)
 	committed := make(chan struct{})
 	go func() {
@@ -233,7 +256,7 @@ func (j *commitJob) commit() {
 		// serialization failure: nothing of the batch persisted, and
 		// failing every message would charge all of them for one.
 		j.b.s.cfg.Logger.Warn("postgres store: batch commit rejected; running its messages one by one", "error", err, "size", len(j.batch))
-		j.rerunAlone()
+		j.handBack()
 	default:
 		j.lose("commit batch", err)
 	}

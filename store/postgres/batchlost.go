@@ -13,7 +13,7 @@ import (
 // pinged: when it answers, only this batch's connection failed (a backend the
 // server terminated, an idle-in-transaction timeout, one handler's error), so
 // every request without an error yet runs again on its own, as in
-// single-message mode (rerunAlone) — batch-mates are not charged an attempt
+// single-message mode (handBack) — batch-mates are not charged an attempt
 // for another message's failure, and the claims decide what a COMMIT of
 // unknown outcome did (a committed message comes back as a duplicate). When
 // the database does not answer, they all fail with op's error wrapped with
@@ -36,14 +36,16 @@ func (j *commitJob) lose(op string, err error) {
 	}
 	j.b.s.cfg.Logger.Warn("postgres store: batch lost its transaction while the database answers; running its messages one by one",
 		"op", op, "error", err, "size", len(j.batch))
-	j.rerunAlone()
+	j.handBack()
 }
 
-// rerunAlone runs each request of the batch that has no error yet again in
-// its own transaction, as in single-message mode, after the batch's
-// transaction ended without committing. A request whose context is done gets
-// its context's error.
-func (j *commitJob) rerunAlone() {
+// handBack marks each request of the batch that has no error yet to be run
+// again by its caller in its own transaction, as in single-message mode
+// (batcher.runAlone), after the batch's transaction ended without
+// committing. The batch's goroutines go on at once: the next batch may hold
+// row locks the reruns need, and it commits on the committer. A request
+// whose context is done gets its context's error.
+func (j *commitJob) handBack() {
 	for i, r := range j.batch {
 		if j.results[i].err != nil {
 			continue
@@ -52,7 +54,19 @@ func (j *commitJob) rerunAlone() {
 			j.results[i] = result{err: err}
 			continue
 		}
-		dup, err := j.b.s.processOne(r.ctx, r.consumerName, r.messageID, r.fn)
-		j.results[i] = result{duplicate: dup, err: err}
+		j.b.reruns.Add(1)
+		j.results[i] = result{alone: true}
 	}
+}
+
+// runAlone runs r in a transaction of its own, as in single-message mode, on
+// its caller's goroutine: never on the loop or the committer, where it
+// could wait for a row lock that the next batch holds while that batch waits
+// for the committer — a deadlock the server cannot see. A panic of r's
+// handler is returned as a *consumer.PanicError, as in a batch.
+func (b *batcher) runAlone(r *request) (bool, error) {
+	defer b.reruns.Done()
+	return b.s.processOne(r.ctx, r.consumerName, r.messageID, func(ctx context.Context) error {
+		return call(ctx, r.fn)
+	})
 }

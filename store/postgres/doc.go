@@ -44,6 +44,8 @@
 // every caller gets consumer.UnavailableFrom (an outage). Handlers run one
 // after another on the store's goroutine, because a transaction is not safe for
 // concurrent use; while one batch commits, the next one already runs. A
+// message run again alone runs on its caller's goroutine, so when it waits for
+// a row lock that the next batch holds, that batch commits meanwhile. A
 // second copy of a message inside one batch is a duplicate if the first copy
 // succeeded, and runs if it failed. A handler must not use its transaction
 // after returning, and should not leave its caller's context to be cancelled
