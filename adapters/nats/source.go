@@ -18,8 +18,8 @@ import (
 
 // Source is a consumer.Source reading one subject of a JetStream stream with
 // a durable pull consumer: explicit acks after processing, leases renewed
-// with in-progress acks, MaxAckPending as backpressure and MaxDeliver always
-// bounded. Retried copies go to a retry stream of the consumer's own, dead
+// with in-progress acks, MaxAckPending as backpressure and a delivery limit
+// (Config.MaxDeliver) enforced by the Source, never by the server. Retried copies go to a retry stream of the consumer's own, dead
 // letters to its dead-letter stream (see the package documentation). Create
 // it with New; the consumer runtime closes it. Its methods are safe for
 // concurrent use.
@@ -36,6 +36,8 @@ type Source struct {
 
 	in      *inbox.Inbox[*delivery] // from the pull subscriptions' callbacks to Receive
 	closing chan struct{}
+	life    context.Context // done once Close begins: bounds the adapter's own retries
+	endLife context.CancelFunc
 
 	mu   sync.Mutex
 	held map[*delivery]struct{}
@@ -109,6 +111,7 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		closing: make(chan struct{}),
 		held:    map[*delivery]struct{}{},
 	}
+	src.life, src.endLife = context.WithCancel(context.Background())
 	if cfg.MaxMessageSize > 0 && cfg.MaxMessageSize < src.limit {
 		src.limit = cfg.MaxMessageSize
 	}
@@ -121,13 +124,14 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 	// subscription opens.
 	src.acks = newAcker(func() error { return nc.FlushTimeout(cfg.RPCTimeout) }, src.log)
 	for _, p := range []*puller{
-		newPuller(cfg.Source, sourceShare(cfg.Prefetch)),
-		newPuller(RetrySubject(cfg.Source, cfg.Consumer), retryShare(cfg.Prefetch)),
+		newPuller(cfg.Source, sourceShare(cfg.Prefetch), cfg.MaxAckPending),
+		newPuller(RetrySubject(cfg.Source, cfg.Consumer), retryShare(cfg.Prefetch), retryMaxAckPending),
 	} {
 		if err := src.open(rctx, p); err != nil {
 			// What the first subscription delivered is left unacked:
 			// the server delivers it again after AckWait.
 			close(src.closing)
+			src.endLife()
 			for _, p := range src.pullers {
 				p.cc.Stop()
 			}
@@ -184,8 +188,9 @@ func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, e
 // accept queues m, from p, for Receive (in the slot of p's that deliver
 // reserved), unless the Source is closing (m is nak'd, so the server
 // redelivers it at once), m is a retried copy that came early (nak'd with
-// the rest of its delay) or m is on its last delivery (it is dead-lettered
-// with reason ReasonDeliveryLimit). It reports whether m was queued; when
+// the rest of its delay) or m has reached Config.MaxDeliver deliveries (it
+// is dead-lettered with reason ReasonDeliveryLimit, see deadLetterLimit).
+// It reports whether m was queued; when
 // not, deliver frees the slot.
 func (src *Source) accept(p *puller, m jetstream.Msg) bool {
 	d := &delivery{src: src, from: p, m: m}
@@ -265,6 +270,7 @@ func (src *Source) forget(d *delivery) {
 func (src *Source) Close(ctx context.Context) error {
 	src.closeOnce.Do(func() {
 		close(src.closing)
+		src.endLife()
 		expired := time.After(src.cfg.PollWait + 100*time.Millisecond)
 		var errs []error
 		drained := make([]<-chan struct{}, len(src.pullers))
