@@ -1,0 +1,59 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/oncely/oncely/adapters/adaptertest"
+	"github.com/oncely/oncely/consumer"
+)
+
+// TestLongRetriesDoNotBlockShort: more retried copies waiting out a long
+// delay than MaxAckPending, then one with a short delay behind them in the
+// retry stream: the short one is delivered once due, not held back until
+// the long ones are.
+func TestLongRetriesDoNotBlockShort(t *testing.T) {
+	c := connect(t)
+	source := adaptertest.SourceName("retrytiers")
+	cfg := Config{Source: source, Consumer: "retrytiers", Prefetch: 8, MaxAckPending: 8}
+	c.cleanup(t, source, cfg.Consumer)
+	long := 2 * cfg.MaxAckPending
+	var msgs []*consumer.Message
+	for i := range long {
+		msgs = append(msgs, &consumer.Message{ID: fmt.Sprintf("long-%02d", i), Body: []byte("b")})
+	}
+	msgs = append(msgs, &consumer.Message{ID: "short", Body: []byte("b")})
+	c.publish(t, source, msgs...)
+
+	src := c.newSource(t, cfg)
+	defer closeSrc(t, src)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	retried := 0
+	var due time.Time
+	for retried < len(msgs) { // in stream order: the short copy is the retry stream's last
+		for _, d := range adaptertest.ReceiveN(t, src, 1, adaptertest.WaitTimeout) {
+			after := time.Hour
+			if d.Message().ID == "short" {
+				after = 500 * time.Millisecond
+				due = time.Now().Add(after)
+			}
+			if err := d.Retry(ctx, after, map[string]string{consumer.HeaderAttempt: "2"}); err != nil {
+				t.Fatalf("retrying %s: %v", d.Message().ID, err)
+			}
+			retried++
+		}
+	}
+	d := adaptertest.ReceiveN(t, src, 1, adaptertest.WaitTimeout)[0]
+	if got := d.Message(); got.ID != "short" || got.Attempt != 2 {
+		t.Fatalf("got %q attempt %d, want short attempt 2", got.ID, got.Attempt)
+	}
+	if now := time.Now(); now.Before(due) {
+		t.Errorf("the short copy came %s before it was due", due.Sub(now))
+	}
+	if err := d.Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
