@@ -20,10 +20,13 @@ var ErrReleased = errors.New("nats: delivery was released to the server")
 
 // delivery is one JetStream message held by a Source.
 type delivery struct {
-	src  *Source
-	from *puller // whose inbox slot it takes until Receive returns it
-	m    jetstream.Msg
-	msg  consumer.Message // one allocation with the delivery
+	src       *Source
+	from      *puller // whose inbox slot it takes until Receive returns it
+	key       heldKey
+	delivered uint64           // the server's delivery count of the first delivery held
+	msg       consumer.Message // one allocation with the delivery
+
+	m jetstream.Msg // the latest delivery of the message (see adopt); guarded by mu
 
 	mu       sync.Mutex
 	settled  bool // acked
@@ -94,7 +97,7 @@ func (d *delivery) settle(ctx context.Context, what, subject string, headers map
 		return fmt.Errorf("nats: acking message %q after its %s: %w", d.msg.ID, what, err)
 	}
 	d.settled = true
-	d.src.forget(d)
+	d.src.forget(d, true)
 	return nil
 }
 

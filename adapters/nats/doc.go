@@ -37,8 +37,13 @@
 //
 // # Leases, backpressure, limits
 //
-// While a delivery is held, the Source sends an in-progress ack every
-// AckWait/3, so a long handler keeps its lease. Two pull subscriptions
+// A delivery is held from the moment it leaves the pull buffer, and while
+// held the Source sends an in-progress ack every AckWait/3, so a long
+// handler keeps its lease. A message waiting in a pull buffer cannot be
+// renewed: when its lease runs out there and the server delivers it again,
+// the Source keeps one delivery per stream sequence (the later delivery of
+// a held message takes its place) and acks, without handing it out, a
+// later delivery of a message it has just settled. Two pull subscriptions
 // (jetstream Consume: source and retry stream) each buffer at most
 // Config.Prefetch messages ahead of Receive, refilled as they drain, and the
 // server hands the source stream's durable consumer at most MaxAckPending

@@ -19,6 +19,7 @@ type puller struct {
 	maxAckPending int           // its durable consumer's MaxAckPending; -1: none
 	slots         chan struct{} // a token for each message in the inbox or about to be
 	failed        chan struct{} // one pending signal: the subscription failed
+	settled       *settledRing  // guarded by Source.mu
 
 	mu     sync.Mutex
 	cc     jetstream.ConsumeContext
@@ -43,10 +44,10 @@ func retryShare(prefetch int) int { return max(2, prefetch/8) }
 
 func sourceShare(prefetch int) int { return prefetch - retryShare(prefetch) }
 
-func newPuller(subject string, share, maxAckPending int) *puller {
+func newPuller(subject string, share, maxAckPending, prefetch int) *puller {
 	q := max(1, share/8)
 	return &puller{subject: subject, depth: max(1, share-q), maxAckPending: maxAckPending,
-		slots: make(chan struct{}, q), failed: make(chan struct{}, 1)}
+		slots: make(chan struct{}, q), failed: make(chan struct{}, 1), settled: newSettledRing(prefetch)}
 }
 
 // retryMaxAckPending is the retry stream's consumer's MaxAckPending: none.
@@ -90,12 +91,17 @@ func (src *Source) open(ctx context.Context, p *puller) error {
 	return nil
 }
 
-// deliver queues m for Receive once p has a slot for it in the inbox
-// (the subscription waits meanwhile, so its buffer refills only as Receive
+// deliver holds m (renewed from now on) unless track absorbs it, and
+// queues it for Receive once p has a slot for it in the inbox (the
+// subscription waits meanwhile, so its buffer refills only as Receive
 // takes messages), unless accept turns it away.
 func (src *Source) deliver(p *puller, m jetstream.Msg) {
+	d := src.track(p, m)
+	if d == nil {
+		return
+	}
 	reserved := p.reserve(src.closing)
-	if !src.accept(p, m) && reserved {
+	if !src.accept(d) && reserved {
 		p.free()
 	}
 }

@@ -39,8 +39,9 @@ type Source struct {
 	life    context.Context // done once Close begins: bounds the adapter's own retries
 	endLife context.CancelFunc
 
-	mu   sync.Mutex
-	held map[*delivery]struct{}
+	mu        sync.Mutex
+	held      map[heldKey]*delivery // one delivery per stream sequence (see track)
+	untracked uint64                // deliveries without metadata held so far
 
 	supervisors sync.WaitGroup
 	wg          sync.WaitGroup
@@ -109,7 +110,7 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		// A delivery leaving the inbox frees its stream's slot.
 		in:      inbox.New(inbox.Config[*delivery]{Taken: func(d *delivery) { d.from.free() }}),
 		closing: make(chan struct{}),
-		held:    map[*delivery]struct{}{},
+		held:    map[heldKey]*delivery{},
 	}
 	src.life, src.endLife = context.WithCancel(context.Background())
 	if cfg.MaxMessageSize > 0 && cfg.MaxMessageSize < src.limit {
@@ -124,8 +125,8 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 	// subscription opens.
 	src.acks = newAcker(func() error { return nc.FlushTimeout(cfg.RPCTimeout) }, src.log)
 	for _, p := range []*puller{
-		newPuller(cfg.Source, sourceShare(cfg.Prefetch), cfg.MaxAckPending),
-		newPuller(RetrySubject(cfg.Source, cfg.Consumer), retryShare(cfg.Prefetch), retryMaxAckPending),
+		newPuller(cfg.Source, sourceShare(cfg.Prefetch), cfg.MaxAckPending, cfg.Prefetch),
+		newPuller(RetrySubject(cfg.Source, cfg.Consumer), retryShare(cfg.Prefetch), retryMaxAckPending, cfg.Prefetch),
 	} {
 		if err := src.open(rctx, p); err != nil {
 			// What the first subscription delivered is left unacked:
@@ -192,12 +193,8 @@ func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, e
 // is dead-lettered with reason ReasonDeliveryLimit, see deadLetterLimit).
 // It reports whether m was queued; when
 // not, deliver frees the slot.
-func (src *Source) accept(p *puller, m jetstream.Msg) bool {
-	d := &delivery{src: src, from: p, m: m}
-	delivered := fillMessage(&d.msg, m, src.cfg.KeyHeader)
-	src.mu.Lock()
-	src.held[d] = struct{}{}
-	src.mu.Unlock()
+func (src *Source) accept(d *delivery) bool {
+	m, delivered := d.m, d.delivered // no later delivery is adopted before accept returns
 	select {
 	case <-src.closing:
 		return false // Close naks it
@@ -205,7 +202,7 @@ func (src *Source) accept(p *puller, m jetstream.Msg) bool {
 	}
 	if nb := consumer.NotBeforeFromHeaders(d.msg.Headers); !nb.IsZero() {
 		if wait := time.Until(nb); wait > 0 {
-			src.forget(d)
+			src.forget(d, false)
 			if err := m.NakWithDelay(wait); err != nil {
 				src.log.Warn("delaying an early retried copy failed; the lease expires and it comes back", "message_id", d.msg.ID, "error", err)
 			}
@@ -233,7 +230,7 @@ func (src *Source) renew() {
 		}
 		src.mu.Lock()
 		ds := make([]*delivery, 0, len(src.held))
-		for d := range src.held {
+		for _, d := range src.held {
 			ds = append(ds, d)
 		}
 		src.mu.Unlock()
@@ -252,13 +249,7 @@ func (src *Source) release(d *delivery) {
 	}
 	d.released = true
 	_ = d.m.Nak()
-	src.forget(d)
-}
-
-func (src *Source) forget(d *delivery) {
-	src.mu.Lock()
-	delete(src.held, d)
-	src.mu.Unlock()
+	src.forget(d, false)
 }
 
 // Close stops intake and gives every unsettled delivery back: it waits for
@@ -294,7 +285,7 @@ func (src *Source) Close(ctx context.Context) error {
 		}
 		src.mu.Lock()
 		ds := make([]*delivery, 0, len(src.held))
-		for d := range src.held {
+		for _, d := range src.held {
 			ds = append(ds, d)
 		}
 		src.mu.Unlock()
