@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 )
@@ -13,7 +15,8 @@ import (
 // TestLongRetriesDoNotBlockShort: more retried copies waiting out a long
 // delay than MaxAckPending, then one with a short delay behind them in the
 // retry stream: the short one is delivered once due, not held back until
-// the long ones are.
+// the long ones are. The retry consumer exists, with MaxAckPending 8, as an
+// earlier version created it: New lifts the limit.
 func TestLongRetriesDoNotBlockShort(t *testing.T) {
 	c := connect(t)
 	source := adaptertest.SourceName("retrytiers")
@@ -26,11 +29,19 @@ func TestLongRetriesDoNotBlockShort(t *testing.T) {
 	}
 	msgs = append(msgs, &consumer.Message{ID: "short", Body: []byte("b")})
 	c.publish(t, source, msgs...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	retries, err := ensureStream(ctx, c.js, RetrySubject(source, cfg.Consumer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := retries.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: cfg.Consumer, AckPolicy: jetstream.AckExplicitPolicy,
+		MaxAckPending: cfg.MaxAckPending, MaxDeliver: 100, DeliverPolicy: jetstream.DeliverAllPolicy}); err != nil {
+		t.Fatal(err)
+	}
 
 	src := c.newSource(t, cfg)
 	defer closeSrc(t, src)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	retried := 0
 	var due time.Time
 	for retried < len(msgs) { // in stream order: the short copy is the retry stream's last
