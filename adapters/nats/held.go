@@ -84,9 +84,14 @@ func (src *Source) track(p *puller, m jetstream.Msg) *delivery {
 		switch old.adopt(m) {
 		case adopted:
 			return nil
-		case wasReleased: // Close gives m back too
-			_ = m.Nak()
-			return nil
+		case wasReleased: // given back meanwhile: m is its next delivery
+			select {
+			case <-src.closing:
+				_ = m.Nak()
+				return nil
+			default:
+				return src.track(p, m)
+			}
 		}
 	}
 	// Settled by an earlier delivery: acknowledged again.
@@ -102,7 +107,7 @@ type adoption int
 const (
 	adopted     adoption = iota
 	wasSettled           // d was settled: m is stale
-	wasReleased          // d was given back by Close
+	wasReleased          // d was given back (nak'd)
 )
 
 // adopt makes m, a later delivery of d's message, the one d settles and

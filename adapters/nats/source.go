@@ -248,8 +248,8 @@ func (src *Source) release(d *delivery) {
 		return
 	}
 	d.released = true
+	src.forget(d, false) // before the nak: its redelivery is a new delivery
 	_ = d.m.Nak()
-	src.forget(d, false)
 }
 
 // Close stops intake and gives every unsettled delivery back: it waits for
