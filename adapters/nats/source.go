@@ -18,11 +18,12 @@ import (
 
 // Source is a consumer.Source reading one subject of a JetStream stream with
 // a durable pull consumer: explicit acks after processing, leases renewed
-// with in-progress acks, MaxAckPending as backpressure and a delivery limit
-// (Config.MaxDeliver) enforced by the Source, never by the server. Retried copies go to a retry stream of the consumer's own, dead
-// letters to its dead-letter stream (see the package documentation). Create
-// it with New; the consumer runtime closes it. Its methods are safe for
-// concurrent use.
+// with in-progress acks, MaxAckPending on the source stream as backpressure
+// and a delivery limit (Config.MaxDeliver) enforced by the Source, never by
+// the server. Retried copies go to a retry stream of the consumer's own,
+// dead letters to its dead-letter stream (see the package documentation).
+// Create it with New; the consumer runtime closes it. Its methods are safe
+// for concurrent use.
 type Source struct {
 	cfg Config
 	log *slog.Logger
@@ -181,7 +182,7 @@ func (src *Source) Probe(ctx context.Context) error {
 // at least one. The two pull subscriptions together hold at most
 // Config.Prefetch messages ahead of Receive (their pull buffers and their
 // slots in the inbox), and the server hands out at most MaxAckPending
-// unacknowledged ones.
+// unacknowledged ones of the source stream.
 func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
 	return src.in.Receive(ctx, src.closing, max)
 }
