@@ -70,8 +70,10 @@ type Config struct {
 	// the MaxDeliver-th time (the server's count, which also rises when a
 	// Source closes or crashes with it unsettled) is dead-lettered with
 	// reason ReasonDeliveryLimit instead of being handed out, so a message
-	// that keeps crashing consumers ends in the dead-letter stream. The
-	// limit is enforced by the Source alone: the durable consumers have no
+	// that keeps crashing consumers ends in the dead-letter stream. A
+	// retried copy's first delivery, which comes before it is due and is
+	// nak'd with the rest of its delay, is not counted. The limit is
+	// enforced by the Source alone: the durable consumers have no
 	// server-side limit (New lifts one set before), so the server delivers
 	// again whatever was not acked — a last delivery whose dead-letter
 	// copy was refused (the Source keeps trying it, with backoff, until it

@@ -68,3 +68,33 @@ func TestLongRetriesDoNotBlockShort(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRetriedCopyNotDeadLetteredEarly: with the smallest delivery limit
+// (MaxDeliver 2), a retried copy is delivered once it is due, not
+// dead-lettered: its delivery before it was due, nak'd with the rest of
+// its delay, does not count against the limit.
+func TestRetriedCopyNotDeadLetteredEarly(t *testing.T) {
+	c := connect(t)
+	source := adaptertest.SourceName("retrylimit")
+	cfg := Config{Source: source, Consumer: "retrylimit", MaxDeliver: 2}
+	c.cleanup(t, source, cfg.Consumer)
+	c.publish(t, source, &consumer.Message{ID: "m-1", Body: []byte("b")})
+	src := c.newSource(t, cfg)
+	defer closeSrc(t, src)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d := adaptertest.ReceiveN(t, src, 1, adaptertest.WaitTimeout)[0]
+	if err := d.Retry(ctx, time.Second, map[string]string{consumer.HeaderAttempt: "2"}); err != nil {
+		t.Fatal(err)
+	}
+	d = adaptertest.ReceiveN(t, src, 1, adaptertest.WaitTimeout)[0]
+	if got := d.Message(); got.ID != "m-1" || got.Attempt != 2 {
+		t.Fatalf("got %q attempt %d, want m-1 attempt 2", got.ID, got.Attempt)
+	}
+	if err := d.Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dl := c.deadLetters(t, source, cfg.Consumer); len(dl) != 0 {
+		t.Errorf("%d dead letters, want none", len(dl))
+	}
+}

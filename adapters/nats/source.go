@@ -191,7 +191,9 @@ func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, e
 // reserved), unless the Source is closing (m is nak'd, so the server
 // redelivers it at once), m is a retried copy that came early (nak'd with
 // the rest of its delay) or m has reached Config.MaxDeliver deliveries (it
-// is dead-lettered with reason ReasonDeliveryLimit, see deadLetterLimit).
+// is dead-lettered with reason ReasonDeliveryLimit, see deadLetterLimit); a
+// retried copy's first delivery, which comes before it is due and is nak'd,
+// is not counted.
 // It reports whether m was queued; when
 // not, deliver frees the slot.
 func (src *Source) accept(d *delivery) bool {
@@ -201,6 +203,7 @@ func (src *Source) accept(d *delivery) bool {
 		return false // Close naks it
 	default:
 	}
+	limit := uint64(src.cfg.MaxDeliver)
 	if nb := consumer.NotBeforeFromHeaders(d.msg.Headers); !nb.IsZero() {
 		if wait := time.Until(nb); wait > 0 {
 			src.forget(d, false)
@@ -209,8 +212,9 @@ func (src *Source) accept(d *delivery) bool {
 			}
 			return false
 		}
+		limit++ // its first delivery came before it was due, as a delayed copy's does
 	}
-	if delivered >= uint64(src.cfg.MaxDeliver) {
+	if delivered >= limit {
 		src.wg.Go(func() { src.deadLetterLimit(d, delivered) })
 		return false
 	}
