@@ -6,7 +6,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// A Source holds one delivery per stream sequence. A message waiting in a
+// A Source holds one delivery per stored message. A message waiting in a
 // pull buffer (the nats.go subscription's, ahead of the callback) cannot be
 // renewed: the Source does not see it yet. When handlers are slower than
 // the buffer is deep, its lease runs out there and the server delivers it
@@ -15,10 +15,10 @@ import (
 // messages). So, from the moment a delivery reaches the callback:
 //
 //   - it is held, and renewed every AckWait/3 like any held delivery;
-//   - a later delivery of a sequence still held takes the held delivery's
+//   - a later delivery of a message still held takes the held delivery's
 //     place (its reply subject is the one the server expects next) and is
 //     not handed out again;
-//   - a later delivery of a sequence this Source settled among its last
+//   - a later delivery of a message this Source settled among its last
 //     settledMemory settlements of that stream is acked again (the effect,
 //     or the copy, was committed before the first ack) and not handed out.
 //
@@ -27,35 +27,45 @@ import (
 // is far above both at the defaults. A redelivery that reaches another
 // Source is handed out there: the idempotency claim absorbs it.
 
-// heldKey identifies a held delivery: its stream (puller) and sequence.
+// heldKey identifies a held delivery: its stream (puller) and message.
 type heldKey struct {
 	from *puller
-	seq  uint64
+	storedMsg
 }
 
-// settledMemory is how many settled sequences each stream remembers, at
+// storedMsg identifies a message in a stream: its sequence, and its store
+// time (ns), which tells apart the messages of a stream deleted and
+// created again, whose sequences start over.
+type storedMsg struct {
+	seq    uint64
+	stored int64
+}
+
+// settledMemory is how many settled messages each stream remembers, at
 // least: 8 times Config.Prefetch when larger.
 const settledMemory = 1024
 
-// settledRing holds the last sequences settled on one stream. Guarded by
+// settledRing holds the last messages settled on one stream. Guarded by
 // Source.mu.
 type settledRing struct {
-	seqs []uint64
+	msgs []storedMsg
 	next int
 }
 
 func newSettledRing(prefetch int) *settledRing {
-	return &settledRing{seqs: make([]uint64, max(settledMemory, 8*prefetch))}
+	return &settledRing{msgs: make([]storedMsg, max(settledMemory, 8*prefetch))}
 }
 
-func (r *settledRing) add(seq uint64) {
-	r.seqs[r.next] = seq
-	r.next = (r.next + 1) % len(r.seqs)
+func (r *settledRing) add(m storedMsg) {
+	r.msgs[r.next] = m
+	r.next = (r.next + 1) % len(r.msgs)
 }
 
-func (r *settledRing) has(seq uint64) bool { return seq != 0 && slices.Contains(r.seqs, seq) }
+// has reports whether m is among the remembered; sequences start at 1, so
+// an empty entry matches nothing.
+func (r *settledRing) has(m storedMsg) bool { return slices.Contains(r.msgs, m) }
 
-// track holds the delivery m of p, or, when m delivers again a sequence
+// track holds the delivery m of p, or, when m delivers again a message
 // held or lately settled, absorbs it as the package comment says and
 // returns nil.
 func (src *Source) track(p *puller, m jetstream.Msg) *delivery {
@@ -65,15 +75,15 @@ func (src *Source) track(p *puller, m jetstream.Msg) *delivery {
 	if d.msg.Offset < 0 { // no metadata: a key of its own
 		src.mu.Lock()
 		src.untracked++
-		d.key = heldKey{from: p, seq: ^uint64(0) - src.untracked}
+		d.key = heldKey{from: p, storedMsg: storedMsg{seq: ^uint64(0) - src.untracked}}
 		src.held[d.key] = d
 		src.mu.Unlock()
 		return d
 	}
-	d.key = heldKey{from: p, seq: uint64(d.msg.Offset)}
+	d.key = heldKey{from: p, storedMsg: storedMsg{seq: uint64(d.msg.Offset), stored: d.msg.Timestamp.UnixNano()}}
 	src.mu.Lock()
 	old := src.held[d.key]
-	settled := old == nil && delivered > 1 && p.settled.has(d.key.seq)
+	settled := old == nil && delivered > 1 && p.settled.has(d.key.storedMsg)
 	if old == nil && !settled {
 		src.held[d.key] = d
 		src.mu.Unlock()
@@ -125,7 +135,7 @@ func (d *delivery) adopt(m jetstream.Msg) adoption {
 	return adopted
 }
 
-// forget stops holding d; a settled d's sequence is remembered.
+// forget stops holding d; a settled d is remembered.
 func (src *Source) forget(d *delivery, settled bool) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
@@ -133,6 +143,6 @@ func (src *Source) forget(d *delivery, settled bool) {
 		delete(src.held, d.key)
 	}
 	if settled && d.msg.Offset >= 0 {
-		d.from.settled.add(d.key.seq)
+		d.from.settled.add(d.key.storedMsg)
 	}
 }

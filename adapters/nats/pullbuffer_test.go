@@ -99,7 +99,8 @@ func TestPullBufferNotHandedOutTwice(t *testing.T) {
 // delivery count. It records its acks.
 type staleMsg struct {
 	jetstream.Msg
-	acks atomic.Int64
+	later time.Duration // added to the store time: another message at the same sequence
+	acks  atomic.Int64
 }
 
 func (m *staleMsg) Metadata() (*jetstream.MsgMetadata, error) {
@@ -109,6 +110,7 @@ func (m *staleMsg) Metadata() (*jetstream.MsgMetadata, error) {
 	}
 	later := *md
 	later.NumDelivered++
+	later.Timestamp = later.Timestamp.Add(m.later)
 	return &later, nil
 }
 
@@ -116,7 +118,8 @@ func (m *staleMsg) Ack() error { m.acks.Add(1); return nil }
 
 // TestStaleDeliveryOfSettledMessage: a delivery of a message the Source
 // acked before it came (it waited in the pull buffer behind the first) is
-// acked again and not handed out.
+// acked again and not handed out; a message stored later at the same
+// sequence is handed out.
 func TestStaleDeliveryOfSettledMessage(t *testing.T) {
 	c := connect(t)
 	source := adaptertest.SourceName("stale")
@@ -135,4 +138,14 @@ func TestStaleDeliveryOfSettledMessage(t *testing.T) {
 	src.deliver(d.from, stale)
 	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "the stale delivery acked", func() bool { return stale.acks.Load() > 0 })
 	adaptertest.AssertQuiet(t, src, adaptertest.QuietWindow)
+
+	// The stream deleted and created again: another message has the
+	// sequence. It is handed out.
+	other := &staleMsg{Msg: d.m, later: time.Hour}
+	src.deliver(d.from, other)
+	got := adaptertest.ReceiveN(t, src, 1, adaptertest.WaitTimeout)[0]
+	if err := got.Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "the other message acked", func() bool { return other.acks.Load() > 0 })
 }
