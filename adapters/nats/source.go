@@ -41,7 +41,7 @@ type Source struct {
 	endLife context.CancelFunc
 
 	mu        sync.Mutex
-	held      map[heldKey]*delivery // one delivery per stream sequence (see track)
+	held      map[heldKey]*delivery // one delivery per stored message (see track)
 	untracked uint64                // deliveries without metadata held so far
 
 	supervisors sync.WaitGroup
@@ -187,15 +187,14 @@ func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, e
 	return src.in.Receive(ctx, src.closing, max)
 }
 
-// accept queues m, from p, for Receive (in the slot of p's that deliver
-// reserved), unless the Source is closing (m is nak'd, so the server
-// redelivers it at once), m is a retried copy that came early (nak'd with
-// the rest of its delay) or m has reached Config.MaxDeliver deliveries (it
+// accept queues d for Receive (in the slot of its puller's that deliver
+// reserved), unless the Source is closing (Close naks d, so the server
+// redelivers it at once), d is a retried copy that came early (nak'd with
+// the rest of its delay) or d has reached Config.MaxDeliver deliveries (it
 // is dead-lettered with reason ReasonDeliveryLimit, see deadLetterLimit); a
-// retried copy's first delivery, which comes before it is due and is nak'd,
-// is not counted.
-// It reports whether m was queued; when
-// not, deliver frees the slot.
+// retried copy's first delivery, which comes before it is due and is
+// nak'd, is not counted. It reports whether d was queued; when not,
+// deliver frees the slot.
 func (src *Source) accept(d *delivery) bool {
 	m, delivered := d.m, d.delivered // no later delivery is adopted before accept returns
 	select {
