@@ -26,9 +26,11 @@ import (
 //	                    subscriptions, source and retries (default 128, at least 4; the
 //	                    consumer's MaxInFlight must be at least this)
 //	ack_wait=30s        the consumer's lease, renewed with in-progress acks while a handler runs
-//	max_deliver=N       deliveries before the Source dead-letters a message (default 100;
-//	                    JetStream's unlimited default is never used)
-//	max_ack_pending=N   unacknowledged messages the server hands out (default 1000)
+//	max_deliver=N       the delivery on which the Source dead-letters a message instead
+//	                    of handing it out (default 100); enforced by the Source, the
+//	                    server has no limit, so a message is never dropped at it
+//	max_ack_pending=N   unacknowledged messages the server hands out from the source
+//	                    stream (default 1000; the retry stream has no limit)
 //	poll_wait=1s        how long one pull request waits, at least 1s (Close waits this long)
 //	max_message_size=N  the largest retry or dead-letter copy in bytes (default: the server's
 //	                    max_payload); larger copies are trimmed to fit

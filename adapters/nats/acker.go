@@ -16,8 +16,9 @@ import (
 // every ack queued before Source.Close reaches the server; an ack lost with
 // the process (or a failed write) leaves the message unacknowledged, and
 // the server redelivers it after AckWait, absorbed by the idempotency claim.
-// The queue holds at most MaxAckPending messages: the server hands out no
-// more unacknowledged ones.
+// The queue holds at most the deliveries the Source holds unacknowledged
+// (the source stream's MaxAckPending and the retry stream's share of
+// Prefetch, with what the runtime took of them).
 //
 // Pays for itself (N1, 2026-12-03, alternating runs): with each worker's
 // Ack written by the connection's flusher on its own, the process made

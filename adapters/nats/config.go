@@ -66,17 +66,30 @@ type Config struct {
 	// Default AckWaitDefault (30s).
 	AckWait time.Duration
 
-	// MaxDeliver bounds the broker's deliveries of one message (JetStream's
-	// own default is unlimited). The Source dead-letters a message on its
-	// last delivery, with reason ReasonDeliveryLimit, instead of handing
-	// it out, so a message that keeps crashing consumers ends in the
-	// dead-letter stream. Default MaxDeliverDefault (100).
+	// MaxDeliver is the Source's delivery limit: a message delivered for
+	// the MaxDeliver-th time (the server's count, which also rises when a
+	// Source closes or crashes with it unsettled) is dead-lettered with
+	// reason ReasonDeliveryLimit instead of being handed out, so a message
+	// that keeps crashing consumers ends in the dead-letter stream. A
+	// retried copy's first delivery, which comes before it is due and is
+	// nak'd with the rest of its delay, is not counted. The limit is
+	// enforced by the Source alone: the durable consumers have no
+	// server-side limit (New lifts one set before), so the server delivers
+	// again whatever was not acked — a last delivery whose dead-letter
+	// copy was refused (the Source keeps trying it, with backoff, until it
+	// is confirmed or the Source closes), given back by Close, left by a
+	// crash, or handed out by a replica configured with a higher limit.
+	// The original is acked only after the copy's PubAck. At least 2.
+	// Default MaxDeliverDefault (100).
 	MaxDeliver int
 
 	// MaxAckPending is the most unacknowledged deliveries the server hands
-	// out to the consumer (all its Sources together): backpressure across
-	// replicas. Default MaxAckPendingDefault (1000); it must be at least
-	// Prefetch.
+	// out to the source stream's consumer (all its Sources together):
+	// backpressure across replicas. The retry stream's consumer has no
+	// such limit: a retried copy delivered early is nak'd with the rest of
+	// its delay and counts as unacknowledged until then, so under a limit
+	// copies waiting out long delays would hold back copies due sooner.
+	// Default MaxAckPendingDefault (1000); it must be at least Prefetch.
 	MaxAckPending int
 
 	// MaxMessageSize is the largest retry or dead-letter copy the Source

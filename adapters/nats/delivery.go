@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"sync"
 	"time"
 
@@ -21,10 +20,13 @@ var ErrReleased = errors.New("nats: delivery was released to the server")
 
 // delivery is one JetStream message held by a Source.
 type delivery struct {
-	src  *Source
-	from *puller // whose inbox slot it takes until Receive returns it
-	m    jetstream.Msg
-	msg  consumer.Message // one allocation with the delivery
+	src       *Source
+	from      *puller // whose inbox slot it takes until Receive returns it
+	key       heldKey
+	delivered uint64           // the server's delivery count of the first delivery held
+	msg       consumer.Message // one allocation with the delivery
+
+	m jetstream.Msg // the latest delivery of the message (see adopt); guarded by mu
 
 	mu       sync.Mutex
 	settled  bool // acked
@@ -95,7 +97,7 @@ func (d *delivery) settle(ctx context.Context, what, subject string, headers map
 		return fmt.Errorf("nats: acking message %q after its %s: %w", d.msg.ID, what, err)
 	}
 	d.settled = true
-	d.src.forget(d)
+	d.src.forget(d, true)
 	return nil
 }
 
@@ -125,41 +127,5 @@ func (d *delivery) inProgress() {
 	defer d.mu.Unlock()
 	if !d.settled && !d.released {
 		_ = d.m.InProgress()
-	}
-}
-
-// deadLetterLimit dead-letters d, delivered n times (MaxDeliver), with reason
-// ReasonDeliveryLimit: the server would not deliver it again. A failed
-// publish is tried again, with backoff, until it succeeds or the Source
-// closes.
-func (src *Source) deadLetterLimit(d *delivery, n uint64) {
-	now := time.Now().UTC().Format(time.RFC3339Nano)
-	h := maps.Clone(d.msg.Headers)
-	if h == nil {
-		h = map[string]string{}
-	}
-	h[consumer.HeaderDeadLetterReason] = ReasonDeliveryLimit
-	h[consumer.HeaderError] = fmt.Sprintf("delivered %d times without being settled (MaxDeliver %d): consumers crashed or lost their lease on it", n, src.cfg.MaxDeliver)
-	h[consumer.HeaderConsumer] = src.cfg.Consumer
-	h[consumer.HeaderAttempt] = strconv.Itoa(d.msg.Attempt)
-	h[consumer.HeaderFailedAt] = now
-	if _, ok := h[consumer.HeaderOriginalSource]; !ok {
-		h[consumer.HeaderOriginalSource] = d.msg.Source
-	}
-	if _, ok := h[consumer.HeaderFirstFailedAt]; !ok {
-		h[consumer.HeaderFirstFailedAt] = now
-	}
-	src.log.Warn("message reached its delivery limit; dead-lettering it", "message_id", d.msg.ID, "num_delivered", n)
-	for try := 0; ; try++ {
-		err := d.DeadLetter(context.Background(), h)
-		if err == nil {
-			return
-		}
-		src.log.Warn("dead-lettering a message at its delivery limit failed; trying again", "message_id", d.msg.ID, "error", err)
-		select {
-		case <-time.After(min(time.Duration(1<<min(try, 5))*100*time.Millisecond, 5*time.Second)):
-		case <-src.closing:
-			return
-		}
 	}
 }

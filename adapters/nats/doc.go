@@ -37,19 +37,38 @@
 //
 // # Leases, backpressure, limits
 //
-// While a delivery is held, the Source sends an in-progress ack every
-// AckWait/3, so a long handler keeps its lease. Two pull subscriptions
-// (jetstream Messages: source and retry stream) each buffer at most
+// A delivery is held from the moment it leaves the pull buffer, and while
+// held the Source sends an in-progress ack every AckWait/3, so a long
+// handler keeps its lease. A message waiting in a pull buffer cannot be
+// renewed: when its lease runs out there and the server delivers it again,
+// the Source keeps one delivery per stream sequence (the later delivery of
+// a held message takes its place) and acks, without handing it out, a
+// later delivery of a message it has just settled. Two pull subscriptions
+// (jetstream Consume: source and retry stream) each buffer at most
 // Config.Prefetch messages ahead of Receive, refilled as they drain, and the
-// server
-// hands the durable consumer at most MaxAckPending unacknowledged messages
-// across all its Sources. MaxDeliver is always bounded (JetStream's default
-// is unlimited): on its last delivery a message is dead-lettered with reason
-// ReasonDeliveryLimit instead of being handed out, so a message that crashes
-// its consumers ends in the dead-letter stream, never redelivered forever
-// and never dropped. Close drains the pull subscriptions, waits
-// for their last pull requests to expire (Config.PollWait: a nak sent while
-// one is outstanding would be redelivered to it and stranded until
-// AckWait), naks every delivery still held (they come back at
-// once), flushes the connection and closes it.
+// server hands the source stream's durable consumer at most MaxAckPending
+// unacknowledged messages across all its Sources. The retry stream's
+// consumer has no MaxAckPending: a retried copy delivered before it is due
+// is nak'd with the rest of its delay and stays unacknowledged on the
+// server meanwhile, so under a limit copies waiting out long delays would
+// hold back every copy due sooner.
+//
+// The delivery limit, Config.MaxDeliver (default 100, always bounded), is
+// the Source's, not the server's: the durable consumers are created, and
+// those made earlier with a server-side MaxDeliver updated, with none. A
+// message delivered for the MaxDeliver-th time (the server's count) is
+// dead-lettered with reason ReasonDeliveryLimit instead of being handed
+// out, so a message that crashes its consumers ends in the dead-letter
+// stream. The copy is tried, with backoff, until its PubAck arrives, and
+// only then is the original acked; a Source that closes (or crashes)
+// before that leaves the message unacked, and the server, with no limit of
+// its own, delivers it again: to a Source that dead-letters it in turn.
+// Replicas configured with different limits each apply theirs, and none
+// loses a message: a server-side limit would drop the message after its
+// last delivery however that delivery ended. Close drains the pull
+// subscriptions, waits for their last pull requests to expire
+// (Config.PollWait: a nak sent while one is outstanding would be
+// redelivered to it and stranded until AckWait), naks every delivery
+// still held (they come back at once), flushes the connection and closes
+// it.
 package nats

@@ -14,10 +14,12 @@ import (
 
 // puller is the pull subscription of one stream's durable consumer.
 type puller struct {
-	subject string
-	depth   int           // the pull buffer (PullMaxMessages)
-	slots   chan struct{} // a token for each message in the inbox or about to be
-	failed  chan struct{} // one pending signal: the subscription failed
+	subject       string
+	depth         int           // the pull buffer (PullMaxMessages)
+	maxAckPending int           // its durable consumer's MaxAckPending; -1: none
+	slots         chan struct{} // a token for each message in the inbox or about to be
+	failed        chan struct{} // one pending signal: the subscription failed
+	settled       *settledRing  // guarded by Source.mu
 
 	mu     sync.Mutex
 	cc     jetstream.ConsumeContext
@@ -42,10 +44,24 @@ func retryShare(prefetch int) int { return max(2, prefetch/8) }
 
 func sourceShare(prefetch int) int { return prefetch - retryShare(prefetch) }
 
-func newPuller(subject string, share int) *puller {
+func newPuller(subject string, share, maxAckPending, prefetch int) *puller {
 	q := max(1, share/8)
-	return &puller{subject: subject, depth: max(1, share-q), slots: make(chan struct{}, q), failed: make(chan struct{}, 1)}
+	return &puller{subject: subject, depth: max(1, share-q), maxAckPending: maxAckPending,
+		slots: make(chan struct{}, q), failed: make(chan struct{}, 1), settled: newSettledRing(prefetch)}
 }
+
+// retryMaxAckPending is the retry stream's consumer's MaxAckPending: none.
+// A retried copy delivered before its oncely-retry-not-before is nak'd with
+// the rest of its delay, and the server counts it as unacknowledged until
+// it is delivered again: with a limit, copies waiting out long delays would
+// fill it and hold back every copy behind them in the stream, however soon
+// due. Without one, a waiting copy costs the server an entry in the
+// consumer's pending list and the Source nothing (it holds no buffer, inbox
+// slot or goroutine for it), and what the Sources hold of the retry stream
+// is still bounded, per Source, by its share of Config.Prefetch and what
+// the runtime's MaxInFlight takes. Config.MaxAckPending bounds the source
+// stream's consumer.
+const retryMaxAckPending = -1
 
 // open (re)creates p's stream and durable consumer when missing and starts
 // a pull subscription on it, whose messages its callback (on the
@@ -55,7 +71,7 @@ func (src *Source) open(ctx context.Context, p *puller) error {
 	if err != nil {
 		return err
 	}
-	c, err := ensureConsumer(ctx, s, src.cfg)
+	c, err := ensureConsumer(ctx, s, src.cfg, p.maxAckPending)
 	if err != nil {
 		return err
 	}
@@ -75,12 +91,17 @@ func (src *Source) open(ctx context.Context, p *puller) error {
 	return nil
 }
 
-// deliver queues m for Receive once p has a slot for it in the inbox
-// (the subscription waits meanwhile, so its buffer refills only as Receive
+// deliver holds m (renewed from now on) unless track absorbs it, and
+// queues it for Receive once p has a slot for it in the inbox (the
+// subscription waits meanwhile, so its buffer refills only as Receive
 // takes messages), unless accept turns it away.
 func (src *Source) deliver(p *puller, m jetstream.Msg) {
+	d := src.track(p, m)
+	if d == nil {
+		return
+	}
 	reserved := p.reserve(src.closing)
-	if !src.accept(p, m) && reserved {
+	if !src.accept(d) && reserved {
 		p.free()
 	}
 }

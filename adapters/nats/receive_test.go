@@ -50,7 +50,7 @@ func TestPrefetchBounded(t *testing.T) {
 	}
 	// The first pull fills the pull buffer; the callback then waits for an
 	// inbox slot, so nothing more is asked while Receive is not called.
-	depth := newPuller(source, share).depth
+	depth := newPuller(source, share, cfg.MaxAckPending, cfg.Prefetch).depth
 	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "the pull buffer filled", func() bool { return pending() >= depth })
 	// Three pull expiries: the subscription asks again and again, and the
 	// server must still see no more than the share taken.

@@ -18,11 +18,12 @@ import (
 
 // Source is a consumer.Source reading one subject of a JetStream stream with
 // a durable pull consumer: explicit acks after processing, leases renewed
-// with in-progress acks, MaxAckPending as backpressure and MaxDeliver always
-// bounded. Retried copies go to a retry stream of the consumer's own, dead
-// letters to its dead-letter stream (see the package documentation). Create
-// it with New; the consumer runtime closes it. Its methods are safe for
-// concurrent use.
+// with in-progress acks, MaxAckPending on the source stream as backpressure
+// and a delivery limit (Config.MaxDeliver) enforced by the Source, never by
+// the server. Retried copies go to a retry stream of the consumer's own,
+// dead letters to its dead-letter stream (see the package documentation).
+// Create it with New; the consumer runtime closes it. Its methods are safe
+// for concurrent use.
 type Source struct {
 	cfg Config
 	log *slog.Logger
@@ -36,9 +37,12 @@ type Source struct {
 
 	in      *inbox.Inbox[*delivery] // from the pull subscriptions' callbacks to Receive
 	closing chan struct{}
+	life    context.Context // done once Close begins: bounds the adapter's own retries
+	endLife context.CancelFunc
 
-	mu   sync.Mutex
-	held map[*delivery]struct{}
+	mu        sync.Mutex
+	held      map[heldKey]*delivery // one delivery per stored message (see track)
+	untracked uint64                // deliveries without metadata held so far
 
 	supervisors sync.WaitGroup
 	wg          sync.WaitGroup
@@ -107,8 +111,9 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 		// A delivery leaving the inbox frees its stream's slot.
 		in:      inbox.New(inbox.Config[*delivery]{Taken: func(d *delivery) { d.from.free() }}),
 		closing: make(chan struct{}),
-		held:    map[*delivery]struct{}{},
+		held:    map[heldKey]*delivery{},
 	}
+	src.life, src.endLife = context.WithCancel(context.Background())
 	if cfg.MaxMessageSize > 0 && cfg.MaxMessageSize < src.limit {
 		src.limit = cfg.MaxMessageSize
 	}
@@ -121,13 +126,14 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 	// subscription opens.
 	src.acks = newAcker(func() error { return nc.FlushTimeout(cfg.RPCTimeout) }, src.log)
 	for _, p := range []*puller{
-		newPuller(cfg.Source, sourceShare(cfg.Prefetch)),
-		newPuller(RetrySubject(cfg.Source, cfg.Consumer), retryShare(cfg.Prefetch)),
+		newPuller(cfg.Source, sourceShare(cfg.Prefetch), cfg.MaxAckPending, cfg.Prefetch),
+		newPuller(RetrySubject(cfg.Source, cfg.Consumer), retryShare(cfg.Prefetch), retryMaxAckPending, cfg.Prefetch),
 	} {
 		if err := src.open(rctx, p); err != nil {
 			// What the first subscription delivered is left unacked:
 			// the server delivers it again after AckWait.
 			close(src.closing)
+			src.endLife()
 			for _, p := range src.pullers {
 				p.cc.Stop()
 			}
@@ -176,38 +182,38 @@ func (src *Source) Probe(ctx context.Context) error {
 // at least one. The two pull subscriptions together hold at most
 // Config.Prefetch messages ahead of Receive (their pull buffers and their
 // slots in the inbox), and the server hands out at most MaxAckPending
-// unacknowledged ones.
+// unacknowledged ones of the source stream.
 func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
 	return src.in.Receive(ctx, src.closing, max)
 }
 
-// accept queues m, from p, for Receive (in the slot of p's that deliver
-// reserved), unless the Source is closing (m is nak'd, so the server
-// redelivers it at once), m is a retried copy that came early (nak'd with
-// the rest of its delay) or m is on its last delivery (it is dead-lettered
-// with reason ReasonDeliveryLimit). It reports whether m was queued; when
-// not, deliver frees the slot.
-func (src *Source) accept(p *puller, m jetstream.Msg) bool {
-	d := &delivery{src: src, from: p, m: m}
-	delivered := fillMessage(&d.msg, m, src.cfg.KeyHeader)
-	src.mu.Lock()
-	src.held[d] = struct{}{}
-	src.mu.Unlock()
+// accept queues d for Receive (in the slot of its puller's that deliver
+// reserved), unless the Source is closing (Close naks d, so the server
+// redelivers it at once), d is a retried copy that came early (nak'd with
+// the rest of its delay) or d has reached Config.MaxDeliver deliveries (it
+// is dead-lettered with reason ReasonDeliveryLimit, see deadLetterLimit); a
+// retried copy's first delivery, which comes before it is due and is
+// nak'd, is not counted. It reports whether d was queued; when not,
+// deliver frees the slot.
+func (src *Source) accept(d *delivery) bool {
+	m, delivered := d.m, d.delivered // no later delivery is adopted before accept returns
 	select {
 	case <-src.closing:
 		return false // Close naks it
 	default:
 	}
+	limit := uint64(src.cfg.MaxDeliver)
 	if nb := consumer.NotBeforeFromHeaders(d.msg.Headers); !nb.IsZero() {
 		if wait := time.Until(nb); wait > 0 {
-			src.forget(d)
+			src.forget(d, false)
 			if err := m.NakWithDelay(wait); err != nil {
 				src.log.Warn("delaying an early retried copy failed; the lease expires and it comes back", "message_id", d.msg.ID, "error", err)
 			}
 			return false
 		}
+		limit++ // its first delivery came before it was due, as a delayed copy's does
 	}
-	if delivered >= uint64(src.cfg.MaxDeliver) {
+	if delivered >= limit {
 		src.wg.Go(func() { src.deadLetterLimit(d, delivered) })
 		return false
 	}
@@ -228,7 +234,7 @@ func (src *Source) renew() {
 		}
 		src.mu.Lock()
 		ds := make([]*delivery, 0, len(src.held))
-		for d := range src.held {
+		for _, d := range src.held {
 			ds = append(ds, d)
 		}
 		src.mu.Unlock()
@@ -246,14 +252,8 @@ func (src *Source) release(d *delivery) {
 		return
 	}
 	d.released = true
+	src.forget(d, false) // before the nak: its redelivery is a new delivery
 	_ = d.m.Nak()
-	src.forget(d)
-}
-
-func (src *Source) forget(d *delivery) {
-	src.mu.Lock()
-	delete(src.held, d)
-	src.mu.Unlock()
 }
 
 // Close stops intake and gives every unsettled delivery back: it waits for
@@ -265,6 +265,7 @@ func (src *Source) forget(d *delivery) {
 func (src *Source) Close(ctx context.Context) error {
 	src.closeOnce.Do(func() {
 		close(src.closing)
+		src.endLife()
 		expired := time.After(src.cfg.PollWait + 100*time.Millisecond)
 		var errs []error
 		drained := make([]<-chan struct{}, len(src.pullers))
@@ -288,7 +289,7 @@ func (src *Source) Close(ctx context.Context) error {
 		}
 		src.mu.Lock()
 		ds := make([]*delivery, 0, len(src.held))
-		for d := range src.held {
+		for _, d := range src.held {
 			ds = append(ds, d)
 		}
 		src.mu.Unlock()

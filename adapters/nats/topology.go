@@ -36,14 +36,21 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (
 }
 
 // ensureConsumer creates (or updates) the durable pull consumer of cfg on
-// stream: explicit acks, bounded deliveries and ack-pending.
-func ensureConsumer(ctx context.Context, s jetstream.Stream, cfg Config) (jetstream.Consumer, error) {
+// stream: explicit acks, at most maxAckPending unacknowledged deliveries
+// (-1: no limit) and no server-side delivery limit. The limit is the
+// Source's (Config.MaxDeliver): a server that stops delivering a message
+// after MaxDeliver drops it for good when its last delivery is not settled
+// (a refused dead-letter copy, a Close or a crash in that window, a replica
+// configured with a higher limit), so the server must always deliver again
+// what was not acked. A consumer created with a server-side limit, by an
+// earlier version, is updated to none.
+func ensureConsumer(ctx context.Context, s jetstream.Stream, cfg Config, maxAckPending int) (jetstream.Consumer, error) {
 	c, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       cfg.Consumer,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
-		MaxDeliver:    cfg.MaxDeliver,
-		MaxAckPending: cfg.MaxAckPending,
+		MaxDeliver:    -1,
+		MaxAckPending: maxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
