@@ -37,7 +37,8 @@ type Config struct {
 
 	// BatchSize is the most rows one worker claims and publishes per round
 	// (one Publish call per destination). A round picks its keys among
-	// those of the first Workers × BatchSize unpublished rows. Defaults to
+	// those of the first Workers × BatchSize ready rows (unpublished, not of
+	// a held destination nor behind a waiting refused row). Defaults to
 	// BatchSizeDefault.
 	BatchSize int
 
