@@ -31,8 +31,9 @@ const (
 // Config tunes a Relay. The zero value is valid: every field has a
 // documented default.
 type Config struct {
-	// Schema holds the outbox table (migration 0002_outbox, applied by
-	// postgres.Migrate). Defaults to postgres.SchemaDefault.
+	// Schema holds the outbox tables (migrations 0002_outbox and
+	// 0004_outbox_refused, applied by postgres.Migrate). Defaults to
+	// postgres.SchemaDefault.
 	Schema string
 
 	// BatchSize is the most rows one worker claims and publishes per round
@@ -153,7 +154,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Refused = c.Refused.WithDefaults()
 	if err := c.Refused.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("Refused: %w", err))
+		errs = append(errs, fmt.Errorf("the Refused policy: %w", err))
 	}
 	if c.BackoffMin > c.BackoffMax {
 		errs = append(errs, fmt.Errorf("BackoffMin %s exceeds BackoffMax %s", c.BackoffMin, c.BackoffMax))
