@@ -144,3 +144,14 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 	_, err = outbox.NewSender("Bad-Schema")
 	require.Error(t, err)
 }
+
+// TestRunNeedsMigration: a relay on a schema without outbox_dead (migration
+// 0004 not applied) refuses to run and says what to do.
+func TestRunNeedsMigration(t *testing.T) {
+	db := pgtest.New(t)
+	_, err := db.Pool.Exec(context.Background(), "DROP TABLE "+pgx.Identifier{db.Schema, outbox.DeadTable}.Sanitize())
+	require.NoError(t, err)
+	r := newRelay(t, db, memBroker(t), outbox.Config{})
+	err = r.Run(context.Background())
+	require.ErrorContains(t, err, "run oncely migrate")
+}

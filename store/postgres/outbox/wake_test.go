@@ -53,6 +53,18 @@ func TestShortRoundRunsAgainWhenKeysFree(t *testing.T) {
 		}
 		_, err := db.Pool.Exec(ctx, "SELECT pg_terminate_backend($1)", int32(pid))
 		require.NoError(t, err)
+		// The client may hear of the termination before the backend has
+		// released its locks: wait until the key's lock is free, so that
+		// the woken worker finds it so.
+		for range 3000 {
+			var held int
+			require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE pid = $1 AND locktype = 'advisory'", int32(pid)).Scan(&held))
+			if held == 0 {
+				return
+			}
+			waitABit()
+		}
+		t.Error("the terminated round still holds its locks")
 	})
 	r.SetRoundEnded(func(n int, err error) {
 		if n == 0 && err == nil {
