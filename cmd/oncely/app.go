@@ -57,6 +57,10 @@ func commands() []command {
 			{name: "redrive", summary: "move dead letters back to their source (same ID, attempts reset)", run: runDLQRedrive},
 			{name: "purge", summary: "delete dead letters for good (asks first; --yes to skip)", run: runDLQPurge},
 		}},
+		{name: "outbox", summary: "list and redrive the outbox's dead rows (refused by the broker until the relay's attempts ran out)", sub: []command{
+			{name: "dead", summary: "list the outbox's dead rows, one line each: ID, destination, key, attempts, reason", run: runOutboxDead},
+			{name: "redrive", summary: "move outbox dead rows back into the outbox (same ID; the relay publishes them)", run: runOutboxRedrive},
+		}},
 		{name: "console", summary: "serve the dead-letter console, a web UI: groups, plans, rate-limited redrives, deletes, audit", run: runConsole},
 		{name: "lag", summary: "show Kafka lag per partition, or queue and dead-letter depth", run: runLag},
 		{name: "dev", summary: "run a development broker", sub: []command{

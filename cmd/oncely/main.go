@@ -1,5 +1,5 @@
 // Command oncely operates oncely consumers: it migrates the Postgres store,
-// lists, shows, redrives and purges dead letters, reports lag and queue depth
+// lists, shows, redrives and purges dead letters (the outbox's too), reports lag and queue depth
 // on any broker, serves the dead-letter console (a web UI), runs a Kafka dev
 // cluster, runs the crash test, and checks code with oncely's analyzers
 // (vet).
@@ -12,6 +12,8 @@
 //	oncely dlq redrive   --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--rate N] [--dry-run]
 //	oncely dlq purge     --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--limit N] [--dry-run] [--yes]
 //	oncely lag           --broker URL --source S --consumer C
+//	oncely outbox dead   --database-url URL [--schema oncely] [--destination D]
+//	oncely outbox redrive --database-url URL [--schema oncely] (--destination D | --seq N[,N…] | --all)
 //	oncely console       --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch S/C] [--token T] [--read-only]
 //	oncely dev kafka     [--addr 127.0.0.1:9092]
 //	oncely crashtest     [--brokers rabbitmq,kafka,sqs] [--kills 100] [--messages 2000]

@@ -53,6 +53,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"migrate", "--help"}, {"prune", "--help"}, {"dlq", "--help"}, {"dlq", "list", "--help"}, {"dlq", "show", "-h"},
 		{"dlq", "redrive", "--help"}, {"dlq", "purge", "--help"}, {"lag", "--help"}, {"publish", "--help"}, {"dev", "--help"}, {"dev", "kafka", "--help"}, {"crashtest", "--help"}, {"relay", "--help"}, {"console", "--help"},
+		{"outbox", "--help"}, {"outbox", "dead", "--help"}, {"outbox", "redrive", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, out, errs := cli(t, nil, nil, args...)

@@ -11,7 +11,8 @@
 // (…/message?id=); a plan (…/plan): how many a filter selects in the
 // whole destination, which have an idempotency claim (a redrive is a no-op
 // for them) and which not; redrive jobs (/jobs, /jobs/{id}); the audit
-// table (/audit). Every consumer page takes the filters reason, text,
+// table (/audit); the outbox's dead rows with the broker's reasons
+// (/outbox, read-only: oncely outbox redrive moves them back). Every consumer page takes the filters reason, text,
 // since, until, group and id as query values (see Filter).
 //
 // Actions, all POST with a CSRF token and refused (403) in read-only mode:
@@ -33,7 +34,7 @@
 // Browser tests find elements by data-testid; these names are kept stable
 // (TestElementContract checks that the templates use no other):
 //
-//	layout:    nav nav-overview nav-jobs nav-audit read-only-badge user logout
+//	layout:    nav nav-overview nav-jobs nav-audit nav-outbox read-only-badge user logout
 //	errors:    error-message
 //	login:     login-form login-token login-submit login-error
 //	overview:  consumers-table consumer-row (data-source, data-consumer) consumer-link lag
@@ -62,4 +63,6 @@
 //	deleted:   delete-result deleted-count delete-outcome
 //	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-action
 //	           audit-selection audit-outcome audit-counts no-audit
+//	outbox:    outbox-table outbox-row outbox-seq outbox-id outbox-destination
+//	           outbox-attempts outbox-reason outbox-more no-outbox-dead
 package console

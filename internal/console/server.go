@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/oncely/oncely/store/postgres"
+	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 //go:embed templates/*.html
@@ -22,13 +23,15 @@ var staticFS embed.FS
 // Server is the console's http.Handler. Create it with New; Close stops
 // its redrive jobs.
 type Server struct {
-	cfg      Config
-	claims   *postgres.Store
-	audit    auditLog
-	sessions *sessions
-	pages    map[string]*pageTemplate
-	handler  http.Handler
-	log      *slog.Logger
+	cfg    Config
+	claims *postgres.Store
+	audit  auditLog
+	// outboxDead lists the outbox's dead rows (the outbox page).
+	outboxDead *outbox.DeadLetters
+	sessions   *sessions
+	pages      map[string]*pageTemplate
+	handler    http.Handler
+	log        *slog.Logger
 
 	// jobsCtx is the parent of every job's context; Close cancels it.
 	jobsCtx    context.Context
@@ -51,11 +54,15 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
+	outboxDead, err := outbox.NewDeadLetters(cfg.Pool, cfg.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, claims: claims, audit: newAuditLog(cfg.Pool, cfg.Schema), sessions: newSessions(),
+	s := &Server{cfg: cfg, claims: claims, audit: newAuditLog(cfg.Pool, cfg.Schema), outboxDead: outboxDead, sessions: newSessions(),
 		pages: pages, log: cfg.Logger, jobs: map[string]*job{}}
 	s.jobsCtx, s.stopJobs = context.WithCancel(context.Background())
 	s.handler = s.routes()
@@ -107,6 +114,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /jobs/{job}/progress", s.authed(s.jobProgress))
 	mux.HandleFunc("POST /jobs/{job}/cancel", s.authed(s.action(s.cancelJob)))
 	mux.HandleFunc("GET /audit", s.authed(s.page(s.auditPage)))
+	mux.HandleFunc("GET /outbox", s.authed(s.page(s.outboxPage)))
 	mux.HandleFunc("/", s.page(func(http.ResponseWriter, *http.Request) error {
 		return httpErrorf(http.StatusNotFound, "no such page")
 	}))

@@ -16,20 +16,21 @@ type row struct {
 	seq         int64
 	destination string
 	created     time.Time
+	attempts    int // refusals so far
 	msg         *consumer.Message
 }
 
 // A round claims keys first and rows second, in three statements of its
 // transaction:
 //
-//  1. windowSQL reads the owners of the first Workers × BatchSize
-//     unpublished rows: each (destination, key), or the row itself when its
-//     key is empty (such a row orders nothing), with its rows in the window,
-//     in the order of its first row.
+//  1. windowSQL reads the owners of the first Workers × BatchSize ready
+//     rows: each (destination, key), or the row itself when its key is
+//     empty (such a row orders nothing), with its rows in the window, in the
+//     order of its first row.
 //  2. lockSQL tries the advisory lock of each owner, in that order, until
 //     the owned ones cover BatchSize window rows; an owner another round
 //     holds is skipped whole.
-//  3. rowsSQL reads the owned owners' unpublished rows in row order, up to
+//  3. rowsSQL reads the owned owners' ready rows in row order, up to
 //     BatchSize, in a statement that starts after every lock was taken.
 //
 // Its snapshot therefore sees every commit of a round that held one of
@@ -38,16 +39,28 @@ type row struct {
 // commit order) and a row marked by an earlier round is not read again. A
 // round that finds every owner of the window held ends at once, without
 // scanning the rest of the outbox.
+//
+// A ready row is unpublished, not of a destination the relay holds ($2 of
+// windowSQL), and not of a key whose refused row waits for its retry_at
+// (readySQL): a key's first unpublished row is its refused row, so its
+// later rows wait behind it; a refused row of an empty key holds only
+// itself. rowsSQL checks readiness again, as a round that owned the key
+// before may have refused its row since the window was read.
 const (
+	readySQL = `NOT EXISTS (SELECT 1 FROM %[1]s b WHERE b.published_at IS NULL AND b.retry_at > now()
+    AND b.destination = o.destination AND b.msg_key = o.msg_key AND (o.msg_key <> '' OR b.seq = o.seq))`
 	windowSQL = `SELECT destination, msg_key, min(seq), count(*) FROM (
-  SELECT seq, destination, msg_key FROM %s WHERE published_at IS NULL ORDER BY seq LIMIT $1) w
+  SELECT seq, destination, msg_key FROM %[1]s o
+  WHERE published_at IS NULL AND destination <> ALL($2::text[]) AND ` + readySQL + `
+  ORDER BY seq LIMIT $1) w
 GROUP BY destination, msg_key, CASE WHEN msg_key = '' THEN seq END
 ORDER BY min(seq)`
 	lockSQL = `SELECT i FROM unnest($1::text[]) WITH ORDINALITY AS c(name, i)
 WHERE pg_try_advisory_xact_lock(hashtextextended(c.name, 0))`
-	rowsSQL = `SELECT seq, message_id, destination, msg_key, body, headers, created_at FROM %s
+	rowsSQL = `SELECT seq, message_id, destination, msg_key, body, headers, created_at, attempts FROM %[1]s o
 WHERE published_at IS NULL
   AND ((destination, msg_key) IN (SELECT * FROM unnest($1::text[], $2::text[])) OR seq = ANY($3))
+  AND ` + readySQL + `
 ORDER BY seq
 LIMIT $4`
 )
@@ -74,7 +87,7 @@ func (r *Relay) lockName(o owner) string {
 // reports that the window held owners nobody was asked to take: rows
 // another worker could claim now.
 func (r *Relay) claim(ctx context.Context, tx pgx.Tx) (rows []row, more bool, err error) {
-	owners, err := r.window(ctx, tx)
+	owners, err := r.window(ctx, tx, r.holds.held(time.Now()))
 	if err != nil || len(owners) == 0 {
 		return nil, false, err
 	}
@@ -121,10 +134,13 @@ func (r *Relay) claim(ctx context.Context, tx pgx.Tx) (rows []row, more bool, er
 	return rows, more, err
 }
 
-// window reads the owners of the first Workers × BatchSize unpublished rows
-// in the order of their first row.
-func (r *Relay) window(ctx context.Context, tx pgx.Tx) ([]owner, error) {
-	rs, err := tx.Query(ctx, fmt.Sprintf(windowSQL, r.table), r.cfg.Workers*r.cfg.BatchSize)
+// window reads the owners of the first Workers × BatchSize ready rows
+// outside the held destinations, in the order of their first row.
+func (r *Relay) window(ctx context.Context, tx pgx.Tx, held []string) ([]owner, error) {
+	if held == nil {
+		held = []string{}
+	}
+	rs, err := tx.Query(ctx, fmt.Sprintf(windowSQL, r.table), r.cfg.Workers*r.cfg.BatchSize, held)
 	if err != nil {
 		return nil, fmt.Errorf("claim: window: %w", err)
 	}
@@ -165,7 +181,7 @@ func (r *Relay) lock(ctx context.Context, tx pgx.Tx, names []string) ([]int, err
 	return got, nil
 }
 
-// read returns the unpublished rows of the owned keys (destinations ds,
+// read returns the ready rows of the owned keys (destinations ds,
 // keys ks) and owned single rows, in row order, up to BatchSize.
 func (r *Relay) read(ctx context.Context, tx pgx.Tx, ds, ks []string, single []int64) ([]row, error) {
 	rs, err := tx.Query(ctx, fmt.Sprintf(rowsSQL, r.table), ds, ks, single, r.cfg.BatchSize)
@@ -180,7 +196,7 @@ func (r *Relay) read(ctx context.Context, tx pgx.Tx, ds, ks []string, single []i
 			m       consumer.Message
 			headers []byte
 		)
-		if err := rs.Scan(&rw.seq, &m.ID, &rw.destination, &m.Key, &m.Body, &headers, &rw.created); err != nil {
+		if err := rs.Scan(&rw.seq, &m.ID, &rw.destination, &m.Key, &m.Body, &headers, &rw.created, &rw.attempts); err != nil {
 			return nil, fmt.Errorf("claim: read rows: %w", err)
 		}
 		if err := json.Unmarshal(headers, &m.Headers); err != nil {

@@ -8,33 +8,38 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/postgres"
 )
 
 // Defaults of Config's zero values.
 const (
-	BatchSizeDefault       = 500
-	WorkersDefault         = 4
-	PollIntervalDefault    = time.Second
-	PublishTimeoutDefault  = 30 * time.Second
-	BackoffMinDefault      = 100 * time.Millisecond
-	BackoffMaxDefault      = 30 * time.Second
-	RetentionDefault       = time.Hour
-	CleanupBatchDefault    = 1000
-	MaintenanceDefault     = 10 * time.Second
-	cleanupBatchesPerRound = 100
+	BatchSizeDefault      = 500
+	WorkersDefault        = 4
+	PollIntervalDefault   = time.Second
+	PublishTimeoutDefault = 30 * time.Second
+	BackoffMinDefault     = 100 * time.Millisecond
+	BackoffMaxDefault     = 30 * time.Second
+	RetentionDefault      = time.Hour
+	CleanupBatchDefault   = 1000
+	MaintenanceDefault    = 10 * time.Second
+	// RefusedMaxAttemptsDefault is Config.Refused.MaxAttempts's default.
+	RefusedMaxAttemptsDefault = 10
+	cleanupBatchesPerRound    = 100
 )
 
 // Config tunes a Relay. The zero value is valid: every field has a
 // documented default.
 type Config struct {
-	// Schema holds the outbox table (migration 0002_outbox, applied by
-	// postgres.Migrate). Defaults to postgres.SchemaDefault.
+	// Schema holds the outbox tables (migrations 0002_outbox and
+	// 0004_outbox_refused, applied by postgres.Migrate). Defaults to
+	// postgres.SchemaDefault.
 	Schema string
 
 	// BatchSize is the most rows one worker claims and publishes per round
 	// (one Publish call per destination). A round picks its keys among
-	// those of the first Workers × BatchSize unpublished rows. Defaults to
+	// those of the first Workers × BatchSize ready rows (unpublished, not of
+	// a held destination nor behind a waiting refused row). Defaults to
 	// BatchSizeDefault.
 	BatchSize int
 
@@ -58,10 +63,25 @@ type Config struct {
 	// PublishTimeoutDefault.
 	PublishTimeout time.Duration
 
-	// BackoffMin and BackoffMax bound the jittered exponential backoff after
-	// a failed round (broker or database down). Default BackoffMinDefault
-	// and BackoffMaxDefault.
+	// BackoffMin and BackoffMax bound two jittered exponential backoffs: a
+	// worker's after a round failed on the database, and each destination's
+	// while none of its rows passes (a broker down, a deleted topic or
+	// queue). Such a destination is held: rounds leave its rows alone until
+	// its backoff ends, and every other destination keeps publishing.
+	// Default BackoffMinDefault and BackoffMaxDefault.
 	BackoffMin, BackoffMax time.Duration
+
+	// Refused is the policy for a row the broker refuses (too large, say)
+	// while another row of its destination passed in the same round; until
+	// then an outage and a bad row look alike and no row is blamed. Each
+	// refusal counts an attempt; the row then waits Refused.Delay(attempt),
+	// holding only its own key (the key's later rows wait behind it, every
+	// other key goes on). After Refused.MaxAttempts refusals the row moves to
+	// the outbox_dead table with the broker's reason, which releases its
+	// key (see DeadLetters). Zero fields take retry.Policy's defaults (1 s
+	// doubling to 5 min, ±20 % jitter), except MaxAttempts:
+	// RefusedMaxAttemptsDefault (10).
+	Refused retry.Policy
 
 	// Retention is how long published rows are kept before cleanup deletes
 	// them. Defaults to RetentionDefault.
@@ -128,6 +148,13 @@ func (c Config) withDefaults() (Config, error) {
 		} else if *f.v == 0 {
 			*f.v = f.def
 		}
+	}
+	if c.Refused.MaxAttempts == 0 {
+		c.Refused.MaxAttempts = RefusedMaxAttemptsDefault
+	}
+	c.Refused = c.Refused.WithDefaults()
+	if err := c.Refused.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("the Refused policy: %w", err))
 	}
 	if c.BackoffMin > c.BackoffMax {
 		errs = append(errs, fmt.Errorf("BackoffMin %s exceeds BackoffMax %s", c.BackoffMin, c.BackoffMax))

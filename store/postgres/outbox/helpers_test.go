@@ -28,13 +28,16 @@ type published struct {
 
 // recorder wraps a Broker and records every confirmed message, in order.
 // fail, when set, decides whether a Publish call fails before reaching the
-// broker.
+// broker; refuse, when set, whether the broker refuses a message, which
+// fails the whole call before any message reaches the broker.
 type recorder struct {
 	adapters.Broker
 	mu      sync.Mutex
 	got     []published
+	calls   map[string]int // Publish calls per destination
 	changed chan struct{}
 	fail    func(dest string) error
+	refuse  func(dest string, m *consumer.Message) error
 }
 
 func newRecorder(b adapters.Broker) *recorder {
@@ -43,11 +46,20 @@ func newRecorder(b adapters.Broker) *recorder {
 
 func (r *recorder) Publish(ctx context.Context, dest string, msgs ...*consumer.Message) error {
 	r.mu.Lock()
-	fail := r.fail
+	fail, refuse := r.fail, r.refuse
+	if r.calls == nil {
+		r.calls = map[string]int{}
+	}
+	r.calls[dest]++
 	r.mu.Unlock()
 	var err error
 	if fail != nil {
 		err = fail(dest)
+	}
+	for _, m := range msgs {
+		if err == nil && refuse != nil {
+			err = refuse(dest, m)
+		}
 	}
 	if err == nil {
 		err = r.Broker.Publish(ctx, dest, msgs...)
@@ -70,6 +82,19 @@ func (r *recorder) setFail(f func(dest string) error) {
 	r.mu.Lock()
 	r.fail = f
 	r.mu.Unlock()
+}
+
+func (r *recorder) setRefuse(f func(dest string, m *consumer.Message) error) {
+	r.mu.Lock()
+	r.refuse = f
+	r.mu.Unlock()
+}
+
+// callsTo returns how many Publish calls dest got.
+func (r *recorder) callsTo(dest string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[dest]
 }
 
 func (r *recorder) snapshot() []published {

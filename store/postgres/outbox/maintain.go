@@ -47,7 +47,11 @@ func (r *Relay) refreshDepth(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.metrics.depth(n, age)
+	var dead int64
+	if err := r.pool.QueryRow(ctx, "SELECT count(*) FROM "+r.deadTable).Scan(&dead); err != nil {
+		return fmt.Errorf("outbox: dead depth: %w", err)
+	}
+	r.metrics.depth(n, age, dead)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
@@ -135,11 +136,22 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 }
 
 func TestConfigReportsEveryProblem(t *testing.T) {
-	_, err := outbox.NewRelay(nil, nil, outbox.Config{Schema: "Bad-Schema", BatchSize: -1, Workers: -2, PollInterval: -time.Second, BackoffMin: time.Minute, BackoffMax: time.Second})
+	_, err := outbox.NewRelay(nil, nil, outbox.Config{Schema: "Bad-Schema", BatchSize: -1, Workers: -2, PollInterval: -time.Second, BackoffMin: time.Minute, BackoffMax: time.Second, Refused: retry.Policy{Multiplier: 0.5}})
 	require.Error(t, err)
-	for _, want := range []string{"Bad-Schema", "BatchSize", "Workers", "PollInterval", "BackoffMin", "nil pool", "nil broker"} {
+	for _, want := range []string{"Bad-Schema", "BatchSize", "Workers", "PollInterval", "BackoffMin", "Refused", "nil pool", "nil broker"} {
 		require.Contains(t, err.Error(), want)
 	}
 	_, err = outbox.NewSender("Bad-Schema")
 	require.Error(t, err)
+}
+
+// TestRunNeedsMigration: a relay on a schema without outbox_dead (migration
+// 0004 not applied) refuses to run and says what to do.
+func TestRunNeedsMigration(t *testing.T) {
+	db := pgtest.New(t)
+	_, err := db.Pool.Exec(context.Background(), "DROP TABLE "+pgx.Identifier{db.Schema, outbox.DeadTable}.Sanitize())
+	require.NoError(t, err)
+	r := newRelay(t, db, memBroker(t), outbox.Config{})
+	err = r.Run(context.Background())
+	require.ErrorContains(t, err, "run oncely migrate")
 }

@@ -31,18 +31,27 @@ import (
 //     unpublished rows in row order, which Send made commit order.
 //   - Different keys publish in parallel (Config.Workers rounds at once, each
 //     with up to Config.BatchSize rows and one Publish per destination).
-//   - When the broker or the database is down, rounds back off with jitter
-//     and resume by themselves; rows are kept, the depth metric grows.
+//   - A failing destination delays only itself: when none of its rows
+//     passes it is held with its own jittered backoff while the others
+//     publish. A row the broker refuses while others of its destination pass
+//     delays only its own key, and after Config.Refused.MaxAttempts moves to
+//     the outbox_dead table with the broker's reason (see DeadLetters).
+//   - When the broker or the database is down, destinations and rounds back
+//     off with jitter and resume by themselves; rows are kept, the depth
+//     metric grows.
 type Relay struct {
-	pool    *pgxpool.Pool
-	broker  adapters.Broker
-	cfg     Config
-	table   string
-	lockPfx string
-	metrics *relayMetrics
-	wakes   []chan struct{}
-	running atomic.Bool
-	hooks   hooks
+	pool   *pgxpool.Pool
+	broker adapters.Broker
+	cfg    Config
+	table  string
+	// deadTable holds the rows refused until their attempts ran out.
+	deadTable string
+	lockPfx   string
+	holds     *destHolds
+	metrics   *relayMetrics
+	wakes     []chan struct{}
+	running   atomic.Bool
+	hooks     hooks
 }
 
 // hooks let tests act at points of a round.
@@ -76,13 +85,15 @@ func NewRelay(pool *pgxpool.Pool, broker adapters.Broker, cfg Config) (*Relay, e
 		return nil, err
 	}
 	r := &Relay{
-		pool:    pool,
-		broker:  broker,
-		cfg:     cfg,
-		table:   pgx.Identifier{cfg.Schema, Table}.Sanitize(),
-		lockPfx: "oncely.outbox.relay\n" + cfg.Schema + "\n",
-		metrics: m,
+		pool:      pool,
+		broker:    broker,
+		cfg:       cfg,
+		table:     pgx.Identifier{cfg.Schema, Table}.Sanitize(),
+		deadTable: pgx.Identifier{cfg.Schema, DeadTable}.Sanitize(),
+		lockPfx:   "oncely.outbox.relay\n" + cfg.Schema + "\n",
+		metrics:   m,
 	}
+	r.holds = newDestHolds(r.newBackoff)
 	for range cfg.Workers {
 		r.wakes = append(r.wakes, make(chan struct{}, 1))
 	}
@@ -93,12 +104,18 @@ func NewRelay(pool *pgxpool.Pool, broker adapters.Broker, cfg Config) (*Relay, e
 // ended (a round cut short is rolled back, its rows published again later).
 // It starts Config.Workers workers, the LISTEN connection unless
 // Config.NoListen, and the maintenance loop (metrics, cleanup). A Relay runs
-// once at a time; Run returns an error if it is already running.
+// once at a time; Run returns an error if it is already running, or if the
+// schema lacks the outbox's tables up to outbox_dead (run oncely migrate).
+// A database that does not answer that check is not an error: the workers
+// back off until it does.
 func (r *Relay) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return errors.New("outbox: relay already running")
 	}
 	defer r.running.Store(false)
+	if err := r.checkSchema(ctx); errors.Is(err, errNotMigrated) {
+		return err
+	}
 	var wg sync.WaitGroup
 	for _, w := range r.wakes {
 		wg.Add(1)
@@ -111,6 +128,22 @@ func (r *Relay) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); r.maintain(ctx) }()
 	wg.Wait()
+	return nil
+}
+
+// errNotMigrated: the schema lacks the outbox's tables up to outbox_dead.
+var errNotMigrated = errors.New("run oncely migrate")
+
+// checkSchema reports errNotMigrated unless the schema has the outbox's
+// tables up to outbox_dead (migration 0004_outbox_refused).
+func (r *Relay) checkSchema(ctx context.Context) error {
+	var ok bool
+	if err := r.pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", r.deadTable).Scan(&ok); err != nil {
+		return fmt.Errorf("outbox: check schema %s: %w", r.cfg.Schema, err)
+	}
+	if !ok {
+		return fmt.Errorf("outbox: schema %s has no %s table (migration 0004_outbox_refused): %w", r.cfg.Schema, DeadTable, errNotMigrated)
+	}
 	return nil
 }
 

@@ -2,12 +2,8 @@ package outbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
-
-	"github.com/oncely/oncely/consumer"
 )
 
 // markTimeout bounds marking and committing a published round.
@@ -15,9 +11,11 @@ const markTimeout = 10 * time.Second
 
 // round claims up to BatchSize rows (see claim), publishes them (one Publish
 // per destination, destinations in parallel), marks those the broker
-// confirmed and commits. It returns how many rows it claimed. A destination
-// whose Publish failed keeps its rows unpublished and makes round fail.
-// self is the wake channel of the round's worker.
+// confirmed, records the rows it refused (see refuse) and commits. It
+// returns how many rows it claimed. A destination none of whose rows passed
+// keeps its rows unpublished and is held (see destHolds); that is not the
+// round's error, which is kept for the database's failures, after which the
+// worker backs off. self is the wake channel of the round's worker.
 func (r *Relay) round(ctx context.Context, self chan struct{}) (int, error) {
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
@@ -38,68 +36,60 @@ func (r *Relay) round(ctx context.Context, self chan struct{}) (int, error) {
 		return 0, tx.Commit(ctx)
 	}
 
-	done, perr := r.publish(ctx, rows)
+	results := r.publish(ctx, rows)
 	if r.hooks.afterPublish != nil {
 		r.hooks.afterPublish(ctx, tx.Conn().PgConn().PID())
 	}
-	if len(done) > 0 {
+	var (
+		done    []int64
+		refused []refusal
+		waiting int
+	)
+	for _, res := range results {
+		done = append(done, res.done...)
+		refused = append(refused, res.refused...)
+		waiting += res.waiting
+	}
+	r.metrics.failed(waiting + len(refused))
+	if len(done) > 0 || len(refused) > 0 {
 		// Mark even when ctx ended meanwhile: the broker has the messages,
 		// and a round left unmarked is published again.
 		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
 		defer cancel()
-		if _, err := tx.Exec(mctx, "UPDATE "+r.table+" SET published_at = now() WHERE seq = ANY($1)", done); err != nil {
-			return len(rows), errors.Join(perr, fmt.Errorf("mark published: %w", err))
+		if len(done) > 0 {
+			if _, err := tx.Exec(mctx, "UPDATE "+r.table+" SET published_at = now() WHERE seq = ANY($1)", done); err != nil {
+				return len(rows), fmt.Errorf("mark published: %w", err)
+			}
+		}
+		dead, err := r.refuse(mctx, tx, refused)
+		if err != nil {
+			return len(rows), err
 		}
 		if err := tx.Commit(mctx); err != nil {
-			return len(rows), errors.Join(perr, fmt.Errorf("commit: %w", err))
+			return len(rows), fmt.Errorf("commit: %w", err)
 		}
 		r.metrics.published(len(done))
+		r.metrics.refused(len(refused) - len(dead))
+		r.metrics.deadLettered(len(dead))
+		r.logRefused(refused, dead)
 	}
-	if perr != nil {
-		r.metrics.failed(len(rows) - len(done))
-	}
-	return len(rows), perr
+	r.settleDestinations(results)
+	return len(rows), nil
 }
 
-// publish sends rows, grouped by destination in row order, one Publish call
-// per destination, the destinations in parallel. It returns the seqs the
-// broker confirmed and the joined errors of the others.
-func (r *Relay) publish(ctx context.Context, rows []row) ([]int64, error) {
-	var order []string
-	byDest := map[string][]row{}
-	for _, rw := range rows {
-		if _, ok := byDest[rw.destination]; !ok {
-			order = append(order, rw.destination)
-		}
-		byDest[rw.destination] = append(byDest[rw.destination], rw)
-	}
-	errs := make([]error, len(order))
-	var wg sync.WaitGroup
-	for i, dest := range order {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			group := byDest[dest]
-			msgs := make([]*consumer.Message, len(group))
-			for j, rw := range group {
-				msgs[j] = rw.msg
+// settleDestinations holds each destination none of whose rows passed and
+// releases those that passed again.
+func (r *Relay) settleDestinations(results []destResult) {
+	now := time.Now()
+	for _, res := range results {
+		if res.err != nil {
+			if d, held := r.holds.hold(res.dest, now); held {
+				r.cfg.Logger.Warn("outbox relay: publishing to a destination failed; holding it, other destinations go on",
+					"schema", r.cfg.Schema, "destination", res.dest, "rows", res.waiting, "retry_in", d.String(), "error", res.err)
 			}
-			pctx, cancel := context.WithTimeout(ctx, r.cfg.PublishTimeout)
-			defer cancel()
-			if err := r.broker.Publish(pctx, dest, msgs...); err != nil {
-				errs[i] = fmt.Errorf("publish %d messages to %s: %w", len(msgs), dest, err)
-			}
-		}()
-	}
-	wg.Wait()
-	var done []int64
-	for i, dest := range order {
-		if errs[i] != nil {
-			continue
-		}
-		for _, rw := range byDest[dest] {
-			done = append(done, rw.seq)
+		} else if r.holds.release(res.dest) {
+			r.cfg.Logger.Info("outbox relay: destination publishes again", "schema", r.cfg.Schema, "destination", res.dest)
 		}
 	}
-	return done, errors.Join(errs...)
+	r.metrics.failingDestinations(r.holds.failing())
 }

@@ -55,8 +55,23 @@ func NewSender(schema string) (*Sender, error) {
 }
 
 // Channel is the LISTEN/NOTIFY channel Send notifies and a Relay of schema
-// listens on.
-func Channel(schema string) string { return "oncely_outbox." + schema }
+// listens on: "oncely_outbox.<schema>" when that fits Postgres's identifier
+// limit (63 bytes, schemas of up to 49 bytes); otherwise the schema's first
+// 32 bytes, a dot and 16 hex digits of its SHA-256, 63 bytes in all. A valid
+// schema name has no dot, so the two forms never meet and every schema gets
+// its own channel.
+func Channel(schema string) string {
+	const prefix = "oncely_outbox."
+	if len(prefix)+len(schema) <= maxIdentifier {
+		return prefix + schema
+	}
+	sum := sha256.Sum256([]byte(schema))
+	return prefix + schema[:maxIdentifier-len(prefix)-17] + "." + hex.EncodeToString(sum[:8])
+}
+
+// maxIdentifier is the longest Postgres identifier, in bytes (NAMEDATALEN-1):
+// pg_notify refuses a longer channel name.
+const maxIdentifier = 63
 
 // Send writes msg into the outbox of postgres.SchemaDefault in tx: see
 // Sender.Send.

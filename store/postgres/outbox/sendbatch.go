@@ -118,7 +118,7 @@ func (s *Sender) SendBatch(ctx context.Context, tx pgx.Tx, sends []Outgoing) err
 		// The lock is evaluated after the sort (a volatile function in the
 		// select list of a sorted query, PostgreSQL ≥ 9.6), so every
 		// SendBatch takes its locks in ascending lock number.
-		b.Queue("SELECT pg_advisory_xact_lock(l) FROM (SELECT DISTINCT hashtextextended(k, 0) AS l FROM unnest($1::text[]) AS k) AS locks ORDER BY l", lockKeys)
+		b.Queue(lockAllSQL, lockKeys)
 	}
 	if len(causeHashes) > 0 {
 		next := make(map[string]int, len(causeHashes))
@@ -151,3 +151,8 @@ func (s *Sender) SendBatch(ctx context.Context, tx pgx.Tx, sends []Outgoing) err
 	}
 	return nil
 }
+
+// lockAllSQL takes the advisory locks of the lock keys $1 sorted by lock
+// number, so that transactions taking overlapping sets this way queue
+// instead of deadlocking.
+const lockAllSQL = "SELECT pg_advisory_xact_lock(l) FROM (SELECT DISTINCT hashtextextended(k, 0) AS l FROM unnest($1::text[]) AS k) AS locks ORDER BY l"

@@ -1,11 +1,13 @@
 package outbox_test
 
 import (
-	"errors"
+	"context"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
@@ -15,10 +17,11 @@ import (
 // TestShortRoundRunsAgainWhenKeysFree catches a worker whose round came back
 // short only because another round owned the keys sleeping a full
 // PollInterval instead of looking again once those keys were free. The rows
-// share one key; the round that owns it fails (its worker then backs off for
+// share one key; the round that owns it fails on the database (its
+// connection is killed after the publish, so its worker then backs off for
 // an hour) only after the other worker's round found the key owned and came
 // back empty. PollInterval and the backoff are an hour and LISTEN is off, so
-// the rows are published only if the ending round wakes the other worker.
+// the rows are marked only if the failing round wakes the other worker.
 func TestShortRoundRunsAgainWhenKeysFree(t *testing.T) {
 	db := pgtest.New(t)
 	b := memBroker(t)
@@ -32,23 +35,36 @@ func TestShortRoundRunsAgainWhenKeysFree(t *testing.T) {
 
 	empty := make(chan struct{}, 1)
 	var failed atomic.Bool
-	b.setFail(func(string) error {
-		if !failed.CompareAndSwap(false, true) {
-			return nil
-		}
-		select {
-		case <-empty:
-		case <-time.After(30 * time.Second):
-			t.Error("the other worker ran no round while the key was owned")
-		}
-		return errors.New("first publish fails")
-	})
 	r := newRelay(t, db, b, outbox.Config{
 		Workers:      2,
 		NoListen:     true,
 		PollInterval: time.Hour,
 		BackoffMin:   time.Hour,
 		BackoffMax:   time.Hour,
+	})
+	r.SetAfterPublish(func(ctx context.Context, pid uint32) {
+		if !failed.CompareAndSwap(false, true) {
+			return
+		}
+		select {
+		case <-empty:
+		case <-time.After(30 * time.Second):
+			t.Error("the other worker ran no round while the key was owned")
+		}
+		_, err := db.Pool.Exec(ctx, "SELECT pg_terminate_backend($1)", int32(pid))
+		require.NoError(t, err)
+		// The client may hear of the termination before the backend has
+		// released its locks: wait until the key's lock is free, so that
+		// the woken worker finds it so.
+		for range 3000 {
+			var held int
+			require.NoError(t, db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE pid = $1 AND locktype = 'advisory'", int32(pid)).Scan(&held))
+			if held == 0 {
+				return
+			}
+			waitABit()
+		}
+		t.Error("the terminated round still holds its locks")
 	})
 	r.SetRoundEnded(func(n int, err error) {
 		if n == 0 && err == nil {
@@ -59,11 +75,12 @@ func TestShortRoundRunsAgainWhenKeysFree(t *testing.T) {
 		}
 	})
 	startRelay(t, r)
-	b.waitDistinct(t, n)
 	waitUnpublished(t, db, 0)
-	for i, p := range b.snapshot() {
+	got := b.snapshot()
+	require.Len(t, got, 2*n, "published by the failed round, then again by the woken worker")
+	for i, p := range got[n:] {
 		if p.msg.ID != msgs[i].ID {
-			t.Fatalf("published[%d] = %s, want %s (key order)", i, p.msg.ID, msgs[i].ID)
+			t.Fatalf("published[%d] = %s, want %s (key order)", n+i, p.msg.ID, msgs[i].ID)
 		}
 	}
 }
