@@ -19,7 +19,10 @@ type app struct {
 	stdin io.Reader // the body of `oncely publish`; empty by default
 	// stdinTerminal: stdin is a terminal, where dlq purge may ask for
 	// confirmation. False by default.
-	stdinTerminal  bool
+	stdinTerminal bool
+	// stdoutTerminal: standard output is a terminal, where dlq show --body
+	// escapes control characters unless --raw. False by default.
+	stdoutTerminal bool
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	// openOpts are passed to adapters.Open (tests share a mem:// broker).
@@ -74,10 +77,12 @@ func (a *app) run(ctx context.Context, args []string) int {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, new(usageError)):
-		fmt.Fprintln(a.stderr, "oncely:", err)
+		fmt.Fprintln(a.stderr, "oncely:", safeLines(err.Error()))
 		return 2
 	default:
-		fmt.Fprintln(a.stderr, "oncely:", err)
+		// Errors carry broker- and message-supplied text (names, IDs, the
+		// broker's own messages): made safe for a terminal like the output.
+		fmt.Fprintln(a.stderr, "oncely:", safeLines(err.Error()))
 		return 1
 	}
 }

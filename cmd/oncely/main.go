@@ -34,6 +34,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)
 	a.stdin, a.stdinTerminal = os.Stdin, isTerminal(os.Stdin)
+	a.stdoutTerminal = isTerminal(os.Stdout)
 	code := a.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)

@@ -72,6 +72,6 @@ from --file, or else from standard input.`)
 	if err := br.Publish(ctx, *source, msg); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
-	fmt.Fprintf(a.stdout, "published %s to %s (%d bytes)\n", *id, *source, len(data))
+	fmt.Fprintf(a.stdout, "published %s to %s (%d bytes)\n", safeLine(*id), safeLine(*source), len(data))
 	return nil
 }
