@@ -156,7 +156,7 @@ type brokerFlags struct {
 }
 
 func (b *brokerFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.url, "broker", "", "broker URL (default $BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
+	fs.StringVar(&b.url, "broker", "", "broker URL (default $BROKER_URL; prefer the variable for a URL with a password or token: a command line shows in the process list): "+strings.Join(adapters.Schemes(), " | "))
 	fs.StringVar(&b.source, "source", "", "source: the topic or queue consumed (required)")
 	fs.StringVar(&b.consumer, "consumer", "", "consumer name, e.g. ledger (required)")
 }
