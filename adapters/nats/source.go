@@ -191,6 +191,12 @@ func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, e
 func (src *Source) accept(p *puller, m jetstream.Msg) bool {
 	d := &delivery{src: src, from: p, m: m}
 	delivered := fillMessage(&d.msg, m, src.cfg.KeyHeader)
+	if d.msg.Source == src.cfg.Source && consumer.DistrustHeaders(d.msg.Headers) {
+		// The source subject is the producers'; oncely's retried copies
+		// arrive on RetrySubject. A producer's "oncely-" headers set no
+		// attempt, due time or failure context.
+		d.msg.Attempt = 1
+	}
 	src.mu.Lock()
 	src.held[d] = struct{}{}
 	src.mu.Unlock()
