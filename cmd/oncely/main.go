@@ -8,7 +8,7 @@
 //	oncely prune         --database-url URL [--schema oncely] [--retention 168h]
 //	oncely publish       --broker URL --source S --id ID [--key K] [--header k=v] [--body TEXT | --file F | < body]
 //	oncely dlq list      --broker URL --source S --consumer C
-//	oncely dlq show      --broker URL --source S --consumer C [--id ID]
+//	oncely dlq show      --broker URL --source S --consumer C [--id ID [--body [--raw]]]
 //	oncely dlq redrive   --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--rate N] [--dry-run]
 //	oncely dlq purge     --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--limit N] [--dry-run] [--yes]
 //	oncely lag           --broker URL --source S --consumer C
