@@ -19,7 +19,9 @@
 //
 // The broker URL (--broker, or BROKER_URL) is one of kafka://host:port
 // (kafkas://user:pass@host:port for TLS and SASL),
-// amqp://user:pass@host:port/vhost, sqs://REGION?endpoint=URL or mem://.
+// amqp://user:pass@host:port/vhost, sqs://REGION?endpoint=URL,
+// nats://host:port or redis://host:port/db (mem://, a broker inside one
+// process, is refused: it would die with the command).
 // Every command takes --help.
 package main
 

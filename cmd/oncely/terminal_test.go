@@ -154,6 +154,7 @@ func newCLI(env map[string]string, opts []adapters.Option) (*app, *strings.Build
 	var out, errb strings.Builder
 	a := newApp(&out, &errb, func(k string) string { return env[k] })
 	a.openOpts = opts
+	a.memoryShared = true
 	return a, &out, &errb
 }
 
