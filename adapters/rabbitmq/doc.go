@@ -141,5 +141,7 @@
 // has its "oncely-" headers moved aside (consumer.DistrustHeaders) and starts
 // at attempt 1. A producer sharing the consumer's login is trusted: give
 // producers logins of their own. x-death proves nothing (a publisher can
-// set it).
+// set it). Retry copies published by a version of oncely before this rule
+// carry no user_id: they start again at attempt 1 with fresh failure
+// context.
 package rabbitmq
