@@ -10,8 +10,14 @@
 //	mem://                               a process-local memory broker (adapters/memory)
 //	redis://host:port/db                 Redis Streams (adapters/redis); rediss:// for TLS
 //
-// Open's errors show the URL with its password redacted (user:xxxxx@); the
-// Kafka adapter puts a URL's password in no error and no log.
+// No error of Open and no log line of the Broker it returns holds the URL's
+// password or token (internal/redact): errors show the URL with its user
+// info hidden (user:xxxxx@, or xxxxx@ for a token), even when the URL does
+// not parse. A URL whose password holds an unencoded '/', '?' or '#' before
+// the '@' is refused, since URL parsers would read part of the password as
+// host, path or query. Open logs a warning when tls_insecure_skip_verify=true
+// turns certificate checks off, and when a URL sends credentials over a
+// plain-text scheme to a host other than the loopback.
 //
 // A mem:// broker lives in the process that opened it: two processes (or two
 // Open calls) never share one, and its messages die with the process. Use it
@@ -73,12 +79,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/redact"
 )
 
 // Broker is one broker chosen by URL. Its methods are safe for concurrent
@@ -217,23 +226,60 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (Broker, error) {
 	if strings.TrimSpace(rawURL) == "" {
 		return nil, fmt.Errorf("adapters: empty broker URL; %s", supported)
 	}
+	shown := redact.URL(rawURL)
+	if redact.Ambiguous(rawURL) {
+		return nil, fmt.Errorf("adapters: broker URL %q has an '@' after a '/', '?' or '#': percent-encode those characters (and '@', ':', '%%') in the user name and password, and URLs in query values (url.UserPassword and url.QueryEscape do); %s", shown, supported)
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("adapters: broker URL %q does not parse (%v); %s", redact(rawURL), errors.Unwrap(err), supported)
+		// The parser's message quotes pieces of the URL, which may be
+		// pieces of a password: they are cut when the URL has user info.
+		why := errors.Unwrap(err).Error()
+		if shown != rawURL {
+			why = quoted.ReplaceAllString(why, "…") + "; percent-encode '%' in a password as %25"
+		}
+		return nil, fmt.Errorf("adapters: broker URL %q does not parse (%s); %s", shown, why, supported)
 	}
 	if u.Scheme == "" {
-		return nil, fmt.Errorf("adapters: broker URL %q has no scheme; %s", redact(rawURL), supported)
+		return nil, fmt.Errorf("adapters: broker URL %q has no scheme; %s", shown, supported)
 	}
 	i := slices.IndexFunc(schemes(), func(s scheme) bool { return s.name == strings.ToLower(u.Scheme) })
 	if i < 0 {
-		return nil, fmt.Errorf("adapters: %w %q in %q; %s", ErrUnsupportedScheme, u.Scheme, redact(rawURL), supported)
+		return nil, fmt.Errorf("adapters: %w %q in %q; %s", ErrUnsupportedScheme, redact.Text(u.Scheme, redact.Secrets(rawURL)), shown, supported)
 	}
 	s := schemes()[i]
+	o.logger = slog.New(redact.Handler(o.logger.Handler(), redact.Secrets(rawURL)))
+	warnInsecure(o.logger, u, shown)
 	b, err := s.open(ctx, u, o)
 	if err != nil {
-		return nil, fmt.Errorf("adapters: opening %s (form %s): %w", u.Redacted(), s.example, err)
+		return nil, redact.Error(fmt.Errorf("adapters: opening %s (form %s): %w", shown, s.example, err), rawURL)
 	}
 	return idChecked{b}, nil
+}
+
+// quoted matches the quoted pieces of a URL parser's message.
+var quoted = regexp.MustCompile(`"[^"]*"`)
+
+// warnInsecure logs a warning, once per Open, when u turns certificate
+// verification off (tls_insecure_skip_verify=true) or sends credentials
+// over a plain-text scheme to a host other than the loopback.
+func warnInsecure(l *slog.Logger, u *url.URL, shown string) {
+	if v := strings.ToLower(u.Query().Get("tls_insecure_skip_verify")); v == "true" || v == "1" {
+		l.Warn("tls_insecure_skip_verify=true: the broker's certificate is not verified, so anyone on the network path can read and change the traffic, credentials included; use it for tests only", "url", shown)
+	}
+	plain := map[string]bool{"kafka": u.Query().Get("tls") != "true", "amqp": true, "nats": true, "redis": true}
+	if u.User != nil && plain[strings.ToLower(u.Scheme)] && !isLoopback(u.Hostname()) {
+		l.Warn("credentials in the broker URL go over a plain-text connection: use the scheme's TLS form (kafkas://, amqps://, tls://, rediss://)", "url", shown)
+	}
+}
+
+// isLoopback reports whether host names this machine.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ErrNoSource is returned (wrapped) by Broker.DeadLetters, Redrive, Purge
@@ -265,19 +311,6 @@ func (b idChecked) Publish(ctx context.Context, source string, msgs ...*consumer
 		}
 	}
 	return b.Broker.Publish(ctx, source, msgs...)
-}
-
-// redact hides a password in a URL that may not parse.
-func redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		return u.Redacted()
-	}
-	if at := strings.LastIndex(raw, "@"); at >= 0 {
-		if sep := strings.Index(raw, "://"); sep >= 0 && sep < at {
-			return raw[:sep+3] + "xxxxx" + raw[at:]
-		}
-	}
-	return raw
 }
 
 // query reads a URL's query parameters and reports the unknown ones.

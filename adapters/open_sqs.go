@@ -21,6 +21,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/sqs"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/redact"
 )
 
 // openSQS opens sqs://REGION?endpoint=URL with adapters/sqs. REGION may be
@@ -51,7 +52,7 @@ func openSQS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	cfg := sqs.Config{Region: u.Host, Endpoint: q.str("endpoint"), Logger: o.logger}
 	if cfg.Endpoint != "" {
 		if e, err := url.Parse(cfg.Endpoint); err != nil || e.Scheme == "" || e.Host == "" {
-			q.fail("endpoint=%q: want an absolute URL such as http://127.0.0.1:9324", cfg.Endpoint)
+			q.fail("endpoint=%q: want an absolute URL such as http://127.0.0.1:9324", redact.URL(cfg.Endpoint))
 		}
 	}
 	if v := q.str("visibility_timeout"); v != "" {
@@ -103,7 +104,7 @@ func openSQS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	defer cancel()
 	if _, err := client.ListQueues(lctx, &awssqs.ListQueuesInput{MaxResults: aws.Int32(1)}); err != nil {
 		tr.CloseIdleConnections()
-		return nil, fmt.Errorf("SQS does not answer (endpoint %q, region %q): %w", cfg.Endpoint, cfg.Region, err)
+		return nil, redact.Error(fmt.Errorf("SQS does not answer (endpoint %q, region %q): %w", redact.URL(cfg.Endpoint), cfg.Region, err), cfg.Endpoint)
 	}
 	return &sqsBroker{cfg: cfg, client: client, transport: tr, urls: map[string]string{}, maxSizes: map[string]int{}}, nil
 }

@@ -73,4 +73,12 @@
 // CreateTopic, Backlog, and ReadDeadLetters, whose reader lists dead
 // letters and records the ones a redrive or purge removed (RedriveGroup). The package links no fake
 // broker: `oncely dev kafka` runs one for local development.
+//
+// Producers' "oncely-" headers are not trusted: a record of the source topic
+// is a first arrival, whose "oncely-" headers are moved aside
+// (consumer.DistrustHeaders) before the runtime sees it, so a producer sets
+// no attempt count, due time or failure context. Only the retry topics (and
+// in-place retries, whose headers the runtime wrote) carry oncely's; a
+// producer allowed to write to a retry or dead-letter topic is trusted, so
+// keep those topics' write ACLs to the consumer's principal.
 package kafka

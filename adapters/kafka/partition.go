@@ -217,7 +217,11 @@ func (p *partition) commitPoint() (kgo.EpochOffset, bool) {
 // is its ID header, gets no Headers map (see the package documentation).
 // tier is the delay of the retry tier the records come from, zero for the
 // source topic: a tier's record waits for its not-before header, and hops
-// once its tier's delay passed (see hopTime).
+// once its tier's delay passed (see hopTime). Records of the source topic
+// are first arrivals, written by producers: their "oncely-" headers are
+// moved aside (consumer.DistrustHeaders), so only oncely's retry topics
+// (and in-place retries, whose headers the runtime wrote) carry an attempt
+// count or failure context.
 func (s *Source) newEntries(recs []*kgo.Record, tier time.Duration) []entry {
 	n := 0
 	for _, r := range recs {
@@ -251,6 +255,11 @@ func (s *Source) newEntries(recs []*kgo.Record, tier time.Duration) []entry {
 				h[kv.Key], rest = rest[:len(kv.Value)], rest[len(kv.Value):]
 			}
 			id = s.idFrom(h)
+			if r.Topic == s.cfg.Topic {
+				// The source topic is the producers': only the retry and
+				// dead-letter topics carry oncely's own copies.
+				consumer.DistrustHeaders(h)
+			}
 		}
 		s.fill(&e.m0, r, key, id, h)
 		if tier > 0 {

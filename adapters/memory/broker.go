@@ -108,7 +108,11 @@ func (b *Broker) nextSeq(n int) uint64 {
 
 // Publish appends copies of msgs to the queue named source, in order, and
 // wakes waiting receivers. The copies get Source = source, Partition and
-// Offset -1 and, when zero, Timestamp = now; Attempt is set on delivery. A nil
+// Offset -1 and, when zero, Timestamp = now; Attempt is set on delivery.
+// Publish is the producers' way in (oncely's retry copies are queued by the
+// Source itself), so the copies' "oncely-" headers are moved aside
+// (consumer.DistrustHeaders): a producer cannot set an attempt count or
+// failure context. A nil
 // message is an error and nothing is published. ctx is not used: publishing
 // to memory cannot block.
 func (b *Broker) Publish(_ context.Context, source string, msgs ...*consumer.Message) error {
@@ -129,6 +133,7 @@ func (b *Broker) Publish(_ context.Context, source string, msgs ...*consumer.Mes
 	for i, m := range msgs {
 		c := m.Clone()
 		c.Source, c.Partition, c.Offset, c.Attempt = source, -1, -1, 0
+		consumer.DistrustHeaders(c.Headers)
 		if c.Timestamp.IsZero() {
 			c.Timestamp = now
 		}

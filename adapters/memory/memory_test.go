@@ -138,13 +138,30 @@ func TestSettleTwice(t *testing.T) {
 	}
 }
 
-// TestAttemptFromHeader: Attempt is the oncely-attempt header, or 1 when it
-// is missing or malformed; closing a Source over unhandled deliveries never
-// raises it.
+// TestAttemptFromHeader: Attempt is the oncely-attempt header of a retried
+// copy, or 1 when it is missing or malformed; closing a Source over
+// unhandled deliveries never raises it. A producer's oncely-attempt is
+// moved aside by Publish: its message starts at attempt 1.
 func TestAttemptFromHeader(t *testing.T) {
 	b := memory.NewBroker()
-	m := &consumer.Message{ID: "a", Headers: map[string]string{consumer.HeaderAttempt: "4"}}
-	if err := b.Publish(t.Context(), "q", m, &consumer.Message{ID: "b", Headers: map[string]string{consumer.HeaderAttempt: "junk"}}); err != nil {
+	forged := &consumer.Message{ID: "f", Headers: map[string]string{consumer.HeaderAttempt: "4"}}
+	if err := b.Publish(t.Context(), "q", &consumer.Message{ID: "a"}, &consumer.Message{ID: "b"}, forged); err != nil {
+		t.Fatal(err)
+	}
+	src := b.NewSource("q", "c")
+	ds := receive(t, src, 3)
+	for i, h := range []string{"4", "junk"} {
+		if err := ds[i].Retry(t.Context(), 0, map[string]string{consumer.HeaderAttempt: h}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := ds[2].Message(); f.Attempt != 1 || f.Header(consumer.UntrustedHeaderPrefix+consumer.HeaderAttempt) != "4" {
+		t.Errorf("a producer's attempt header: Attempt %d, headers %v", f.Attempt, f.Headers)
+	}
+	if err := ds[2].Ack(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for round := 1; round <= 3; round++ {

@@ -71,4 +71,10 @@
 // redelivered to it and stranded until AckWait), naks every delivery
 // still held (they come back at once), flushes the connection and closes
 // it.
+//
+// Producers' "oncely-" headers are not trusted: a message on the source
+// subject has them moved aside (consumer.DistrustHeaders) and starts at
+// attempt 1, whatever its headers say (a forged oncely-retry-not-before
+// would otherwise hold it back); only the retry subject carries oncely's
+// copies.
 package nats

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/oncely/oncely/consumer"
 )
 
 // A Source holds one delivery per stored message. A message waiting in a
@@ -72,6 +74,12 @@ func (src *Source) track(p *puller, m jetstream.Msg) *delivery {
 	d := &delivery{src: src, from: p, m: m}
 	delivered := fillMessage(&d.msg, m, src.cfg.KeyHeader)
 	d.delivered = delivered
+	if d.msg.Source == src.cfg.Source && consumer.DistrustHeaders(d.msg.Headers) {
+		// The source subject is the producers'; oncely's retried copies
+		// arrive on RetrySubject. A producer's "oncely-" headers set no
+		// attempt, due time or failure context.
+		d.msg.Attempt = 1
+	}
 	if d.msg.Offset < 0 { // no metadata: a key of its own
 		src.mu.Lock()
 		src.untracked++

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/inbox"
+	"github.com/oncely/oncely/internal/redact"
 )
 
 // Source is a consumer.Source reading one subject of a JetStream stream with
@@ -61,7 +62,7 @@ var (
 
 // Connect dials url (nats://host:port or tls://host:port, comma-separated
 // for a cluster) with endless reconnects, bounded by ctx for the first
-// connect.
+// connect. Its errors hold no password or token of url (internal/redact).
 func Connect(ctx context.Context, url string, tlsCfg *tls.Config, name string) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(false)}
 	if tlsCfg != nil {
@@ -72,7 +73,7 @@ func Connect(ctx context.Context, url string, tlsCfg *tls.Config, name string) (
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", url, err)
+		return nil, redact.Error(fmt.Errorf("connecting to %s: %w", redact.URL(url), err), url)
 	}
 	return nc, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/oncely/oncely/internal/redact"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -325,9 +326,18 @@ func (c Config) validateConnection() error {
 	if c.URL == "" {
 		return errors.New("config.URL is required (amqp://user:pass@host:port/vhost)")
 	}
+	if redact.Ambiguous(c.URL) {
+		return fmt.Errorf("config.URL %q has an '@' after a '/', '?' or '#': percent-encode those characters (and '@', ':', '%%') in the user name and password (url.UserPassword does)", redact.URL(c.URL))
+	}
 	u, err := amqp.ParseURI(c.URL)
 	if err != nil {
-		return fmt.Errorf("config.URL does not parse: %w", err)
+		// The client's message may quote the URL: shown only when the URL
+		// holds no user info, and never wrapped.
+		why := "want amqp://user:pass@host:port/vhost or amqps://…, with '%', '/', '?', '#', '@' and ':' percent-encoded in the user and password"
+		if redact.URL(c.URL) == c.URL {
+			why = err.Error()
+		}
+		return fmt.Errorf("config.URL does not parse (%s): %s", redact.URL(c.URL), why)
 	}
 	if c.TLS != nil && u.Scheme != "amqps" {
 		return fmt.Errorf("config.TLS is set but the URL's scheme is %s; write amqps:// for TLS", u.Scheme)

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
-	"strconv"
 	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncely/oncely/internal/redact"
 )
 
 // ErrLoginRefused is wrapped by a connection error when the broker refused
@@ -100,7 +100,7 @@ func dial(ctx context.Context, cfg Config) (*amqp.Connection, error) {
 // step as amqp.ErrVhost, whatever happened; readErr, what the socket said,
 // tells a refusal (closed) from a broker that did not answer (timeout).
 func dialError(rawURL string, handshake time.Duration, connectErr, readErr, err error) error {
-	where := redactURL(rawURL)
+	where := redact.URL(rawURL)
 	user, vhost := "guest", "/"
 	if u, perr := amqp.ParseURI(rawURL); perr == nil {
 		user, vhost = u.Username, u.Vhost
@@ -170,17 +170,4 @@ func (c *watchedConn) readErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
-}
-
-// redactURL is the broker's URL with the password hidden.
-func redactURL(raw string) string {
-	u, err := amqp.ParseURI(raw)
-	if err != nil {
-		return "the broker"
-	}
-	userinfo := ""
-	if u.Username != "" {
-		userinfo = url.User(u.Username).String() + ":xxxxx@"
-	}
-	return u.Scheme + "://" + userinfo + net.JoinHostPort(u.Host, strconv.Itoa(u.Port)) + "/" + url.PathEscape(u.Vhost)
 }

@@ -132,4 +132,16 @@
 //     or raise the timeout.
 //   - Classic retry queues dead-letter at-most-once inside the broker (a
 //     cluster can lose a copy between queues); quorum ones at-least-once.
+//
+// Producers' "oncely-" headers are not trusted. Retry copies come back to
+// the source queue from the retry queues, so the queue does not tell them
+// from a producer's messages; user_id does: every copy the Source publishes
+// carries user_id = the URL's login, which the broker checks against the
+// publishing connection's login. A delivery whose user_id is not this login
+// has its "oncely-" headers moved aside (consumer.DistrustHeaders) and starts
+// at attempt 1. A producer sharing the consumer's login is trusted: give
+// producers logins of their own. x-death proves nothing (a publisher can
+// set it). Retry copies published by a version of oncely before this rule
+// carry no user_id: they start again at attempt 1 with fresh failure
+// context.
 package rabbitmq

@@ -74,14 +74,16 @@ func TestAttemptAndID(t *testing.T) {
 
 // TestOddHeaderTypes publishes a message with headers of every AMQP type
 // and its ID only in the message-id header: the Source converts them all to
-// strings, and a retried copy carries them as strings.
+// strings, and a retried copy carries them as strings. It is published as
+// oncely's own copies are (user_id the consumer's login), so its attempt
+// header counts.
 func TestOddHeaderTypes(t *testing.T) {
 	queue := uniqueName("headers")
 	src := newSource(t, Config{Queue: queue, Consumer: "ledger"})
 	ch, closeConn := openChannel(t)
 	defer closeConn()
 	ts := time.Unix(1_700_000_000, 0)
-	err := ch.Publish("", queue, false, false, amqp.Publishing{Body: []byte("b"), Headers: amqp.Table{
+	err := ch.Publish("", queue, false, false, amqp.Publishing{Body: []byte("b"), UserId: src.login, Headers: amqp.Table{
 		"message-id": "hdr-id", "message-key": []byte("acct-1"), "i32": int32(-7), "i64": int64(1 << 40), "u8": uint8(200),
 		"bool": true, "f64": 0.5, "time": ts, "dec": amqp.Decimal{Scale: 1, Value: 15}, "arr": []any{"x", int32(2)},
 		"tbl": amqp.Table{"k": "v"}, "void": nil, "oncely-attempt": int64(2),

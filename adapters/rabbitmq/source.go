@@ -26,8 +26,11 @@ var ErrNotConnected = errors.New("rabbitmq: not connected")
 // backoff and jitter whenever either is lost. Create it with New; the
 // consumer runtime closes it. Its methods are safe for concurrent use.
 type Source struct {
-	cfg      Config
-	log      *slog.Logger
+	cfg Config
+	log *slog.Logger
+	// login is the URL's user: the user_id of every retry copy, which the
+	// broker checks against the connection's login (see accept).
+	login    string
 	topo     topology
 	instance uint32
 
@@ -72,7 +75,12 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	login := ""
+	if u, err := amqp.ParseURI(cfg.URL); err == nil {
+		login = u.Username
+	}
 	src := &Source{
+		login:    login,
 		cfg:      cfg,
 		log:      cfg.Logger.With("broker", "rabbitmq", "queue", cfg.Queue, "consumer", cfg.Consumer),
 		topo:     topology{queue: cfg.Queue, consumer: cfg.Consumer, qtype: cfg.QueueType, limit: cfg.DeliveryLimit, legacyLimit: legacy, tiers: cfg.Tiers},
@@ -179,6 +187,15 @@ func MessageFromDelivery(d *amqp.Delivery, keyHeader, source string) *consumer.M
 func (src *Source) accept(sess *session, d amqp.Delivery) {
 	msg := MessageFromDelivery(&d, src.cfg.KeyHeader, src.cfg.Queue)
 	msg.Coordinates["generation"] = strconv.FormatUint(sess.gen, 10)
+	if d.UserId == "" || d.UserId != src.login {
+		// Not one of oncely's retry copies, which come back from the retry
+		// queues with user_id set to this consumer's login; the broker
+		// refuses a user_id other than the publisher's own login, so a
+		// producer with a login of its own cannot pass for oncely.
+		if consumer.DistrustHeaders(msg.Headers) {
+			msg.Attempt = 1
+		}
+	}
 	if n, ok := headerInt(d.Headers, headerXDeliveryCount); ok && src.cfg.DeliveryLimit > 0 && 2*n >= int64(src.cfg.DeliveryLimit) {
 		src.log.Warn("message returned unacknowledged many times (crashes, lost connections or closes); past the delivery limit the broker dead-letters it",
 			"message_id", msg.ID, "x-delivery-count", n, "delivery_limit", src.cfg.DeliveryLimit, "attempt", msg.Attempt)
@@ -194,6 +211,7 @@ func (src *Source) accept(sess *session, d amqp.Delivery) {
 		Timestamp:       d.Timestamp,
 		Type:            d.Type,
 		AppId:           d.AppId,
+		UserId:          src.login,
 	}}
 	sess.held.Add(1)
 	if nb := consumer.NotBeforeFromHeaders(h); !nb.IsZero() {

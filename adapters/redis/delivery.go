@@ -40,6 +40,13 @@ type delivery struct {
 func (s *Source) newDelivery(stream string, e goredis.XMessage, count int64) *delivery {
 	d := &delivery{s: s, stream: stream, entryID: e.ID, count: max(count, 1), gen: s.leases.current()}
 	s.codec.fill(&d.msg, stream, e, count)
+	if stream == s.cfg.Stream && consumer.DistrustHeaders(d.msg.Headers) {
+		// The source stream is the producers'; oncely's retried and
+		// redriven copies arrive on RetryStream. A producer's "oncely-"
+		// headers set no attempt or failure context: the attempt is the
+		// delivery count alone.
+		d.msg.Attempt = int(d.count)
+	}
 	return d
 }
 

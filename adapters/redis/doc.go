@@ -101,4 +101,9 @@
 // waiting (S.C.retry and S.C.delayed), and the dead-letter stream's length.
 // The metrics package polls it for oncely_backlog_messages and
 // oncely_dead_letter_messages (the lag and depth gauges).
+//
+// Producers' "oncely-" headers are not trusted: an entry of the source stream
+// has them moved aside (consumer.DistrustHeaders) and its attempt is Redis's
+// delivery count alone; only the consumer's retry stream carries oncely's
+// copies (retries and redrives).
 package redis

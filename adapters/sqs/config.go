@@ -13,6 +13,7 @@ import (
 
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/oncely/oncely/internal/redact"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -258,7 +259,7 @@ func (c Config) validate() error {
 	}
 	if c.Endpoint != "" {
 		if u, err := url.Parse(c.Endpoint); err != nil || u.Scheme == "" || u.Host == "" {
-			errs = append(errs, fmt.Errorf("the Endpoint %q must be an absolute URL such as http://127.0.0.1:9324", c.Endpoint))
+			errs = append(errs, fmt.Errorf("the Endpoint %q must be an absolute URL such as http://127.0.0.1:9324", redact.URL(c.Endpoint)))
 		}
 	}
 	if len(errs) == 0 {

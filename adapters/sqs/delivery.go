@@ -61,6 +61,20 @@ func (s *Source) newDelivery(m types.Message, at time.Time) *delivery {
 	// A copy Close put back carries the attempt number of its first
 	// receive; SQS's receive count starts again with the copy.
 	first := max(consumer.AttemptFromHeaders(headers), 1)
+	// Every message arrives on the source queue, producers' and the copies
+	// Close puts back alike, and SQS offers nothing a producer cannot set
+	// to tell them apart (SenderId would, given the consumer's own
+	// principal; not done). So the failure context ("oncely-" headers) is
+	// never taken from a received message: FailureHeaders writes it from
+	// the real coordinates. Only the attempt number is kept, which Close's
+	// copies need; a producer can set it, and so shorten the message's
+	// retries (never lose it: it is dead-lettered as exhausted).
+	attemptHeader, hasAttempt := headers[consumer.HeaderAttempt]
+	consumer.DistrustHeaders(headers)
+	if hasAttempt {
+		delete(headers, consumer.UntrustedHeaderPrefix+consumer.HeaderAttempt)
+		headers[consumer.HeaderAttempt] = attemptHeader
+	}
 	mem := s.retryHeaders(sqsID)
 	maps.Copy(headers, mem)
 	var id string

@@ -146,4 +146,12 @@
 //     in the queue, not for five minutes after a deletion as SQS does.
 //   - The emulator's ApproximateNumberOfMessages counts in-flight messages
 //     too; SQS's counts only visible ones (Backlog adds the in-flight count).
+//
+// Producers' "oncely-" headers are not trusted, as far as SQS allows: every
+// message arrives on the source queue, the copies Close puts back too, and
+// nothing a producer cannot set tells them apart. Every "oncely-" header but
+// oncely-attempt is moved aside on receive (consumer.DistrustHeaders), so the
+// failure context a dead letter shows is the runtime's; oncely-attempt is
+// kept because Close's copies need it, so a producer can shorten a message's
+// retries with it (the message is dead-lettered, never lost).
 package sqs

@@ -19,11 +19,18 @@ type app struct {
 	stdin io.Reader // the body of `oncely publish`; empty by default
 	// stdinTerminal: stdin is a terminal, where dlq purge may ask for
 	// confirmation. False by default.
-	stdinTerminal  bool
+	stdinTerminal bool
+	// stdoutTerminal: standard output is a terminal, where dlq show --body
+	// escapes control characters unless --raw. False by default.
+	stdoutTerminal bool
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	// openOpts are passed to adapters.Open (tests share a mem:// broker).
 	openOpts []adapters.Option
+	// memoryShared: openOpts share a memory broker with the caller (tests),
+	// so mem:// is accepted. False by default: a mem:// broker would live
+	// and die inside this one command, and is refused.
+	memoryShared bool
 }
 
 func newApp(stdout, stderr io.Writer, getenv func(string) string) *app {
@@ -78,10 +85,12 @@ func (a *app) run(ctx context.Context, args []string) int {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, new(usageError)):
-		fmt.Fprintln(a.stderr, "oncely:", err)
+		fmt.Fprintln(a.stderr, "oncely:", safeLines(err.Error()))
 		return 2
 	default:
-		fmt.Fprintln(a.stderr, "oncely:", err)
+		// Errors carry broker- and message-supplied text (names, IDs, the
+		// broker's own messages): made safe for a terminal like the output.
+		fmt.Fprintln(a.stderr, "oncely:", safeLines(err.Error()))
 		return 1
 	}
 }
@@ -155,7 +164,7 @@ type brokerFlags struct {
 }
 
 func (b *brokerFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&b.url, "broker", "", "broker URL (default $BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
+	fs.StringVar(&b.url, "broker", "", "broker URL (default $BROKER_URL; prefer the variable for a URL with a password or token: a command line shows in the process list): "+strings.Join(brokerForms(), " | "))
 	fs.StringVar(&b.source, "source", "", "source: the topic or queue consumed (required)")
 	fs.StringVar(&b.consumer, "consumer", "", "consumer name, e.g. ledger (required)")
 }
@@ -179,10 +188,13 @@ func (a *app) openBroker(ctx context.Context, cmd, url string, missing []string)
 		url = a.getenv("BROKER_URL")
 	}
 	if url == "" {
-		missing = append([]string{"--broker (or BROKER_URL): " + strings.Join(adapters.Schemes(), " | ")}, missing...)
+		missing = append([]string{"--broker (or BROKER_URL): " + strings.Join(brokerForms(), " | ")}, missing...)
 	}
 	if len(missing) > 0 {
 		return nil, usagef("%s needs %s (run %s --help)", cmd, strings.Join(missing, " and "), cmd)
+	}
+	if scheme, _, _ := strings.Cut(url, ":"); strings.EqualFold(scheme, "mem") && !a.memoryShared {
+		return nil, usagef("%s: mem:// is a broker inside one process, and this command's process ends with it: nothing it publishes or reads is shared with your application. Give the broker your application uses (%s)", cmd, strings.Join(brokerForms(), " | "))
 	}
 	br, err := adapters.Open(ctx, url, a.openOpts...)
 	switch {
@@ -194,6 +206,12 @@ func (a *app) openBroker(ctx context.Context, cmd, url string, missing []string)
 		return nil, fmt.Errorf("%w\n(check --broker / BROKER_URL and that the broker is running)", err)
 	}
 	return br, nil
+}
+
+// brokerForms lists the broker URL forms a command can use: adapters.Schemes
+// without mem://, which the CLI refuses (see openBroker).
+func brokerForms() []string {
+	return slices.DeleteFunc(adapters.Schemes(), func(s string) bool { return strings.HasPrefix(s, "mem:") })
 }
 
 // flagSet reports whether the command line set the flag name.

@@ -38,7 +38,8 @@ func TestConsoleRefusesUnsafeSetups(t *testing.T) {
 	require.Contains(t, errs, "want SOURCE/CONSUMER")
 
 	db := pgtest.New(t, pgtest.Options{NoMigrate: true})
-	code, _, errs = cli(t, nil, nil, "console", "--broker", "mem://", "--database-url", db.URL, "--schema", db.Schema)
+	mem := []adapters.Option{adapters.WithMemoryBroker(memory.NewBroker())}
+	code, _, errs = cli(t, nil, mem, "console", "--broker", "mem://", "--database-url", db.URL, "--schema", db.Schema)
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "run oncely migrate")
 }
@@ -77,6 +78,7 @@ func TestConsoleServes(t *testing.T) {
 	out := &signalWriter{ready: make(chan struct{})}
 	a := newApp(out, io.Discard, func(string) string { return "" })
 	a.openOpts = []adapters.Option{adapters.WithMemoryBroker(b)}
+	a.memoryShared = true
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	code := make(chan int, 1)

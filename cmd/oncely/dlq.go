@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/oncely/oncely/adapters"
 )
@@ -41,7 +43,7 @@ on the broker is an error.`)
 	if *output == "json" {
 		return writeJSON(a.stdout, deadLettersDoc(br, bf, dls, false))
 	}
-	fmt.Fprintf(a.stdout, "dead letters of source %s, consumer %s (%s): %d\n", bf.source, bf.consumer, br.Kind(), len(dls))
+	fmt.Fprintf(a.stdout, "dead letters of source %s, consumer %s (%s): %d\n", safeLine(bf.source), safeLine(bf.consumer), br.Kind(), len(dls))
 	if len(dls) == 0 {
 		return nil
 	}
@@ -49,20 +51,31 @@ on the broker is an error.`)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tREASON\tATTEMPTS\tAGE\tCOPIES\tERROR")
 	for _, d := range dls {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\n", d.Message.ID, orDash(d.Reason()), d.Attempts(), age(now, d.FailedAt()), d.Copies, oneLine(d.Error(), 80))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\n", safeLine(d.Message.ID), safeLine(orDash(d.Reason())), d.Attempts(), age(now, d.FailedAt()), d.Copies, oneLine(d.Error(), 80))
 	}
 	return tw.Flush()
 }
 
 func runDLQShow(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("dlq show", "oncely dlq show --broker URL --source S --consumer C [--id ID] [--limit 10] [--output text|json]", `
+	fs := a.flags("dlq show", "oncely dlq show --broker URL --source S --consumer C [--id ID [--body [--raw]]] [--limit 10] [--output text|json]", `
 Shows dead letters in full: source, consumer, reason, attempts, age, error,
 key, every header and the body. With --id only that message. Nothing is
-removed. A source that does not exist on the broker is an error.`)
+removed. A source that does not exist on the broker is an error.
+
+Text output never hands a terminal a control character from a message:
+escape sequences, carriage returns, C1 controls, bidirectional overrides and
+bytes that are not UTF-8 are shown escaped (\x1b, \r, \u009b, \u202e, \xff),
+and a body that is not UTF-8 as base64. JSON output holds the values as
+they are (with those characters as \u escapes; a non-UTF-8 body in
+body_base64). --body writes only the body of the message --id names: its
+bytes as stored when standard output is not a terminal (a file, a pipe),
+escaped like the text output on a terminal unless --raw says otherwise.`)
 	var bf brokerFlags
 	bf.register(fs)
 	id := fs.String("id", "", "show only the message with this ID")
 	limit := fs.Int("limit", 10, "show at most this many messages (0: all); ignored with --id")
+	bodyOnly := fs.Bool("body", false, "write only the body of the message --id names (bytes as stored unless standard output is a terminal)")
+	raw := fs.Bool("raw", false, "with --body: write the body's bytes as stored even to a terminal, control characters included")
 	output := outputFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -72,6 +85,12 @@ removed. A source that does not exist on the broker is an error.`)
 	}
 	if *id == "" && flagSet(fs, "id") {
 		return usagef("dlq show: --id is empty; give a message ID, or leave --id out to show every dead letter")
+	}
+	if *bodyOnly && (*id == "" || *output != "text") {
+		return usagef("dlq show: --body writes one message's body: it needs --id and text output")
+	}
+	if *raw && !*bodyOnly {
+		return usagef("dlq show: --raw applies to --body only; text output is always escaped and JSON is exact")
 	}
 	br, err := bf.open(ctx, a, "dlq show")
 	if err != nil {
@@ -89,14 +108,17 @@ removed. A source that does not exist on the broker is an error.`)
 	if *id != "" {
 		dls = slices.DeleteFunc(dls, func(d adapters.DeadLetter) bool { return d.Message.ID != *id })
 		if len(dls) == 0 {
-			return fmt.Errorf("dlq show: no dead letter with ID %q for source %s, consumer %s (run oncely dlq list to see the IDs)", *id, bf.source, bf.consumer)
+			return fmt.Errorf("dlq show: no dead letter with ID %q for source %s, consumer %s (run oncely dlq list to see the IDs)", *id, safeLine(bf.source), safeLine(bf.consumer))
 		}
+	}
+	if *bodyOnly {
+		return writeBody(a.stdout, dls[0].Message.Body, *raw || !a.stdoutTerminal)
 	}
 	if *output == "json" {
 		return writeJSON(a.stdout, deadLettersDoc(br, bf, dls, true))
 	}
 	if len(dls) == 0 {
-		fmt.Fprintf(a.stdout, "no dead letters for source %s, consumer %s\n", bf.source, bf.consumer)
+		fmt.Fprintf(a.stdout, "no dead letters for source %s, consumer %s\n", safeLine(bf.source), safeLine(bf.consumer))
 		return nil
 	}
 	now := time.Now()
@@ -109,20 +131,23 @@ removed. A source that does not exist on the broker is an error.`)
 	return nil
 }
 
+// showDeadLetter prints d in full. Every field that came from the message
+// or the broker is made safe for a terminal (safeLine, safeLines); a body
+// that is not UTF-8 is shown as base64, said so.
 func showDeadLetter(w io.Writer, now time.Time, d adapters.DeadLetter) {
 	m := d.Message
-	fmt.Fprintf(w, "message %s\n", m.ID)
+	fmt.Fprintf(w, "message %s\n", safeLine(m.ID))
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
-	fmt.Fprintf(tw, "  source:\t%s\n", d.Source())
-	fmt.Fprintf(tw, "  consumer:\t%s\n", orDash(d.Consumer()))
-	fmt.Fprintf(tw, "  reason:\t%s\n", orDash(d.Reason()))
+	fmt.Fprintf(tw, "  source:\t%s\n", safeLine(d.Source()))
+	fmt.Fprintf(tw, "  consumer:\t%s\n", safeLine(orDash(d.Consumer())))
+	fmt.Fprintf(tw, "  reason:\t%s\n", safeLine(orDash(d.Reason())))
 	fmt.Fprintf(tw, "  attempts:\t%d\n", d.Attempts())
 	if t := d.FailedAt(); !t.IsZero() {
 		fmt.Fprintf(tw, "  failed at:\t%s (%s ago)\n", t.UTC().Format(time.RFC3339), age(now, t))
 	}
 	fmt.Fprintf(tw, "  copies:\t%d\n", d.Copies)
-	fmt.Fprintf(tw, "  error:\t%s\n", orDash(d.Error()))
-	fmt.Fprintf(tw, "  key:\t%s\n", orDash(m.Key))
+	fmt.Fprintf(tw, "  error:\t%s\n", safeLine(orDash(d.Error())))
+	fmt.Fprintf(tw, "  key:\t%s\n", safeLine(orDash(m.Key)))
 	_ = tw.Flush()
 	fmt.Fprintln(w, "  headers:")
 	keys := make([]string, 0, len(m.Headers))
@@ -131,13 +156,33 @@ func showDeadLetter(w io.Writer, now time.Time, d adapters.DeadLetter) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		v := m.Headers[k]
-		if strings.Contains(v, "\n") {
-			v = strings.ReplaceAll(strings.TrimRight(v, "\n"), "\n", "\n      ")
-		}
-		fmt.Fprintf(w, "    %s: %s\n", k, v)
+		fmt.Fprintf(w, "    %s: %s\n", safeLine(k), indent(safeLines(strings.TrimRight(m.Headers[k], "\n")), "      "))
+	}
+	if !utf8.Valid(m.Body) {
+		fmt.Fprintf(w, "  body (%d bytes, not UTF-8 text: base64; dlq show --body writes the bytes):\n    %s\n", len(m.Body), oneLine(base64.StdEncoding.EncodeToString(m.Body), 2000))
+		return
 	}
 	fmt.Fprintf(w, "  body (%d bytes):\n    %s\n", len(m.Body), oneLine(string(m.Body), 2000))
+}
+
+// indent puts prefix before every line of s but the first.
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// writeBody writes the body of the one dead letter dlq show --body selected:
+// the bytes as stored when raw, else made safe for a terminal (safeLines).
+func writeBody(w io.Writer, body []byte, raw bool) error {
+	if raw {
+		_, err := w.Write(body)
+		return err
+	}
+	s := safeLines(string(body))
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	_, err := io.WriteString(w, s)
+	return err
 }
 
 func runDLQRedrive(ctx context.Context, a *app, args []string) error {
@@ -217,7 +262,7 @@ progress on stderr. A source that does not exist on the broker is an error.`)
 	if opts.DryRun {
 		verb = "dry run: would redrive"
 	}
-	fmt.Fprintf(a.stdout, "%s %d of %d dead letters of source %s, consumer %s back to %s", verb, res.Redriven, res.Seen, bf.source, bf.consumer, bf.source)
+	fmt.Fprintf(a.stdout, "%s %d of %d dead letters of source %s, consumer %s back to %s", verb, res.Redriven, res.Seen, safeLine(bf.source), safeLine(bf.consumer), safeLine(bf.source))
 	if res.Skipped > 0 {
 		fmt.Fprintf(a.stdout, "; %d left in place by the filters", res.Skipped)
 	}
@@ -273,11 +318,17 @@ func orDash(s string) string {
 	return s
 }
 
-// oneLine flattens s to one line of at most n runes.
+// oneLine flattens s to one line of at most n runes (before escaping),
+// safe for a terminal (safeLine).
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+	runes := 0
+	for i := range s { // bytes that are not UTF-8 count one each and stay for safeLine to show
+		if runes == n-1 && utf8.RuneCountInString(s[i:]) > 1 {
+			s = s[:i] + "…"
+			break
+		}
+		runes++
 	}
-	return s
+	return safeLine(s)
 }

@@ -51,7 +51,7 @@ func planRedrive(ctx context.Context, a *app, br adapters.Broker, bf brokerFlags
 		return writeJSON(a.stdout, redrivePlan{Source: plan.Source, Consumer: plan.Consumer, Broker: br.Kind(), Seen: plan.Seen,
 			Selected: plan.Selected, Applied: plan.Applied, NotApplied: plan.NotApplied})
 	}
-	fmt.Fprintf(a.stdout, "plan: redrive %d of %d dead letters of source %s, consumer %s back to %s\n", plan.Selected, plan.Seen, bf.source, bf.consumer, bf.source)
+	fmt.Fprintf(a.stdout, "plan: redrive %d of %d dead letters of source %s, consumer %s back to %s\n", plan.Selected, plan.Seen, safeLine(bf.source), safeLine(bf.consumer), safeLine(bf.source))
 	fmt.Fprintf(a.stdout, "  %d already applied (a claim exists: the redrive is a no-op for them)\n", len(plan.Applied))
 	fmt.Fprintf(a.stdout, "  %d not applied (the redrive runs their handler)\n", len(plan.NotApplied))
 	if plan.Selected > 0 {
@@ -69,7 +69,7 @@ func planRedrive(ctx context.Context, a *app, br adapters.Broker, bf brokerFlags
 				applied = "yes"
 			}
 			d := plan.Letters[id]
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, orDash(d.Reason()), applied, oneLine(d.Error(), 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safeLine(id), safeLine(orDash(d.Reason())), applied, oneLine(d.Error(), 60))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

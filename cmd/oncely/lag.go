@@ -48,7 +48,7 @@ error; a Kafka consumer group that never committed on the source is said so
 		return writeJSON(a.stdout, doc)
 	}
 	if never {
-		fmt.Fprintf(a.stdout, "consumer group %s has never committed an offset on %s: the lag counts every retained record\n", bf.consumer, bf.source)
+		fmt.Fprintf(a.stdout, "consumer group %s has never committed an offset on %s: the lag counts every retained record\n", safeLine(bf.consumer), safeLine(bf.source))
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	if *perPartition {
@@ -69,9 +69,9 @@ error; a Kafka consumer group that never committed on the source is said so
 			if l.Partition >= 0 {
 				part = strconv.Itoa(int(l.Partition))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Source, part, lag, dl)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", safeLine(l.Source), part, lag, dl)
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Source, lag, dl)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", safeLine(l.Source), lag, dl)
 		}
 	}
 	if len(lines) > 1 {

@@ -8,7 +8,7 @@
 //	oncely prune         --database-url URL [--schema oncely] [--retention 168h]
 //	oncely publish       --broker URL --source S --id ID [--key K] [--header k=v] [--body TEXT | --file F | < body]
 //	oncely dlq list      --broker URL --source S --consumer C
-//	oncely dlq show      --broker URL --source S --consumer C [--id ID]
+//	oncely dlq show      --broker URL --source S --consumer C [--id ID [--body [--raw]]]
 //	oncely dlq redrive   --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--rate N] [--dry-run]
 //	oncely dlq purge     --broker URL --source S --consumer C [--reason R] [--error TEXT] [--id ID] [--limit N] [--dry-run] [--yes]
 //	oncely lag           --broker URL --source S --consumer C
@@ -21,7 +21,9 @@
 //
 // The broker URL (--broker, or BROKER_URL) is one of kafka://host:port
 // (kafkas://user:pass@host:port for TLS and SASL),
-// amqp://user:pass@host:port/vhost, sqs://REGION?endpoint=URL or mem://.
+// amqp://user:pass@host:port/vhost, sqs://REGION?endpoint=URL,
+// nats://host:port or redis://host:port/db (mem://, a broker inside one
+// process, is refused: it would die with the command).
 // Every command takes --help.
 package main
 
@@ -36,6 +38,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	a := newApp(os.Stdout, os.Stderr, os.Getenv)
 	a.stdin, a.stdinTerminal = os.Stdin, isTerminal(os.Stdin)
+	a.stdoutTerminal = isTerminal(os.Stdout)
 	code := a.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)

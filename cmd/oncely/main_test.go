@@ -43,6 +43,7 @@ func cli(t *testing.T, env map[string]string, opts []adapters.Option, args ...st
 	var out, errb bytes.Buffer
 	a := newApp(&out, &errb, func(k string) string { return env[k] })
 	a.openOpts = opts
+	a.memoryShared = opts != nil
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	code := a.run(ctx, args)
@@ -81,6 +82,9 @@ func TestUsageErrorsSayWhatToDo(t *testing.T) {
 		{[]string{"migrate"}, []string{"--database-url or DATABASE_URL"}},
 		{[]string{"migrate", "--database-url", "postgres://x", "--schema", "Bad-Name"}, []string{"--schema", "is not a valid name"}},
 		{[]string{"crashtest", "--brokers", "mem"}, []string{`unknown broker "mem"`}},
+		// mem:// dies with the command: nothing published reaches anyone.
+		{[]string{"publish", "--broker", "mem://", "--source", "s", "--id", "m1", "--body", "x"}, []string{"mem:// is a broker inside one process", "amqp://"}},
+		{[]string{"lag", "--broker", "MEM://", "--source", "s", "--consumer", "c"}, []string{"mem:// is a broker inside one process"}},
 		{[]string{"crashtest", "--end-to-end", "--dedupe", "both"}, []string{"--end-to-end needs --dedupe true"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -462,6 +466,7 @@ func TestPublish(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	a := newApp(&stdout, &stderr, func(k string) string { return env[k] })
 	a.openOpts, a.stdin = opts, strings.NewReader("from stdin")
+	a.memoryShared = true
 	require.Equal(t, 0, a.run(context.Background(), []string{"publish", "--source", "payments", "--id", "p3"}), stderr.String())
 
 	ds := receiveAll(t, mb.NewSource("payments", "check"), 3)

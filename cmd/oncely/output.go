@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -24,10 +27,38 @@ func checkOutput(cmd, output string) error {
 	return nil
 }
 
+// writeJSON writes v as one indented JSON document. Strings decode to what
+// they hold, but the characters a terminal acts on that encoding/json
+// leaves as they are (DEL, the C1 controls, bidirectional format
+// characters) are written as \u escapes, so a document printed to a
+// terminal cannot drive it either.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, escapeJSONControls(buf.String()))
+	return err
+}
+
+// escapeJSONControls rewrites, in encoded JSON, DEL and every unsafeRune as
+// \u escapes. They occur only inside strings (JSON's syntax is ASCII), where
+// the escape decodes to the same character.
+func escapeJSONControls(doc string) string {
+	if !strings.ContainsFunc(doc, func(r rune) bool { return r == 0x7f || unsafeRune(r) }) {
+		return doc
+	}
+	var b strings.Builder
+	for _, r := range doc {
+		if r == 0x7f || unsafeRune(r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // deadLetterJSON is a dead letter in --output json. Headers and the body are

@@ -30,7 +30,7 @@ Publishes one message to a source and returns once the broker confirmed it,
 creating the source when absent, with the ID in the broker's default place
 (so a consumer's idempotency claim sees it). The body comes from --body,
 from --file, or else from standard input.`)
-	url := fs.String("broker", "", "broker URL (default $BROKER_URL)")
+	url := fs.String("broker", "", "broker URL (default $BROKER_URL; prefer the variable for a URL with a password or token: a command line shows in the process list)")
 	source := fs.String("source", "", "source: the topic or queue (required)")
 	id := fs.String("id", "", "message ID, the idempotency key (required)")
 	key := fs.String("key", "", "ordering key")
@@ -72,6 +72,6 @@ from --file, or else from standard input.`)
 	if err := br.Publish(ctx, *source, msg); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
-	fmt.Fprintf(a.stdout, "published %s to %s (%d bytes)\n", *id, *source, len(data))
+	fmt.Fprintf(a.stdout, "published %s to %s (%d bytes)\n", safeLine(*id), safeLine(*source), len(data))
 	return nil
 }

@@ -46,7 +46,7 @@ first; --yes deletes without asking, and without a terminal (a script, CI)
 		return err
 	}
 	defer br.Close()
-	where := fmt.Sprintf("dead letters of source %s, consumer %s", bf.source, bf.consumer)
+	where := fmt.Sprintf("dead letters of source %s, consumer %s", safeLine(bf.source), safeLine(bf.consumer))
 	if ask {
 		dry := opts
 		dry.DryRun = true

@@ -26,6 +26,7 @@ func TestDLQPurge(t *testing.T) {
 		var out, errb bytes.Buffer
 		a := newApp(&out, &errb, func(string) string { return "" })
 		a.openOpts, a.stdin, a.stdinTerminal = opts, strings.NewReader(answer), answer != ""
+		a.memoryShared = true
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		code := a.run(ctx, append(args, sel...))

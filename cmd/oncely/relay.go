@@ -22,7 +22,7 @@ relays may run at once. Runs until interrupted. Behind PgBouncer in
 transaction pooling mode pass --no-listen: the relay then polls.`)
 	db := databaseFlags(fs)
 	fs.StringVar(db.url, "database", "", "alias of --database-url")
-	broker := fs.String("broker", "", "broker URL (default $BROKER_URL)")
+	broker := fs.String("broker", "", "broker URL (default $BROKER_URL; prefer the variable for a URL with a password or token: a command line shows in the process list)")
 	noListen := fs.Bool("no-listen", false, "do not LISTEN for notifications; poll only (PgBouncer transaction pooling)")
 	poll := fs.Duration("poll", outbox.PollIntervalDefault, "how often to look for rows without a notification")
 	workers := fs.Int("workers", outbox.WorkersDefault, "rounds publishing at once (different keys in parallel)")

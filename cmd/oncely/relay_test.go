@@ -34,6 +34,7 @@ func TestRelayCommand(t *testing.T) {
 	var out, errb bytes.Buffer
 	a := newApp(&out, &errb, func(string) string { return "" })
 	a.openOpts = []adapters.Option{adapters.WithMemoryBroker(mem)}
+	a.memoryShared = true
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	code := make(chan int, 1)
