@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +21,7 @@ import (
 // are aimed (at 1 to 80 % of the round's effects), the fourth timed
 // (0.3–3 s after the start).
 // crash requires what it requires of one instance: no payment lost or
-// applied twice, every round done within the round timeout, every aimed
+// applied twice, every round done within the round timeout (30 s), every aimed
 // kill mid-stream, every poison payment dead-lettered, every SIGTERM exit 0.
 //
 // Bugs caught: a delivery acked (deleted, committed) before its transaction
@@ -31,8 +32,12 @@ import (
 // by its claim); instances started together racing on the topology and
 // the store's migrations.
 
-// instances runs the ledger as three instances at concurrency 2.
-func instances(c *crashtest.Config) { c.Instances, c.Concurrency = 3, 2 }
+// instances runs the ledger as three instances at concurrency 2, and
+// bounds each round: its payments must all have an effect within 30 s of
+// the restart (each broker's lease here is 3 s at most).
+func instances(c *crashtest.Config) {
+	c.Instances, c.Concurrency, c.RoundTimeout = 3, 2, 30*time.Second
+}
 
 // TestCrashRabbitMQInstances runs three competing consumers on one quorum
 // queue, each with prefetch 20, so that every instance holds unacked
