@@ -26,8 +26,9 @@ type Kill struct {
 	// with more than one.
 	Lost, Duplicated int
 	// Resumed is the time from the SIGKILL to the round's first new effect,
-	// made by the restarted process (to within the 50ms the harness polls
-	// at); zero when the batch was done before the kill.
+	// made by a restarted process or, with several instances, by a
+	// survivor (to within the 50ms the harness polls at); zero when the
+	// batch was done before the kill.
 	Resumed time.Duration
 	// Relay is the round's relay kill (Config.EndToEnd; zero otherwise).
 	Relay RelayKill
