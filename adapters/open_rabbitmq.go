@@ -199,7 +199,7 @@ func (r *rabbitBroker) Backlog(ctx context.Context, source, consumerName string)
 	}
 	out := []consumer.Backlog{{Source: source, Partition: -1, Lag: lag, DeadLetters: max(dead, 0)}}
 	for _, t := range r.tiers() {
-		name := source + "." + consumerName + ".retry." + retry.Name(t)
+		name := rabbitmq.RetryQueue(source, consumerName, t)
 		n, err := r.depth(ctx, name)
 		if err != nil {
 			return nil, err

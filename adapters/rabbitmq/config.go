@@ -292,9 +292,8 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	if c.Queue != "" && c.Consumer != "" && len(c.Tiers) > 0 {
-		longest := c.Tiers[len(c.Tiers)-1]
-		for _, n := range []string{retryQueueName(c.Queue, c.Consumer, longest), DeadLetterQueue(c.Queue, c.Consumer)} {
+	if c.Queue != "" && c.Consumer != "" {
+		for _, n := range append(topology{queue: c.Queue, consumer: c.Consumer, tiers: c.Tiers}.retryNames(), DeadLetterQueue(c.Queue, c.Consumer)) {
 			if len(n) > maxShortString {
 				errs = append(errs, fmt.Errorf("queue name %q is %d bytes, over AMQP's %d; shorten Queue or Consumer", n, len(n), maxShortString))
 			}
