@@ -9,11 +9,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// maxStreamName is JetStream's limit on a stream name's length.
+const maxStreamName = 255
+
 // ensureStream returns the stream named StreamName(subject), creating it
 // (file storage, limits retention) when absent. An existing stream must
 // capture subject.
 func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (jetstream.Stream, error) {
 	name := StreamName(subject)
+	if len(name) > maxStreamName {
+		return nil, fmt.Errorf("stream name %q (for subject %q) is %d bytes, over JetStream's %d; shorten the source or consumer name", name, subject, len(name), maxStreamName)
+	}
 	s, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		s, err = js.CreateStream(ctx, jetstream.StreamConfig{
