@@ -179,9 +179,9 @@ func (s *sqsBroker) Source(ctx context.Context, source, consumerName string) (co
 
 // deadLetterQueue names the dead-letter queue of (source, consumerName): the
 // URL's dlq parameter, else sqs.DeadLetterQueueName's default.
-func (s *sqsBroker) deadLetterQueue(source, consumerName string) string {
+func (s *sqsBroker) deadLetterQueue(source, consumerName string) (string, error) {
 	if s.cfg.DeadLetterQueueName != "" {
-		return s.cfg.DeadLetterQueueName
+		return s.cfg.DeadLetterQueueName, nil
 	}
 	return sqs.DeadLetterQueueName(source, consumerName)
 }
@@ -252,7 +252,10 @@ func (s *sqsBroker) Backlog(ctx context.Context, source, consumerName string) ([
 		return nil, err
 	}
 	dead := int64(0)
-	name := s.deadLetterQueue(source, consumerName)
+	name, err := s.deadLetterQueue(source, consumerName)
+	if err != nil {
+		return nil, err
+	}
 	durl, err := s.queueURL(ctx, name, false)
 	if err != nil {
 		return nil, err
