@@ -19,7 +19,8 @@ import (
 // openRabbitMQ opens amqp://user:pass@host:port/vhost (amqps:// for TLS)
 // with adapters/rabbitmq. The source is the queue; retry queues are
 // "<source>.<consumer>.retry.<tier>" and the dead-letter queue
-// "<source>.<consumer>.dlq". Query parameters:
+// "<source>.<consumer>.dlq" (rabbitmq.RetryQueue, rabbitmq.DeadLetterQueue:
+// a consumer name with '.' is escaped). Query parameters:
 //
 //	queue_type=quorum|classic  type of the queues declared (default quorum)
 //	prefetch=N                 per-consumer prefetch (default 128, the runtime's default MaxInFlight;

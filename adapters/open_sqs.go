@@ -28,8 +28,8 @@ import (
 // always come from that chain (static dummy ones for an endpoint without
 // any). Without an endpoint, Open fails when the chain finds no
 // credentials, saying so, rather than with the first request's error. The source is the queue name; the dead-letter queue is
-// "<source>-<consumer>-dlq" (sqs.DeadLetterQueueName: shortened with a hash
-// past 80 characters) unless dlq= names it. Source and Publish create
+// "<source>-<consumer>-dlq" (sqs.DeadLetterQueueName: other consumer names
+// escaped, refused past 80 characters) unless dlq= names it. Source and Publish create
 // missing queues.
 // Query parameters:
 //

@@ -87,7 +87,8 @@ type Config struct {
 
 	// Group is the consumer group, and the consumer name: it must equal
 	// consumer.Config.Name, since retry and dead-letter topics are named
-	// "<Topic>.<Group>.retry.<tier>" and "<Topic>.<Group>.dlq". Required.
+	// "<Topic>.<Group>.retry.<tier>" and "<Topic>.<Group>.dlq" (RetryTopic,
+	// DeadLetterTopic). Required.
 	Group string
 
 	// InstanceID enables static membership (Kafka's group.instance.id): a

@@ -101,7 +101,7 @@ type Config struct {
 
 	// Consumer is the consumer name; it must equal consumer.Config.Name. It
 	// names the retry queues <Queue>.<Consumer>.retry.<tier> and the
-	// dead-letter queue <Queue>.<Consumer>.dlq.
+	// dead-letter queue <Queue>.<Consumer>.dlq (RetryQueue, DeadLetterQueue).
 	Consumer string
 
 	// Prefetch is the most unacknowledged deliveries the broker pushes to

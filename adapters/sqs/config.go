@@ -83,7 +83,8 @@ type Config struct {
 	// DeadLetterQueueName names the dead-letter queue. Defaults to
 	// DeadLetterQueueName(queue, Consumer): "<queue>-<consumer>-dlq" (with
 	// ".fifo" appended for a FIFO source, whose dead-letter queue must be
-	// FIFO too), shortened with a hash when longer than 80 characters.
+	// FIFO too); a pair whose name would pass 80 characters is refused
+	// unless this is set.
 	DeadLetterQueueName string
 
 	// Region is the AWS region. Defaults to the standard AWS configuration
