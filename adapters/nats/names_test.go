@@ -1,11 +1,17 @@
 package nats
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/internal/namestest"
+	"github.com/oncely/oncely/internal/testenv"
 )
 
 // TestStreamNamesInjective: 200,000 random (source, consumer) pairs, the
@@ -60,5 +66,43 @@ func TestStreamNames(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+// TestStreamOfEarlierVersion: a dead-letter stream named by an earlier
+// version ("<source>_<consumer>_dlq" for a source with '_') still captures
+// the pair's subject; the new stream is refused at start with an error that
+// says so and points at the migration, and the old stream keeps its message.
+func TestStreamOfEarlierVersion(t *testing.T) {
+	nc, err := nats.Connect(testenv.NATS(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	source := strings.ReplaceAll(adaptertest.SourceName("old"), "-", "_") + ".order_events"
+	subject := DeadLetterSubject(source, "ledger")
+	old := strings.ReplaceAll(subject, ".", "_")
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: old, Subjects: []string{subject}}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = js.DeleteStream(context.Background(), old) }()
+	if _, err := js.Publish(ctx, subject, []byte("dead")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ensureStream(ctx, js, subject)
+	if err == nil || !strings.Contains(err.Error(), "earlier version") || !strings.Contains(err.Error(), subject) {
+		t.Fatalf("ensureStream beside the earlier version's stream %s: %v, want an error naming the subject and the earlier version", old, err)
+	}
+	s, err := js.Stream(ctx, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.CachedInfo().State.Msgs; n != 1 {
+		t.Fatalf("the earlier version's stream holds %d messages, want 1", n)
 	}
 }

@@ -12,6 +12,10 @@ import (
 // maxStreamName is JetStream's limit on a stream name's length.
 const maxStreamName = 255
 
+// errCodeSubjectOverlap is JetStream's error code for a stream whose
+// subjects another stream captures.
+const errCodeSubjectOverlap = 10065
+
 // ensureStream returns the stream named StreamName(subject), creating it
 // (file storage, limits retention) when absent. An existing stream must
 // capture subject.
@@ -31,6 +35,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			s, err = js.Stream(ctx, name) // created meanwhile by another process
 		}
+	}
+	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeSubjectOverlap {
+		return nil, fmt.Errorf("stream %s: %w; another stream captures %q, such as one named by an earlier version (see docs/brokers.md, \"Names\")", name, err, subject)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", name, err)
