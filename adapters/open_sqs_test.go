@@ -143,10 +143,10 @@ func TestSQSFIFOPublishLongID(t *testing.T) {
 
 // TestSQSLongNames: a source and consumer name whose default dead-letter
 // queue name would exceed SQS's 80 characters are refused (Source,
-// DeadLetters, Backlog: sqs.ErrNameTooLong); dlq= names the dead-letter
-// queue instead, and then the pair starts, dead-letters, lists and reports
-// depth. Catches a broker reading dead letters from a queue other than the
-// one the consumer writes to.
+// DeadLetters, Backlog: sqs.ErrNameTooLong) unless dlq= names the
+// dead-letter queue; with it the pair starts, dead-letters, lists and
+// reports depth. Catches a broker reading dead letters from a queue other
+// than the one the consumer writes to, and a name cut to fit.
 func TestSQSLongNames(t *testing.T) {
 	endpoint := testenv.SQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -156,20 +156,7 @@ func TestSQSLongNames(t *testing.T) {
 	consumerName := "ledger-postings-eu-west-1-primary"
 	custom := fmt.Sprintf("oncely-custom-dlq-%08x", suffix)
 
-	u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1")
-	require.NoError(t, err)
-	refused, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
-	_, err = refused.Source(ctx, source, consumerName)
-	require.ErrorIs(t, err, sqs.ErrNameTooLong)
-	_, err = refused.DeadLetters(ctx, source, consumerName, 0)
-	require.ErrorIs(t, err, sqs.ErrNameTooLong)
-	require.NoError(t, refused.Publish(ctx, source, &consumer.Message{ID: "for-backlog", Body: []byte("b")}))
-	_, err = refused.Backlog(ctx, source, consumerName)
-	require.ErrorIs(t, err, sqs.ErrNameTooLong)
-	require.NoError(t, refused.Close())
-
-	u, err = url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1&dlq=" + custom)
+	u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1&dlq=" + custom)
 	require.NoError(t, err)
 	b, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
@@ -193,6 +180,19 @@ func TestSQSLongNames(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, qurl, "the dead letter is in %s", custom)
 	require.NoError(t, b.Close())
+
+	u, err = url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1")
+	require.NoError(t, err)
+	refused, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	_, err = refused.Source(ctx, source, consumerName)
+	require.ErrorIs(t, err, sqs.ErrNameTooLong)
+	_, err = refused.DeadLetters(ctx, source, consumerName, 0)
+	require.ErrorIs(t, err, sqs.ErrNameTooLong)
+	_, err = refused.Backlog(ctx, source, consumerName)
+	require.ErrorIs(t, err, sqs.ErrNameTooLong)
+	require.NoError(t, refused.Close())
+
 	_, err = Open(ctx, "sqs://us-east-1?endpoint="+endpoint+"&dlq=bad/name")
 	require.ErrorContains(t, err, `dlq="bad/name"`)
 }
