@@ -14,30 +14,8 @@ import (
 	"github.com/oncely/oncely/store/postgres"
 )
 
-// watchFlag is the repeatable --watch SOURCE/CONSUMER.
-type watchFlag []console.Consumer
-
-func (w *watchFlag) String() string {
-	var s []string
-	for _, c := range *w {
-		s = append(s, c.Source+"/"+c.Name)
-	}
-	return strings.Join(s, ",")
-}
-
-func (w *watchFlag) Set(v string) error {
-	for _, p := range strings.Split(v, ",") {
-		i := strings.LastIndex(p, "/")
-		if i <= 0 || i == len(p)-1 {
-			return fmt.Errorf("%q: want SOURCE/CONSUMER", p)
-		}
-		*w = append(*w, console.Consumer{Source: p[:i], Name: p[i+1:]})
-	}
-	return nil
-}
-
 func runConsole(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME] [--read-only] [--tls-cert F --tls-key F]", `
+	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME] [--read-only] [--allowed-host NAME] [--tls-cert F --tls-key F]", `
 Serves the dead-letter console, a web UI: consumers with their lag and
 dead-letter depth, dead letters grouped by failure fingerprint, messages
 with their headers, failure and body, plans (which selected dead letters
@@ -49,7 +27,13 @@ It listens on 127.0.0.1:8080 by default. Any address other than loopback
 needs --token (or ONCELY_CONSOLE_TOKEN, which keeps it out of the process
 list): the browser logs in with it; serve it over TLS there (--tls-cert and
 --tls-key, or a TLS proxy in front). The audit table names the actor --user
-(default $USER). --read-only refuses every action.`)
+(default $USER). --read-only refuses every action.
+
+The console answers only requests whose Host header is localhost, a
+loopback address, the --addr host (every address of this machine when
+--addr is a wildcard such as :8080) or an --allowed-host name; any other
+gets 421, so a web page that rebinds its DNS name to this machine reads
+nothing. Behind a proxy, add the name the proxy forwards.`)
 	brokerURL := fs.String("broker", "", "broker URL (default $BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
 	db := databaseFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; other than loopback only with --token")
@@ -63,6 +47,9 @@ list): the browser logs in with it; serve it over TLS there (--tls-cert and
 	scanLimit := fs.Int("scan-limit", console.DefaultScanLimit, "most dead letters a page reads (plans and actions read all)")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key); the session cookie is then Secure")
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
+	var allowedHosts listFlag
+	fs.Var(&allowedHosts, "allowed-host", "a host name (or NAME:PORT) browsers or a proxy use to reach the console (repeat, or comma-separate);\n"+
+		"localhost, loopback addresses and the --addr host are always allowed, any other Host header gets 421")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -77,6 +64,10 @@ list): the browser logs in with it; serve it over TLS there (--tls-cert and
 	}
 	if *token != "" && len(*token) < 16 {
 		return usagef("console: --token must be at least 16 characters")
+	}
+	hosts, err := boundHosts(*addr)
+	if err != nil {
+		return usagef("console: --addr: %v", err)
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usagef("console: give --tls-cert and --tls-key together")
@@ -106,7 +97,7 @@ list): the browser logs in with it; serve it over TLS there (--tls-cert and
 		return fmt.Errorf("console: schema %s is at version %d, this build needs %d (the audit table): run oncely migrate", *db.schema, v, len(ms))
 	}
 	cfg := console.Config{Broker: br, Pool: pool, Schema: *db.schema, Consumers: watch, User: *user, ReadOnly: *readOnly,
-		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit}
+		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, AllowedHosts: append(hosts, allowedHosts...)}
 	if *token != "" {
 		name := *user
 		if name == "" {

@@ -100,6 +100,13 @@ func TestConsoleServes(t *testing.T) {
 	require.Contains(t, string(body), `data-source="payments" data-consumer="ledger"`)
 	require.Contains(t, string(body), `data-testid="user">carol<`)
 	require.Contains(t, string(body), `data-testid="read-only-badge"`)
+	req, err := http.NewRequest(http.MethodGet, m[1]+"/", nil)
+	require.NoError(t, err)
+	req.Host = "evil.example"
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, "a foreign Host header")
 	cancel()
 	select {
 	case c := <-code:
@@ -107,4 +114,22 @@ func TestConsoleServes(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("console did not stop")
 	}
+}
+
+func TestBoundHosts(t *testing.T) {
+	for addr, want := range map[string][]string{"127.0.0.1:8080": nil, "localhost:1": nil, "[::1]:80": nil,
+		"10.1.2.3:8080": {"10.1.2.3"}, "console.internal:8080": {"console.internal"}} {
+		got, err := boundHosts(addr)
+		require.NoError(t, err)
+		require.Equal(t, want, got, addr)
+	}
+	for _, addr := range []string{":8080", "0.0.0.0:8080", "[::]:8080"} {
+		got, err := boundHosts(addr)
+		require.NoError(t, err)
+		for _, h := range got {
+			require.NotContains(t, []string{"127.0.0.1", "::1", "0.0.0.0", "::"}, h, addr)
+		}
+	}
+	_, err := boundHosts("no-port")
+	require.Error(t, err)
 }

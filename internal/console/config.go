@@ -71,6 +71,15 @@ type Config struct {
 	// read the whole destination. Default DefaultScanLimit.
 	ScanLimit int
 
+	// AllowedHosts are the host names or IP addresses, each optionally
+	// with ":port" (then only on that port), that requests may carry in
+	// their Host header besides localhost and the loopback addresses
+	// (always allowed, on any port). Every other Host is answered 421
+	// Misdirected Request before any handler runs, which defeats DNS
+	// rebinding. Add the names browsers use to reach the console off
+	// loopback, and the name a proxy forwards. Default none.
+	AllowedHosts []string
+
 	// Logger logs jobs and errors. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -114,6 +123,11 @@ func (c Config) validate() error {
 		}
 		if strings.TrimSpace(name) == "" {
 			errs = append(errs, errors.New("a token in Tokens has an empty name"))
+		}
+	}
+	for _, h := range c.AllowedHosts {
+		if err := validateAllowedHost(h); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.DefaultRate < 0 || c.MaxRate < 0 || c.DefaultRate > c.MaxRate {

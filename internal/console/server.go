@@ -26,6 +26,7 @@ type Server struct {
 	claims   *postgres.Store
 	audit    auditLog
 	sessions *sessions
+	hosts    allowedHosts
 	pages    map[string]*pageTemplate
 	handler  http.Handler
 	log      *slog.Logger
@@ -56,7 +57,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, claims: claims, audit: newAuditLog(cfg.Pool, cfg.Schema), sessions: newSessions(),
-		pages: pages, log: cfg.Logger, jobs: map[string]*job{}}
+		hosts: newAllowedHosts(cfg.AllowedHosts), pages: pages, log: cfg.Logger, jobs: map[string]*job{}}
 	s.jobsCtx, s.stopJobs = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	return s, nil
@@ -110,7 +111,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", s.page(func(http.ResponseWriter, *http.Request) error {
 		return httpErrorf(http.StatusNotFound, "no such page")
 	}))
-	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
+	return securityHeaders(s.hostChecked(http.NewCrossOriginProtection().Handler(mux)))
 }
 
 // securityHeaders sets the headers every answer carries: a strict

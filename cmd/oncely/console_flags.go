@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/oncely/oncely/internal/console"
+)
+
+// watchFlag is the repeatable --watch SOURCE/CONSUMER.
+type watchFlag []console.Consumer
+
+func (w *watchFlag) String() string {
+	var s []string
+	for _, c := range *w {
+		s = append(s, c.Source+"/"+c.Name)
+	}
+	return strings.Join(s, ",")
+}
+
+func (w *watchFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		i := strings.LastIndex(p, "/")
+		if i <= 0 || i == len(p)-1 {
+			return fmt.Errorf("%q: want SOURCE/CONSUMER", p)
+		}
+		*w = append(*w, console.Consumer{Source: p[:i], Name: p[i+1:]})
+	}
+	return nil
+}
+
+// listFlag is a repeatable flag whose values may also be comma-separated.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+// boundHosts returns the Host names the console answers for because it
+// listens on addr: its host when it is a name or a specific address, every
+// address of this machine's interfaces when it is a wildcard ("", 0.0.0.0,
+// ::). Loopback names need nothing: the console always allows them.
+func boundHosts(addr string) ([]string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ip, perr := netip.ParseAddr(host)
+	switch {
+	case host == "localhost" || (perr == nil && ip.IsLoopback()):
+		return nil, nil
+	case host != "" && (perr != nil || !ip.IsUnspecified()):
+		return []string{host}, nil
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("listing the addresses of --addr %s: %w", addr, err)
+	}
+	var out []string
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil && !p.Addr().IsLoopback() && p.Addr().Zone() == "" {
+			out = append(out, p.Addr().String())
+		}
+	}
+	return out, nil
+}
