@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -47,6 +48,9 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 	scanLimit := fs.Int("scan-limit", console.DefaultScanLimit, "most dead letters a page reads (plans and actions read all)")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key); the session cookie is then Secure")
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
+	var trustedProxies prefixFlag
+	fs.Var(&trustedProxies, "trusted-proxy", "a CIDR (or address) of a reverse proxy in front of the console (repeat, or comma-separate):\n"+
+		"its X-Forwarded-For names the client and its X-Forwarded-Proto https makes the cookie Secure")
 	var allowedHosts listFlag
 	fs.Var(&allowedHosts, "allowed-host", "a host name (or NAME:PORT) browsers or a proxy use to reach the console (repeat, or comma-separate);\n"+
 		"localhost, loopback addresses and the --addr host are always allowed, any other Host header gets 421")
@@ -97,7 +101,12 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 		return fmt.Errorf("console: schema %s is at version %d, this build needs %d (the audit table): run oncely migrate", *db.schema, v, len(ms))
 	}
 	cfg := console.Config{Broker: br, Pool: pool, Schema: *db.schema, Consumers: watch, User: *user, ReadOnly: *readOnly,
-		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, AllowedHosts: append(hosts, allowedHosts...)}
+		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, AllowedHosts: append(hosts, allowedHosts...),
+		TrustedProxies: trustedProxies, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
+	if *token != "" && *tlsCert == "" && len(trustedProxies) == 0 && !isLoopbackAddr(*addr) {
+		cfg.Logger.Warn("console: the login token and session cookie travel in plain HTTP: serve TLS (--tls-cert, --tls-key), "+
+			"or put a TLS proxy in front and name it with --trusted-proxy", "addr", *addr)
+	}
 	if *token != "" {
 		name := *user
 		if name == "" {

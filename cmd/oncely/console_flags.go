@@ -73,3 +73,41 @@ func boundHosts(addr string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// prefixFlag is the repeatable --trusted-proxy CIDR (a bare address is
+// one host).
+type prefixFlag []netip.Prefix
+
+func (p *prefixFlag) String() string {
+	var s []string
+	for _, x := range *p {
+		s = append(s, x.String())
+	}
+	return strings.Join(s, ",")
+}
+
+func (p *prefixFlag) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if a, err := netip.ParseAddr(part); err == nil {
+			*p = append(*p, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		pr, err := netip.ParsePrefix(part)
+		if err != nil {
+			return fmt.Errorf("%q: want a CIDR such as 10.0.0.0/8, or an address", part)
+		}
+		*p = append(*p, pr.Masked())
+	}
+	return nil
+}
+
+// isLoopbackAddr reports whether addr (host:port) listens on loopback only.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	return host == "localhost" || (err == nil && ip.IsLoopback())
+}

@@ -133,3 +133,23 @@ func TestBoundHosts(t *testing.T) {
 	_, err := boundHosts("no-port")
 	require.Error(t, err)
 }
+
+// A token over plain HTTP off loopback is warned about at start, unless a
+// trusted proxy is named. 192.0.2.1 is not this machine's: the listen
+// fails after the warning, and nothing is served.
+func TestConsoleWarnsTokenOverPlainHTTP(t *testing.T) {
+	db := pgtest.New(t)
+	const token = "Zq3-kP9_xW2mR7vT4yB8nL1c"
+	args := []string{"console", "--broker", "mem://", "--database-url", db.URL, "--schema", db.Schema, "--addr", "192.0.2.1:0"}
+	code, _, errs := cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": token}, nil, args...)
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "level=WARN")
+	require.Contains(t, errs, "travel in plain HTTP")
+	require.NotContains(t, errs, token)
+	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": token}, nil, append(args, "--trusted-proxy", "10.0.0.0/8")...)
+	require.Equal(t, 1, code, errs)
+	require.NotContains(t, errs, "plain HTTP")
+	code, _, errs = cli(t, nil, nil, "console", "--trusted-proxy", "10.0.0.0/99")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "want a CIDR")
+}

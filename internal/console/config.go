@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -80,6 +81,14 @@ type Config struct {
 	// loopback, and the name a proxy forwards. Default none.
 	AllowedHosts []string
 
+	// TrustedProxies are the networks of the reverse proxies in front of
+	// the console. From a peer in one of them X-Forwarded-For names the
+	// client (its rightmost address outside these networks), for login
+	// throttling and the audit table, and X-Forwarded-Proto "https" makes
+	// the session cookie Secure. Forwarding headers from any other peer are
+	// ignored. Default none: the connection's peer is the client.
+	TrustedProxies []netip.Prefix
+
 	// Logger logs jobs and errors. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -128,6 +137,11 @@ func (c Config) validate() error {
 	for _, h := range c.AllowedHosts {
 		if err := validateAllowedHost(h); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	for _, p := range c.TrustedProxies {
+		if !p.IsValid() {
+			errs = append(errs, fmt.Errorf("TrustedProxies entry %v: not a valid network", p))
 		}
 	}
 	if c.DefaultRate < 0 || c.MaxRate < 0 || c.DefaultRate > c.MaxRate {

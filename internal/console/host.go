@@ -70,7 +70,7 @@ func validateAllowedHost(h string) error {
 func (s *Server) hostChecked(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hosts.allows(r.Host) {
-			s.log.WarnContext(r.Context(), "console: request for another host refused", "host", r.Host, "client", r.RemoteAddr)
+			s.log.WarnContext(r.Context(), "console: request for another host refused", "host", r.Host, "client", s.clientOf(r).addr)
 			http.Error(w, fmt.Sprintf("421 Misdirected Request: this console answers only for localhost, its loopback addresses "+
 				"and the names it was started with (--allowed-host); not for %q", r.Host), http.StatusMisdirectedRequest)
 			return

@@ -34,13 +34,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	s.sessions.forget(r) // a new session ID at login: no fixation
-	s.sessions.create(w, r, user)
+	s.sessions.create(w, s.clientOf(r).https, user)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
-	s.sessions.end(w, r)
+	s.sessions.end(w, r, s.clientOf(r).https)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 	return nil
 }

@@ -160,7 +160,7 @@ func (s *Server) authed(next http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 			user = s.cfg.User
-			id = s.sessions.create(w, r, user)
+			id = s.sessions.create(w, s.clientOf(r).https, user)
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, identity{session: id, user: user})))
 	}

@@ -45,8 +45,8 @@ func randomBytes(n int) []byte {
 }
 
 // create starts a session for user and sets its cookie on w: HttpOnly,
-// SameSite=Strict, Secure when the request came over TLS.
-func (s *sessions) create(w http.ResponseWriter, r *http.Request, user string) string {
+// SameSite=Strict, Secure when the browser's connection is TLS (secure).
+func (s *sessions) create(w http.ResponseWriter, secure bool, user string) string {
 	id := base64.RawURLEncoding.EncodeToString(randomBytes(32))
 	now := time.Now()
 	s.mu.Lock()
@@ -60,7 +60,7 @@ func (s *sessions) create(w http.ResponseWriter, r *http.Request, user string) s
 	s.m[id] = session{user: user, expires: now.Add(sessionTTL)}
 	s.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL / time.Second)})
+		SameSite: http.SameSiteStrictMode, Secure: secure, MaxAge: int(sessionTTL / time.Second)})
 	return id
 }
 
@@ -89,11 +89,11 @@ func (s *sessions) forget(r *http.Request) {
 	}
 }
 
-// end forgets r's session and clears its cookie.
-func (s *sessions) end(w http.ResponseWriter, r *http.Request) {
+// end forgets r's session and clears its cookie (Secure when secure).
+func (s *sessions) end(w http.ResponseWriter, r *http.Request, secure bool) {
 	s.forget(r)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: r.TLS != nil, MaxAge: -1})
+		Secure: secure, MaxAge: -1})
 }
 
 // csrf is the CSRF token of session id: an HMAC of it, so it needs no
