@@ -40,7 +40,7 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; other than loopback only with --token")
 	var watch watchFlag
 	fs.Var(&watch, "watch", "a SOURCE/CONSUMER the overview lists (repeat, or comma-separate); others open by URL")
-	token := fs.String("token", "", "login token, at least 16 characters (default $ONCELY_CONSOLE_TOKEN); required off loopback")
+	token := fs.String("token", "", "login token, random, at least 22 characters and 128 bits (default $ONCELY_CONSOLE_TOKEN); required off loopback")
 	user := fs.String("user", "", "name the audit table records for actions (default $USER, else console)")
 	readOnly := fs.Bool("read-only", false, "refuse redrives, deletes and cancels (403) and hide their buttons")
 	rate := fs.Float64("rate", console.DefaultRate, "redrive rate the forms offer, messages per second")
@@ -66,8 +66,10 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 		}
 		return usagef("console: --addr: %v", err)
 	}
-	if *token != "" && len(*token) < 16 {
-		return usagef("console: --token must be at least 16 characters")
+	if *token != "" {
+		if err := console.CheckToken(*token); err != nil {
+			return usagef("console: --token: %v; a random one, such as this fresh %s, passes", err, console.NewToken())
+		}
 	}
 	hosts, err := boundHosts(*addr)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +30,13 @@ func TestConsoleRefusesUnsafeSetups(t *testing.T) {
 	require.Contains(t, errs, "--token")
 	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": "short"}, nil, "console", "--addr", ":8080")
 	require.Equal(t, 2, code)
-	require.Contains(t, errs, "at least 16 characters")
+	require.Contains(t, errs, "too weak: it has 5 characters, want at least 22")
+	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": "                "}, nil, "console", "--addr", ":8080")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "too weak")
+	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": strings.Repeat("x", 30)}, nil, "console", "--addr", ":8080")
+	require.Equal(t, 2, code)
+	require.Regexp(t, `too weak: it has 1 different characters.*such as this fresh [A-Za-z0-9_-]{43}, passes`, errs)
 	code, _, errs = cli(t, nil, nil, "console", "--tls-cert", "c.pem")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--tls-cert and --tls-key together")

@@ -48,8 +48,9 @@ type Config struct {
 	Consumers []Consumer
 
 	// Tokens maps each login token to the name the audit table records
-	// for what its sessions do. Empty: no login, every request acts as
-	// User; only safe on a loopback address (see CheckAddr).
+	// for what its sessions do; each must pass CheckToken. Empty: no
+	// login, every request acts as User; only safe on a loopback address
+	// (see CheckAddr).
 	Tokens map[string]string
 
 	// User is the name recorded for actions when Tokens is empty.
@@ -127,8 +128,8 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("invalid Schema: %w", err))
 	}
 	for tok, name := range c.Tokens {
-		if len(tok) < 16 {
-			errs = append(errs, fmt.Errorf("the token of %q in Tokens is shorter than 16 characters", name))
+		if err := CheckToken(tok); err != nil {
+			errs = append(errs, fmt.Errorf("the token of %q in Tokens: %w", name, err))
 		}
 		if strings.TrimSpace(name) == "" {
 			errs = append(errs, errors.New("a token in Tokens has an empty name"))
