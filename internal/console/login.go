@@ -1,9 +1,12 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -28,13 +31,26 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	next := safeNext(r.PostFormValue("next"))
+	c := s.clientOf(r)
+	if wait, ok := s.logins.allow(c.addr); !ok {
+		wait = wait.Round(time.Second) + time.Second
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
+		s.log.DebugContext(r.Context(), "console: login refused: too many wrong tokens", "client", c.addr, "retry_after", wait)
+		s.render(w, r, http.StatusTooManyRequests, "login", "Log in", loginData{Next: next,
+			Error: fmt.Sprintf("too many wrong tokens: try again in %s", wait)})
+		return nil
+	}
 	user, ok := userOfToken(s.cfg.Tokens, r.PostFormValue("token"))
 	if !ok {
+		n, lock := s.logins.failed(c.addr)
+		s.log.WarnContext(r.Context(), "console: login failed: wrong token", "client", c.addr, "failures_in_a_row", n, "locked_for", lock)
 		s.render(w, r, http.StatusUnauthorized, "login", "Log in", loginData{Next: next, Error: "wrong token"})
 		return nil
 	}
+	s.logins.succeeded(c.addr)
+	s.log.InfoContext(r.Context(), "console: logged in", "client", c.addr, "user", user)
 	s.sessions.forget(r) // a new session ID at login: no fixation
-	s.sessions.create(w, s.clientOf(r).https, user)
+	s.sessions.create(w, c.https, user)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 	return nil
 }

@@ -62,7 +62,7 @@ func TestClientOf(t *testing.T) {
 		remote, xff, want string
 	}{
 		{"6.6.6.6:1", "", "6.6.6.6"},
-		{"6.6.6.6:1", "1.2.3.4", "6.6.6.6"},                    // an untrusted peer's header is ignored
+		{"6.6.6.6:1", "1.2.3.4", "6.6.6.6"},                     // an untrusted peer's header is ignored
 		{"10.0.0.1:1", "1.2.3.4", "1.2.3.4"},                    // the proxy's client
 		{"10.0.0.1:1", "9.9.9.9, 1.2.3.4", "1.2.3.4"},           // the client's own forged hop is left of it
 		{"10.0.0.1:1", "9.9.9.9, 1.2.3.4, 10.0.0.7", "1.2.3.4"}, // a chain of trusted proxies

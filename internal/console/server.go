@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/oncely/oncely/store/postgres"
 )
@@ -27,6 +28,7 @@ type Server struct {
 	audit    auditLog
 	sessions *sessions
 	hosts    allowedHosts
+	logins   *loginLimiter
 	pages    map[string]*pageTemplate
 	handler  http.Handler
 	log      *slog.Logger
@@ -57,7 +59,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, claims: claims, audit: newAuditLog(cfg.Pool, cfg.Schema), sessions: newSessions(),
-		hosts: newAllowedHosts(cfg.AllowedHosts), pages: pages, log: cfg.Logger, jobs: map[string]*job{}}
+		hosts: newAllowedHosts(cfg.AllowedHosts), logins: newLoginLimiter(time.Now), pages: pages, log: cfg.Logger, jobs: map[string]*job{}}
 	s.jobsCtx, s.stopJobs = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	return s, nil
