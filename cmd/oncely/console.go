@@ -21,8 +21,8 @@ Serves the dead-letter console, a web UI: consumers with their lag and
 dead-letter depth, dead letters grouped by failure fingerprint, messages
 with their headers, failure and body, plans (which selected dead letters
 were already applied), rate-limited redrives with live progress and cancel,
-deletes, and the audit table of every action (Postgres, migration 0003: run
-oncely migrate first). See docs/console.md.
+deletes, and the audit table of every action (Postgres, migrations 0003
+and 0004: run oncely migrate first). See docs/console.md.
 
 It listens on 127.0.0.1:8080 by default. Any address other than loopback
 needs --token (or ONCELY_CONSOLE_TOKEN, which keeps it out of the process

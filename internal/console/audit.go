@@ -18,11 +18,18 @@ const (
 	actionCancel       = "redrive.cancel"
 )
 
-// AuditEntry is one row of the console_audit table (migration 0003).
+// AuditEntry is one row of the console_audit table (migrations 0003 and
+// 0004).
 type AuditEntry struct {
-	ID       int64
-	At       time.Time
-	Actor    string
+	ID    int64
+	At    time.Time
+	Actor string
+	// Client is the address the action came from (behind a trusted
+	// proxy, the forwarded client); "" on rows older than migration 0004.
+	Client string
+	// Session refers to the login session that acted: an HMAC of its ID,
+	// not the ID, so the table holds no credential.
+	Session  string
 	Action   string
 	Source   string
 	Consumer string
@@ -56,18 +63,18 @@ func (a auditLog) write(ctx context.Context, e AuditEntry) (int64, error) {
 		counts = []byte("{}")
 	}
 	var id int64
-	err = a.pool.QueryRow(ctx, "INSERT INTO "+a.table+" (actor, action, source, consumer, selection, job, outcome, counts)"+
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-		e.Actor, e.Action, e.Source, e.Consumer, e.Selection, e.Job, e.Outcome, counts).Scan(&id)
+	err = a.pool.QueryRow(ctx, "INSERT INTO "+a.table+" (actor, client, session, action, source, consumer, selection, job, outcome, counts)"+
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+		e.Actor, e.Client, e.Session, e.Action, e.Source, e.Consumer, e.Selection, e.Job, e.Outcome, counts).Scan(&id)
 	if err != nil {
-		return 0, fmt.Errorf("console: writing the audit row (did oncely migrate run? the table is migration 0003): %w", err)
+		return 0, fmt.Errorf("console: writing the audit row (did oncely migrate run? the table is migrations 0003 and 0004): %w", err)
 	}
 	return id, nil
 }
 
 // latest returns the newest n rows, newest first.
 func (a auditLog) latest(ctx context.Context, n int) ([]AuditEntry, error) {
-	rows, err := a.pool.Query(ctx, "SELECT id, at, actor, action, source, consumer, selection, job, outcome, counts FROM "+a.table+
+	rows, err := a.pool.Query(ctx, "SELECT id, at, actor, client, session, action, source, consumer, selection, job, outcome, counts FROM "+a.table+
 		" ORDER BY id DESC LIMIT $1", n)
 	if err != nil {
 		return nil, fmt.Errorf("console: reading the audit table: %w", err)
@@ -75,7 +82,7 @@ func (a auditLog) latest(ctx context.Context, n int) ([]AuditEntry, error) {
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
 		var e AuditEntry
 		var counts []byte
-		if err := r.Scan(&e.ID, &e.At, &e.Actor, &e.Action, &e.Source, &e.Consumer, &e.Selection, &e.Job, &e.Outcome, &counts); err != nil {
+		if err := r.Scan(&e.ID, &e.At, &e.Actor, &e.Client, &e.Session, &e.Action, &e.Source, &e.Consumer, &e.Selection, &e.Job, &e.Outcome, &counts); err != nil {
 			return e, err
 		}
 		return e, json.Unmarshal(counts, &e.Counts)

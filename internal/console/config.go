@@ -37,7 +37,8 @@ type Config struct {
 	Broker adapters.Broker
 
 	// Pool reaches the Postgres holding the idempotency claims (for plans)
-	// and the console_audit table (migration 0003). Required; not closed.
+	// and the console_audit table (migrations 0003, 0004). Required; not
+	// closed.
 	Pool *pgxpool.Pool
 
 	// Schema holds the oncely tables. Default postgres.SchemaDefault.

@@ -19,7 +19,8 @@
 // page and a cancel (/jobs/{id}/cancel) that stops between two messages;
 // a delete (…/delete) needs ConfirmWord typed. Both take at most the plan's
 // count (limit) of what the filter selects, and each is written to the
-// console_audit table (migration 0003): who, when, what, counts.
+// console_audit table (migrations 0003, 0004): who, from which address and
+// session, when, what, counts.
 //
 // Safety: http.CrossOriginProtection on every request; with Config.Tokens a
 // login sets a SameSite=Strict HttpOnly session cookie; a strict
@@ -60,6 +61,6 @@
 //	           job-skipped job-error job-cancel-form job-cancel
 //	jobs:      jobs-table job-row (data-job) job-link job-status job-redriven no-jobs
 //	deleted:   delete-result deleted-count delete-outcome
-//	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-action
+//	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-client audit-session audit-action
 //	           audit-selection audit-outcome audit-counts no-audit
 package console

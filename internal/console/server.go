@@ -132,14 +132,17 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// identity is who sends a request: the session and its user.
+// identity is who sends a request: the session and its user, and the
+// client address.
 type identity struct {
 	session string
 	user    string
+	client  string
 }
 
 type identityKey struct{}
 
+// who returns the identity authed put in r's context.
 func who(r *http.Request) identity {
 	id, _ := r.Context().Value(identityKey{}).(identity)
 	return id
@@ -164,7 +167,7 @@ func (s *Server) authed(next http.HandlerFunc) http.HandlerFunc {
 			user = s.cfg.User
 			id = s.sessions.create(w, s.clientOf(r).https, user)
 		}
-		next(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, identity{session: id, user: user})))
+		next(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, identity{session: id, user: user, client: s.clientOf(r).addr})))
 	}
 }
 

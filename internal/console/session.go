@@ -104,6 +104,14 @@ func (s *sessions) csrf(id string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
+// ref is a reference to session id for the audit table: an HMAC of it,
+// 16 characters, from which the ID cannot be found.
+func (s *sessions) ref(id string) string {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte("ref:" + id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))[:16]
+}
+
 // checkCSRF reports whether token is session id's CSRF token.
 func (s *sessions) checkCSRF(id, token string) bool {
 	return token != "" && hmac.Equal([]byte(token), []byte(s.csrf(id)))
