@@ -23,15 +23,16 @@ var staticFS embed.FS
 // Server is the console's http.Handler. Create it with New; Close stops
 // its redrive jobs.
 type Server struct {
-	cfg      Config
-	claims   *postgres.Store
-	audit    auditLog
-	sessions *sessions
-	hosts    allowedHosts
-	logins   *loginLimiter
-	pages    map[string]*pageTemplate
-	handler  http.Handler
-	log      *slog.Logger
+	cfg         Config
+	claims      *postgres.Store
+	audit       auditLog
+	sessions    *sessions
+	hosts       allowedHosts
+	logins      *loginLimiter
+	costlyPages costlyPages
+	pages       map[string]*pageTemplate
+	handler     http.Handler
+	log         *slog.Logger
 
 	// jobsCtx is the parent of every job's context; Close cancels it.
 	jobsCtx    context.Context
@@ -99,10 +100,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /logout", s.authed(s.csrfChecked(s.logout)))
 
 	mux.HandleFunc("GET /{$}", s.authed(s.page(s.overview)))
-	mux.HandleFunc("GET /c/{source}/{consumer}/{$}", s.authed(s.page(s.groupsPage)))
-	mux.HandleFunc("GET /c/{source}/{consumer}/messages", s.authed(s.page(s.messagesPage)))
-	mux.HandleFunc("GET /c/{source}/{consumer}/message", s.authed(s.page(s.messagePage)))
-	mux.HandleFunc("GET /c/{source}/{consumer}/plan", s.authed(s.page(s.planPage)))
+	mux.HandleFunc("GET /c/{source}/{consumer}/{$}", s.authed(s.costly(s.page(s.groupsPage))))
+	mux.HandleFunc("GET /c/{source}/{consumer}/messages", s.authed(s.costly(s.page(s.messagesPage))))
+	mux.HandleFunc("GET /c/{source}/{consumer}/message", s.authed(s.costly(s.page(s.messagePage))))
+	mux.HandleFunc("GET /c/{source}/{consumer}/plan", s.authed(s.costly(s.page(s.planPage))))
 	mux.HandleFunc("POST /c/{source}/{consumer}/redrive", s.authed(s.action(s.startRedrive)))
 	mux.HandleFunc("POST /c/{source}/{consumer}/delete", s.authed(s.action(s.deleteLetters)))
 	mux.HandleFunc("GET /jobs", s.authed(s.page(s.jobsPage)))
