@@ -16,7 +16,7 @@ import (
 )
 
 func runConsole(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME] [--read-only] [--allowed-host NAME] [--tls-cert F --tls-key F]", `
+	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME | --token-file F] [--read-only] [--allowed-host NAME] [--tls-cert F --tls-key F]", `
 Serves the dead-letter console, a web UI: consumers with their lag and
 dead-letter depth, dead letters grouped by failure fingerprint, messages
 with their headers, failure and body, plans (which selected dead letters
@@ -26,9 +26,12 @@ and 0004: run oncely migrate first). See docs/console.md.
 
 It listens on 127.0.0.1:8080 by default. Any address other than loopback
 needs --token (or ONCELY_CONSOLE_TOKEN, which keeps it out of the process
-list): the browser logs in with it; serve it over TLS there (--tls-cert and
---tls-key, or a TLS proxy in front). The audit table names the actor --user
-(default $USER). --read-only refuses every action.
+list) or --token-file: the browser logs in with a token; serve it over TLS
+there (--tls-cert and --tls-key, or a TLS proxy named with --trusted-proxy).
+The audit table names the actor: --user (default $USER) for --token, each
+token's NAME for --token-file (per-user tokens, stored as SHA-256: add one
+with printf 'NAME: %s\n' "$(printf %s "$TOKEN" | sha256sum | cut -c1-64)").
+--read-only refuses every action.
 
 The console answers only requests whose Host header is localhost, a
 loopback address, the --addr host (every address of this machine when
@@ -41,6 +44,7 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 	var watch watchFlag
 	fs.Var(&watch, "watch", "a SOURCE/CONSUMER the overview lists (repeat, or comma-separate); others open by URL")
 	token := fs.String("token", "", "login token, random, at least 22 characters and 128 bits (default $ONCELY_CONSOLE_TOKEN); required off loopback")
+	tokenFile := fs.String("token-file", "", "per-user tokens: a file of NAME: SHA256-OF-TOKEN lines; the audit names each token's user")
 	user := fs.String("user", "", "name the audit table records for actions (default $USER, else console)")
 	readOnly := fs.Bool("read-only", false, "refuse redrives, deletes and cancels (403) and hide their buttons")
 	rate := fs.Float64("rate", console.DefaultRate, "redrive rate the forms offer, messages per second")
@@ -60,9 +64,16 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 	if *token == "" {
 		*token = a.getenv("ONCELY_CONSOLE_TOKEN")
 	}
-	if err := console.CheckAddr(*addr, *token != ""); err != nil {
+	var tokenHashes map[string]string
+	if *tokenFile != "" {
+		var err error
+		if tokenHashes, err = readTokenFile(*tokenFile); err != nil {
+			return usagef("console: --token-file: %v", err)
+		}
+	}
+	if err := console.CheckAddr(*addr, *token != "" || len(tokenHashes) > 0); err != nil {
 		if errors.Is(err, console.ErrTokenRequired) {
-			return usagef("console: --addr %s is not a loopback address: give --token (or ONCELY_CONSOLE_TOKEN) so that the browser must log in, or listen on 127.0.0.1", *addr)
+			return usagef("console: --addr %s is not a loopback address: give --token (or ONCELY_CONSOLE_TOKEN) or --token-file so that the browser must log in, or listen on 127.0.0.1", *addr)
 		}
 		return usagef("console: --addr: %v", err)
 	}
@@ -103,9 +114,9 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 		return fmt.Errorf("console: schema %s is at version %d, this build needs %d (the audit table): run oncely migrate", *db.schema, v, len(ms))
 	}
 	cfg := console.Config{Broker: br, Pool: pool, Schema: *db.schema, Consumers: watch, User: *user, ReadOnly: *readOnly,
-		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, AllowedHosts: append(hosts, allowedHosts...),
+		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, AllowedHosts: append(hosts, allowedHosts...), TokenHashes: tokenHashes,
 		TrustedProxies: trustedProxies, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
-	if *token != "" && *tlsCert == "" && len(trustedProxies) == 0 && !isLoopbackAddr(*addr) {
+	if (*token != "" || len(tokenHashes) > 0) && *tlsCert == "" && len(trustedProxies) == 0 && !isLoopbackAddr(*addr) {
 		cfg.Logger.Warn("console: the login token and session cookie travel in plain HTTP: serve TLS (--tls-cert, --tls-key), "+
 			"or put a TLS proxy in front and name it with --trusted-proxy", "addr", *addr)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 
 	"github.com/oncely/oncely/internal/console"
@@ -110,4 +111,34 @@ func isLoopbackAddr(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return host == "localhost" || (err == nil && ip.IsLoopback())
+}
+
+// readTokenFile reads per-user login tokens by hash: one "NAME: SHA256"
+// line each (the SHA-256 of the token in hex, as `printf %s "$TOKEN" |
+// sha256sum` prints it); blank lines and lines starting with # are skipped.
+func readTokenFile(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, hash, ok := strings.Cut(line, ":")
+		name, hash = strings.TrimSpace(name), strings.ToLower(strings.TrimSpace(hash))
+		if !ok || name == "" || len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" {
+			return nil, fmt.Errorf("%s:%d: want NAME: SHA256-OF-TOKEN (64 hex digits)", path, i+1)
+		}
+		if other, dup := out[hash]; dup {
+			return nil, fmt.Errorf("%s:%d: %s has the same token as %s", path, i+1, name, other)
+		}
+		out[hash] = name
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no tokens", path)
+	}
+	return out, nil
 }

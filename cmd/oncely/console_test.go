@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -159,4 +162,31 @@ func TestConsoleWarnsTokenOverPlainHTTP(t *testing.T) {
 	code, _, errs = cli(t, nil, nil, "console", "--trusted-proxy", "10.0.0.0/99")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "want a CIDR")
+}
+
+func TestReadTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		p := filepath.Join(dir, fmt.Sprintf("tokens-%d", len(text)))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	a, b := strings.Repeat("ab", 32), strings.Repeat("CD", 32)
+	got, err := readTokenFile(write("# ops\nann: " + a + "\n\n  ben :" + b + "  \n"))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{a: "ann", strings.ToLower(b): "ben"}, got)
+	for text, want := range map[string]string{
+		"ann " + a:                        ":1: want NAME: SHA256",
+		"ann: abc":                        ":1: want NAME: SHA256",
+		": " + a:                          ":1: want NAME: SHA256",
+		"ann: " + a + "\nbob: " + a:       ":2: bob has the same token as ann",
+		"# nothing\n":                     "no tokens",
+		"ann: " + strings.Repeat("g", 64): ":1: want NAME",
+	} {
+		_, err := readTokenFile(write(text))
+		require.ErrorContains(t, err, want, text)
+	}
+	code, _, errs := cli(t, nil, nil, "console", "--addr", ":8080", "--token-file", filepath.Join(dir, "missing"))
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--token-file")
 }

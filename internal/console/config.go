@@ -1,6 +1,8 @@
 package console
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,7 +56,15 @@ type Config struct {
 	// (see CheckAddr).
 	Tokens map[string]string
 
-	// User is the name recorded for actions when Tokens is empty.
+	// TokenHashes maps the SHA-256 of each further login token, in
+	// lower-case hex, to the name the audit table records for its
+	// sessions: per-user tokens whose list holds no secret. Their
+	// strength cannot be checked here: generate them (NewToken). Default
+	// none.
+	TokenHashes map[string]string
+
+	// User is the name recorded for actions when Tokens and TokenHashes
+	// are empty.
 	// Default DefaultUser.
 	User string
 
@@ -146,6 +156,14 @@ func (c Config) validate() error {
 			errs = append(errs, fmt.Errorf("TrustedProxies entry %v: not a valid network", p))
 		}
 	}
+	for h, name := range c.TokenHashes {
+		if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size || strings.ToLower(h) != h {
+			errs = append(errs, fmt.Errorf("the token hash of %q in TokenHashes: want 64 lower-case hex digits (SHA-256)", name))
+		}
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, errors.New("a hash in TokenHashes has an empty name"))
+		}
+	}
 	if c.DefaultRate < 0 || c.MaxRate < 0 || c.DefaultRate > c.MaxRate {
 		errs = append(errs, fmt.Errorf("DefaultRate %g and MaxRate %g: want 0 < DefaultRate <= MaxRate", c.DefaultRate, c.MaxRate))
 	}
@@ -162,6 +180,9 @@ func (c Config) validate() error {
 	}
 	return nil
 }
+
+// loginRequired reports whether the browser must log in with a token.
+func (c Config) loginRequired() bool { return len(c.Tokens) > 0 || len(c.TokenHashes) > 0 }
 
 // ErrTokenRequired is returned (wrapped) by CheckAddr for an address other
 // than loopback without a login token.

@@ -45,7 +45,7 @@ func (s *Server) costly(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := who(r)
 		key := "client:" + id.client
-		if len(s.cfg.Tokens) > 0 {
+		if s.cfg.loginRequired() {
 			key = "session:" + id.session
 		}
 		if !s.costlyPages.acquire(key) {

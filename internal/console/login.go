@@ -12,7 +12,7 @@ import (
 )
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) error {
-	if len(s.cfg.Tokens) == 0 {
+	if !s.cfg.loginRequired() {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return nil
 	}
@@ -26,7 +26,7 @@ type loginData struct {
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
-	if len(s.cfg.Tokens) == 0 {
+	if !s.cfg.loginRequired() {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return nil
 	}
@@ -40,7 +40,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 			Error: fmt.Sprintf("too many wrong tokens: try again in %s", wait)})
 		return nil
 	}
-	user, ok := userOfToken(s.cfg.Tokens, r.PostFormValue("token"))
+	user, ok := userOfToken(s.cfg, r.PostFormValue("token"))
 	if !ok {
 		n, lock := s.logins.failed(c.addr)
 		s.log.WarnContext(r.Context(), "console: login failed: wrong token", "client", c.addr, "failures_in_a_row", n, "locked_for", lock)

@@ -157,7 +157,7 @@ func (s *Server) authed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, user, ok := s.sessions.lookup(r)
 		if !ok {
-			if len(s.cfg.Tokens) > 0 {
+			if s.cfg.loginRequired() {
 				if r.Method == http.MethodGet {
 					http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 					return

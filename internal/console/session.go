@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"sync"
 	"time"
@@ -117,12 +118,19 @@ func (s *sessions) checkCSRF(id, token string) bool {
 	return token != "" && hmac.Equal([]byte(token), []byte(s.csrf(id)))
 }
 
-// userOfToken returns the name of token in tokens, comparing in constant
-// time.
-func userOfToken(tokens map[string]string, token string) (string, bool) {
+// userOfToken returns the name of token in cfg.Tokens or, by its SHA-256,
+// in cfg.TokenHashes, comparing every entry in constant time.
+func userOfToken(cfg Config, token string) (string, bool) {
 	found, name := false, ""
-	for t, n := range tokens {
+	for t, n := range cfg.Tokens {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+			found, name = true, n
+		}
+	}
+	sum := sha256.Sum256([]byte(token))
+	hash := []byte(hex.EncodeToString(sum[:]))
+	for h, n := range cfg.TokenHashes {
+		if subtle.ConstantTimeCompare([]byte(h), hash) == 1 {
 			found, name = true, n
 		}
 	}
