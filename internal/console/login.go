@@ -33,7 +33,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	next := safeNext(r.PostFormValue("next"))
 	c := s.clientOf(r)
 	if wait, ok := s.logins.allow(c.addr); !ok {
-		wait = wait.Round(time.Second) + time.Second
+		wait = max(time.Second, (wait + time.Second - 1).Truncate(time.Second)) // whole seconds, rounded up
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
 		s.log.DebugContext(r.Context(), "console: login refused: too many wrong tokens", "client", c.addr, "retry_after", wait)
 		s.render(w, r, http.StatusTooManyRequests, "login", "Log in", loginData{Next: next,

@@ -88,7 +88,7 @@ func TestLoginThrottledPerClient(t *testing.T) {
 	require.Equal(t, map[int]int{http.StatusUnauthorized: freeLoginFailures + 1, http.StatusTooManyRequests: 300 - freeLoginFailures - 1}, codes)
 	rec := loginFrom(srv, client, testToken)
 	require.Equal(t, http.StatusTooManyRequests, rec.Code, "the right token while locked")
-	require.Equal(t, "2", rec.Header().Get("Retry-After"))
+	require.Equal(t, "1", rec.Header().Get("Retry-After"))
 	require.Contains(t, rec.Body.String(), "too many wrong tokens")
 	require.Equal(t, http.StatusSeeOther, loginFrom(srv, "192.0.2.8:1", testToken).Code, "another address is not locked")
 
