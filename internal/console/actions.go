@@ -61,7 +61,8 @@ func (s *Server) deleteLetters(w http.ResponseWriter, r *http.Request) error {
 		return httpErrorf(http.StatusBadRequest, "type %q in the confirmation field to delete; nothing was deleted", ConfirmWord)
 	}
 	id := who(r)
-	res, perr := s.cfg.Broker.Purge(r.Context(), t.Source, t.Consumer, adapters.PurgeOptions{Match: f.Match, Limit: limit})
+	var taken idRecorder
+	res, perr := s.cfg.Broker.Purge(r.Context(), t.Source, t.Consumer, adapters.PurgeOptions{Match: taken.match(f), Limit: limit})
 	outcome := "done"
 	if perr != nil {
 		outcome = "failed: " + perr.Error()
@@ -69,10 +70,12 @@ func (s *Server) deleteLetters(w http.ResponseWriter, r *http.Request) error {
 	// The deletes happened: record them even if the browser went away.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	if _, err := s.audit.write(actx, AuditEntry{Actor: id.user, Client: id.client, Session: s.sessions.ref(id.session),
+	row := AuditEntry{Actor: id.user, Client: id.client, Session: s.sessions.ref(id.session),
 		Action: actionDelete, Source: t.Source, Consumer: t.Consumer,
 		Selection: f.String(), Outcome: outcome, Counts: map[string]int{"limit": limit, "seen": res.Seen, "deleted": res.Purged,
-			"skipped": res.Skipped, "duplicate_copies": res.DuplicateCopies}}); err != nil {
+			"skipped": res.Skipped, "duplicate_copies": res.DuplicateCopies}}
+	taken.record(&row)
+	if _, err := s.audit.write(actx, row); err != nil {
 		return errors.Join(perr, err)
 	}
 	if errors.Is(perr, adapters.ErrNoSource) {

@@ -69,5 +69,5 @@
 //	jobs:      jobs-table job-row (data-job) job-link job-status job-redriven no-jobs
 //	deleted:   delete-result deleted-count delete-outcome
 //	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-client audit-session audit-action
-//	           audit-selection audit-outcome audit-counts no-audit
+//	           audit-selection audit-outcome audit-counts audit-id no-audit
 package console

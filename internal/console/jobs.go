@@ -123,8 +123,9 @@ func (s *Server) startJob(ctx context.Context, j *job) error {
 }
 
 func (s *Server) runJob(ctx context.Context, j *job) {
+	var taken idRecorder
 	res, err := s.cfg.Broker.Redrive(ctx, j.Target.Source, j.Target.Consumer, adapters.RedriveOptions{
-		Match: j.Filter.Match, Rate: j.Rate, Limit: j.Limit, Progress: j.progress})
+		Match: taken.match(j.Filter), Rate: j.Rate, Limit: j.Limit, Progress: j.progress})
 	j.mu.Lock()
 	st := &j.state
 	st.Seen, st.Redriven, st.Skipped, st.Duplicates, st.Finished = res.Seen, res.Redriven, res.Skipped, res.DuplicateCopies, time.Now()
@@ -150,10 +151,12 @@ func (s *Server) runJob(ctx context.Context, j *job) {
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, err := s.audit.write(actx, AuditEntry{Actor: j.Actor, Client: j.Client, Session: j.Session,
+	row := AuditEntry{Actor: j.Actor, Client: j.Client, Session: j.Session,
 		Action: actionRedriveEnd, Source: j.Target.Source, Consumer: j.Target.Consumer,
 		Selection: j.Filter.String(), Job: j.ID, Outcome: outcome, Counts: map[string]int{"seen": state.Seen, "redriven": state.Redriven,
-			"skipped": state.Skipped, "duplicate_copies": state.Duplicates}}); err != nil {
+			"skipped": state.Skipped, "duplicate_copies": state.Duplicates}}
+	taken.record(&row)
+	if _, err := s.audit.write(actx, row); err != nil {
 		s.log.Error("console: the end of a redrive is not in the audit table", "job", j.ID, "error", err)
 	}
 	s.log.Info("console: redrive ended", "job", j.ID, "source", j.Target.Source, "consumer", j.Target.Consumer, "outcome", outcome,
