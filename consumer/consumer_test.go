@@ -245,7 +245,7 @@ func TestPoison(t *testing.T) {
 	want := map[string]string{
 		consumer.HeaderDeadLetterReason: consumer.ReasonExhausted,
 		consumer.HeaderError:            "cannot apply: poison pill",
-		consumer.HeaderErrorType:        "*fmt.wrapError",
+		consumer.HeaderErrorType:        "",
 		consumer.HeaderAttempt:          strconv.Itoa(attempts),
 		consumer.HeaderConsumer:         "test",
 		consumer.HeaderOriginalSource:   "src",

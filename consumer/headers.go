@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 	"strconv"
@@ -105,12 +106,15 @@ func FailureHeaders(msg *Message, f Failure) map[string]string {
 	h[HeaderConsumer] = f.Consumer
 	h[HeaderAttempt] = strconv.Itoa(f.NextAttempt)
 	h[HeaderFailedAt] = at.UTC().Format(timeLayout)
+	delete(h, HeaderErrorType)
 	delete(h, HeaderStack)
 	delete(h, HeaderRetryNotBefore)
 	delete(h, HeaderDeadLetterReason)
 	if f.Err != nil {
 		h[HeaderError] = truncate(f.Err.Error(), maxErrorBytes)
-		h[HeaderErrorType] = errorType(f.Err)
+		if t := errorType(f.Err); t != "" {
+			h[HeaderErrorType] = t
+		}
 		var pe *PanicError
 		if errors.As(f.Err, &pe) && len(pe.Stack) > 0 {
 			h[HeaderStack] = truncate(string(pe.Stack), maxStackBytes)
@@ -158,26 +162,45 @@ func NotBeforeFromHeaders(h map[string]string) time.Time {
 	return t
 }
 
-// errorType names the innermost meaningful type of err, for HeaderErrorType.
+// Types of the standard library's plain errors: errors.New's leaf and the
+// wrappers of fmt.Errorf (one or several %w) and errors.Join. They say
+// nothing about the failure, so errorType looks past them.
+var plainErrorTypes = map[reflect.Type]bool{
+	reflect.TypeOf(errors.New("")):                                     true,
+	reflect.TypeOf(fmt.Errorf("%w", errors.New(""))):                   true,
+	reflect.TypeOf(fmt.Errorf("%w%w", errors.New(""), errors.New(""))): true,
+	reflect.TypeOf(errors.Join(errors.New(""))):                        true,
+}
+
+// errorType is HeaderErrorType's value for err: the first type in err's
+// chain (depth first, as errors.As walks it) that is neither oncely's
+// wrapper (PermanentError, RetryAfterError, UnavailableError) nor a plain
+// standard-library error, such as *myapp.DecodeError; "panic" for a
+// PanicError; empty when the chain holds no other type (a plain errors.New,
+// however wrapped).
 func errorType(err error) string {
-	for {
-		switch err.(type) {
-		case *PermanentError, *RetryAfterError, *UnavailableError:
-			if inner := errors.Unwrap(err); inner != nil {
-				err = inner
-				continue
+	switch err.(type) {
+	case nil:
+		return ""
+	case *PanicError:
+		return "panic"
+	case *PermanentError, *RetryAfterError, *UnavailableError:
+	default:
+		if t := reflect.TypeOf(err); !plainErrorTypes[t] {
+			return t.String()
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return errorType(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, inner := range u.Unwrap() {
+			if t := errorType(inner); t != "" {
+				return t
 			}
 		}
-		break
 	}
-	if _, ok := err.(*PanicError); ok {
-		return "panic"
-	}
-	t := reflect.TypeOf(err)
-	if t == nil {
-		return ""
-	}
-	return t.String()
+	return ""
 }
 
 func truncate(s string, n int) string {
