@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -103,6 +104,10 @@ type Config struct {
 
 	// Logger logs jobs and errors. Default slog.Default().
 	Logger *slog.Logger
+
+	// Now is the clock the pages' ages ("5 min ago") and per-group trends
+	// (last hour, last day) are computed from. Default time.Now.
+	Now func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -123,6 +128,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }

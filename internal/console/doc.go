@@ -45,19 +45,21 @@
 //	layout:    nav nav-overview nav-jobs nav-audit nav-outbox read-only-badge user logout
 //	errors:    error-message
 //	login:     login-form login-token login-submit login-error
-//	overview:  consumers-table consumer-row (data-source, data-consumer) consumer-link lag
-//	           dlq-depth backlog-error no-consumers open-form open-source open-consumer open-submit
+//	overview:  dlq-depth-total consumers-table consumer-row (data-source, data-consumer)
+//	           consumer-link lag dlq-depth backlog-error no-consumers open-form open-source open-consumer open-submit
 //	filters:   filter-form filter-reason filter-text filter-since filter-until filter-submit filter-clear
 //	groups:    consumer-name source-name groups-total selected-count all-messages-link plan-filter
-//	           scan-truncated groups-table group-row (data-group) group-count group-reason
+//	           scan-truncated groups-table group-row (data-group) group-count group-last-hour
+//	           group-last-day group-reason
 //	           group-error-type group-link group-pattern group-frame group-first-seen
 //	           group-last-seen group-plan no-dead-letters
 //	messages:  back-to-groups group-summary (data-group) messages-total plan-group messages-table
 //	           message-row (data-id) message-link message-reason message-attempts
 //	           message-failed-at message-copies message-error
-//	message:   message-id message-key message-group-link plan-message failure-context
-//	           failure-source failure-consumer failure-reason failure-attempts failure-error-type
-//	           failure-error failure-first-failed-at failure-failed-at failure-copies failure-stack
+//	message:   message-id message-key message-group-link plan-message failure-summary
+//	           failure-reason failure-attempts failure-age failure-error-type failure-error
+//	           next-step (data-reason) failure-context failure-source failure-consumer
+//	           failure-first-failed-at failure-failed-at failure-copies failure-stack
 //	           headers-table header-row header-name header-value header-truncated
 //	           body body-kind body-size body-truncated
 //	plan:      plan-selection plan-summary plan-selected plan-seen plan-applied-count

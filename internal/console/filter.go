@@ -33,10 +33,6 @@ type Filter struct {
 	text textSearch
 }
 
-// reasons are the dead-letter reasons the reason filter offers.
-var reasons = []string{consumer.ReasonExhausted, consumer.ReasonPermanent, consumer.ReasonMissingID,
-	consumer.ReasonInvalidID, consumer.ReasonPanic, consumer.ReasonRetryRefused}
-
 // timeLayouts are the forms Since and Until are read in (UTC when no zone).
 var timeLayouts = []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"}
 

@@ -76,7 +76,7 @@ func TestGroupLetters(t *testing.T) {
 		dead("g", "permanent", "*net.OpError", "order 5 not found", "", t0),
 	}
 	dls[0].Copies = 2
-	gs := GroupLetters(dls)
+	gs := GroupLetters(dls, t0)
 	require.Len(t, gs, 5)
 	g := gs[0]
 	require.Equal(t, 3, g.Count)
@@ -180,7 +180,7 @@ func BenchmarkGroup100k(b *testing.B) {
 		re += time.Since(start)
 
 		start = time.Now()
-		if gs := GroupLetters(dls); len(gs) != 1 {
+		if gs := GroupLetters(dls, time.Now()); len(gs) != 1 {
 			b.Fatalf("%d groups, want 1", len(gs))
 		}
 		fp += time.Since(start)

@@ -20,11 +20,16 @@ type Group struct {
 	FirstSeen, LastSeen time.Time
 	// Example is the error text of the group's first dead letter.
 	Example string
+	// LastHour and LastDay count the group's message IDs whose last
+	// failure is at most an hour, a day before the now GroupLetters was
+	// given: the trend beside Count.
+	LastHour, LastDay int
 }
 
 // GroupLetters groups dls by fingerprint, most dead letters first, then
-// the most recently failed; ties by ID.
-func GroupLetters(dls []adapters.DeadLetter) []Group {
+// the most recently failed; ties by ID. The trend (LastHour, LastDay) is
+// counted back from now.
+func GroupLetters(dls []adapters.DeadLetter, now time.Time) []Group {
 	index := map[Fingerprint]int{}
 	var out []Group
 	for _, d := range dls {
@@ -39,6 +44,13 @@ func GroupLetters(dls []adapters.DeadLetter) []Group {
 		g.Count++
 		g.Copies += d.Copies
 		if t := d.FailedAt(); !t.IsZero() {
+			age := now.Sub(t)
+			if age <= time.Hour {
+				g.LastHour++
+			}
+			if age <= 24*time.Hour {
+				g.LastDay++
+			}
 			if g.FirstSeen.IsZero() || t.Before(g.FirstSeen) {
 				g.FirstSeen = t
 			}

@@ -69,6 +69,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	rows := make([]overviewRow, len(s.cfg.Consumers))
+	var depth int64
 	for i, c := range s.cfg.Consumers {
 		rows[i].target = target{Source: c.Source, Consumer: c.Name}
 		rep, err := backlog.Read(r.Context(), s.cfg.Broker, c.Source, c.Name, false)
@@ -77,11 +78,15 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		rows[i].Backlog = rep
+		depth += max(rep.TotalDeadLetters, 0)
 	}
 	s.render(w, r, http.StatusOK, "overview", "Consumers", struct {
 		Broker string
 		Rows   []overviewRow
-	}{s.cfg.Broker.Kind(), rows})
+		// Depth is the dead letters of the listed consumers whose depth
+		// the broker reported.
+		Depth int64
+	}{s.cfg.Broker.Kind(), rows, depth})
 	return nil
 }
 
@@ -146,7 +151,7 @@ func (s *Server) groupsPage(w http.ResponseWriter, r *http.Request) error {
 		Scanned   int
 		Selected  int
 		Truncated bool
-	}{filterView{t, f, reasons}, GroupLetters(sel), len(dls), len(sel), truncated})
+	}{filterView{t, f, reasons}, GroupLetters(sel, s.cfg.Now()), len(dls), len(sel), truncated})
 	return nil
 }
 
@@ -158,7 +163,7 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
 	rows := sel[:min(len(sel), maxMessagesShown)]
 	var group *Group
 	if f.Group != "" {
-		if gs := GroupLetters(sel); len(gs) == 1 {
+		if gs := GroupLetters(sel, s.cfg.Now()); len(gs) == 1 {
 			group = &gs[0]
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -24,6 +25,8 @@ func TestPagesMemory(t *testing.T) {
 	body := f.page("/")
 	require.Contains(t, body, `data-testid="consumers-table"`)
 	require.Equal(t, []string{"3"}, testids(body, "dlq-depth"))
+	require.Equal(t, []string{"3"}, testids(body, "dlq-depth-total"))
+	require.Contains(t, body, `<p class="depth-total alert">`)
 
 	body = f.page(consumerURL(source, name))
 	require.Equal(t, []string{"2", "1"}, testids(body, "group-count"))
@@ -43,7 +46,7 @@ func TestPagesMemory(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, code)
 
 	// A group's plan, and one message's: each selects exactly its own.
-	groups := GroupLetters(deadLetters(t, br, source, name))
+	groups := GroupLetters(deadLetters(t, br, source, name), time.Now())
 	require.Equal(t, 2, groups[0].Count)
 	body = f.page(consumerURL(source, name) + "plan?group=" + groups[0].ID)
 	require.Equal(t, []string{"2"}, testids(body, "plan-selected"))

@@ -18,6 +18,8 @@ var pageNames = []string{"login", "error", "overview", "groups", "messages", "me
 
 var funcs = template.FuncMap{
 	"consumerURL": consumerURL,
+	"ago":         ago,
+	"nextStep":    nextStep,
 	"when": func(t time.Time) string {
 		if t.IsZero() {
 			return "-"
@@ -65,14 +67,16 @@ type view struct {
 	ReadOnly bool
 	// Login: tokens are configured, so the layout offers a logout.
 	Login bool
-	Data  any
+	// Now is Config.Now at rendering, for ages.
+	Now  time.Time
+	Data any
 }
 
 // render writes page name with data, buffered so a template error is a
 // clean 500.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	id := who(r)
-	v := view{Title: title, User: id.user, ReadOnly: s.cfg.ReadOnly, Login: s.cfg.loginRequired(), Data: data}
+	v := view{Title: title, User: id.user, ReadOnly: s.cfg.ReadOnly, Login: s.cfg.loginRequired(), Now: s.cfg.Now(), Data: data}
 	if id.session != "" {
 		v.CSRF = s.sessions.csrf(id.session)
 	}
