@@ -62,7 +62,7 @@ const jobViewJS = `(() => {
 })()`
 
 // runFlow walks the console as an operator does, on the broker at url:
-// browse the overview, open the consumer's groups (5/3/1), open the group
+// browse the overview (depth emphasised), open the consumer's groups (5/3/1), open the group
 // of five and a message, plan a redrive of the group (5 selected, 2
 // already applied), start it at 2/s and watch its live progress to "5 of
 // 5", read the audit; then checks on the broker that exactly the five came
@@ -74,10 +74,13 @@ const jobViewJS = `(() => {
 // among them), the rate (no progress shown between 0 and 5, done sooner
 // than 4 intervals) or the plan's limit (lateLetter), a redrive that
 // duplicates or loses messages, a progress page that never reaches the
-// end, an audit row not written or with the wrong outcome or counts.
+// end, an audit row not written or with the wrong outcome or counts; and
+// what an operator needs at a glance (browser_glance_test.go): ages and
+// trends by Config.Now, the depth emphasised, the message page's summary
+// and next step above its body, the body above its headers.
 func runFlow(t *testing.T, url, source, name string, o flowOptions) {
 	br := openBroker(t, url)
-	r := newRig(t, br, source, name, flowLetters())
+	r := newRig(t, br, source, name, flowLetters(), aheadClock)
 	shot := func(name string) {
 		if o.shots {
 			r.tab.Shot(name)
@@ -88,6 +91,7 @@ func runFlow(t *testing.T, url, source, name string, o flowOptions) {
 	r.open("/")
 	row := fmt.Sprintf(`[data-testid="consumer-row"][data-source=%q][data-consumer=%q]`, source, name)
 	require.Equal(t, "9", r.text(tid(row, "dlq-depth")))
+	checkGlanceOverview(r, row, "9")
 	shot("overview")
 
 	// Group: three fingerprint groups, largest first.
@@ -99,6 +103,7 @@ func runFlow(t *testing.T, url, source, name string, o flowOptions) {
 	groups := r.attrs(tid("group-row"), "data-group")
 	require.Len(t, groups, 3)
 	group := groups[0]
+	checkGlanceGroups(r, []string{"5", "3", "1"})
 	shot("groups")
 
 	// The group of five, and one of its messages.
@@ -115,6 +120,7 @@ func runFlow(t *testing.T, url, source, name string, o flowOptions) {
 		require.Equal(t, "permanent: order 103 not found", r.text(tid("failure-error")))
 		require.Equal(t, "json", r.text(tid("body-kind")))
 		require.Contains(t, r.text(tid("body")), `"order": 103`)
+		checkGlanceMessage(r)
 		shot("message")
 		require.Equal(t, 200, r.click(tid("message-group-link")))
 	}
