@@ -3,17 +3,21 @@
 // small script for live progress) over an adapters.Broker and the Postgres
 // of the idempotency claims.
 //
-// Pages: the consumers with their lag and dead-letter depth (/); a
-// consumer's dead letters grouped by failure fingerprint (reason, error
-// type, normalised error text, first stack frame) with counts and first
-// and last failure (/c/{source}/{consumer}/); a selection's messages
-// (…/messages); one message's failure context, headers and body
-// (…/message?id=); a plan (…/plan): how many a filter selects in the
-// whole destination, which have an idempotency claim (a redrive is a no-op
-// for them) and which not; redrive jobs (/jobs, /jobs/{id}); the audit
-// table (/audit); the outbox's dead rows with the broker's reasons
-// (/outbox, read-only: oncely outbox redrive moves them back). Every consumer page takes the filters reason, text,
-// since, until, group and id as query values (see Filter).
+// Pages: the consumers with their lag and dead-letter depth, the depth
+// emphasised and totalled (/); a consumer's dead letters grouped by
+// failure fingerprint (reason, error type, normalised error text, first
+// stack frame) with counts, the trend (last hour, last day) and first and
+// last failure (/c/{source}/{consumer}/); a selection's messages
+// (…/messages); one message: reason, attempts, age, error and a one-line
+// next step for the reason, then the body, then the rest of the failure
+// context and the headers (…/message?id=); a plan (…/plan): how many a
+// filter selects in the whole destination, which have an idempotency
+// claim (a redrive is a no-op for them) and which not; redrive jobs
+// (/jobs, /jobs/{id}); the audit table (/audit); the outbox's dead rows
+// with the broker's reasons (/outbox, read-only: oncely outbox redrive
+// moves them back). Every consumer page takes the filters reason, text,
+// since, until, group and id as query values (see Filter). Times show as
+// ages ("5 min ago") by Config.Now, the exact UTC time in the title.
 //
 // Actions, all POST with a CSRF token and refused (403) in read-only mode:
 // a redrive (…/redrive) runs in the background at a rate, with a progress
