@@ -39,7 +39,7 @@ func (src *Source) deadLetterLimit(d *delivery, n uint64) {
 		}
 		return err
 	}, backoff.WithContext(b, src.life), func(err error, wait time.Duration) {
-		src.log.Warn("dead-lettering a message at its delivery limit failed; trying again", "message_id", d.msg.ID, "retry_in", wait, "error", err)
+		src.log.Warn("dead-lettering a message at its delivery limit failed; trying again", "message_id", d.msg.ID, "retry_in", wait.String(), "error", err)
 	})
 	if err != nil {
 		src.log.Info("a message at its delivery limit was not dead-lettered before Close; the server delivers it again", "message_id", d.msg.ID, "error", err)
