@@ -35,7 +35,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if wait, ok := s.logins.allow(c.addr); !ok {
 		wait = max(time.Second, (wait + time.Second - 1).Truncate(time.Second)) // whole seconds, rounded up
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
-		s.log.DebugContext(r.Context(), "console: login refused: too many wrong tokens", "client", c.addr, "retry_after", wait)
+		s.log.DebugContext(r.Context(), "console: login refused: too many wrong tokens", "client", c.addr, "retry_after", wait.String())
 		s.render(w, r, http.StatusTooManyRequests, "login", "Log in", loginData{Next: next,
 			Error: fmt.Sprintf("too many wrong tokens: try again in %s", wait)})
 		return nil
@@ -43,7 +43,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	user, ok := userOfToken(s.cfg, r.PostFormValue("token"))
 	if !ok {
 		n, lock := s.logins.failed(c.addr)
-		s.log.WarnContext(r.Context(), "console: login failed: wrong token", "client", c.addr, "failures_in_a_row", n, "locked_for", lock)
+		s.log.WarnContext(r.Context(), "console: login failed: wrong token", "client", c.addr, "failures_in_a_row", n, "locked_for", lock.String())
 		s.render(w, r, http.StatusUnauthorized, "login", "Log in", loginData{Next: next, Error: "wrong token"})
 		return nil
 	}
