@@ -84,6 +84,13 @@ type FaultCase struct {
 	Run func(t *testing.T)
 	// NotApplicable says why the fault cannot happen on the broker.
 	NotApplicable string
+	// KnownViolation, set with Inject, names an open defect: per-key order
+	// or Attempt that the broker is known to break in this case. The
+	// generic scenario still fails on anything lost or not resumed within
+	// ResumeBound, and logs order and Attempt violations with this reason
+	// instead of failing. Empty (the default) checks everything; remove it
+	// with the fix.
+	KnownViolation string
 }
 
 // Faulter is a Harness that answers the fault matrix.
@@ -104,13 +111,13 @@ func RunFaults(t *testing.T, h Faulter) {
 	for _, f := range Faults {
 		t.Run(string(f), func(t *testing.T) {
 			if f == CloseInFlight {
-				runFaultScenario(t, h, f, nil)
+				runFaultScenario(t, h, f, nil, "")
 				return
 			}
 			c := h.FaultCase(f)
 			switch {
 			case c.Inject != nil:
-				runFaultScenario(t, h, f, c.Inject)
+				runFaultScenario(t, h, f, c.Inject, c.KnownViolation)
 			case c.Run != nil:
 				c.Run(t)
 			case c.NotApplicable != "":

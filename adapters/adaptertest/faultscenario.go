@@ -37,7 +37,7 @@ var (
 // handled in publish order (unless the broker declares
 // Capabilities().NoOrder). inject nil is CloseInFlight: the kit stops the
 // consumer and starts a new one over a new Source.
-func runFaultScenario(t *testing.T, h Faulter, f Fault, inject func(testing.TB, string) func()) {
+func runFaultScenario(t *testing.T, h Faulter, f Fault, inject func(testing.TB, string) func(), known string) {
 	idle := f == CutMidReceive || f == BrokerRestartNoPersistence
 	publishDuring := f != BrokerRestart && f != BrokerRestartNoPersistence
 	name := SourceName("fault")
@@ -100,7 +100,7 @@ func runFaultScenario(t *testing.T, h Faulter, f Fault, inject func(testing.TB, 
 	}
 
 	dl := h.DeadLetters(t, name, ConsumerName, len(faultPoison), WaitTimeout)
-	r.check(t, dl)
+	r.check(t, dl, known)
 }
 
 // faultBatch returns faultPerBatch messages per key, sequence numbers from
@@ -245,14 +245,19 @@ func (r *faultRecorder) deadCount() int {
 	return n
 }
 
-// check reports the handler's findings and that every message was handled
+// check reports the handler's findings (logged only when a known violation
+// explains them) and that every message was handled
 // or dead-lettered (found in dl, the harness's dead letters), every poison
 // message dead-lettered.
-func (r *faultRecorder) check(t *testing.T, dl []*consumer.Message) {
+func (r *faultRecorder) check(t *testing.T, dl []*consumer.Message, known string) {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range r.errs {
+		if known != "" {
+			t.Logf("known violation (%s): %s", known, e)
+			continue
+		}
 		t.Error(e)
 	}
 	inDL := map[string]bool{}
