@@ -5,6 +5,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -153,6 +154,17 @@ func (h *faultHarness) breakDeadLetters(t testing.TB, source string) func() {
 // message no handler saw) and after later entries of their key were
 // handled (per-key order broken). Seen in about one run of three.
 const cutReadLost = "redis: entries read on a connection the cut closed wait for their lease, out of key order and with Attempt 2"
+
+// wipe removes what a persisting server stored: the next start is empty.
+func (r *privateRedis) wipe() {
+	r.t.Helper()
+	if err := os.RemoveAll(r.dir); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.MkdirAll(r.dir, 0o700); err != nil {
+		r.t.Fatal(err)
+	}
+}
 
 // TestFaultMatrix runs the fault kit's matrix on Redis Streams.
 func TestFaultMatrix(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -89,17 +88,6 @@ func (r *privateRedis) kill() {
 	_ = r.cmd.Process.Kill()
 	_ = r.cmd.Wait()
 	r.cmd = nil
-}
-
-// wipe removes what a persisting server stored: the next start is empty.
-func (r *privateRedis) wipe() {
-	r.t.Helper()
-	if err := os.RemoveAll(r.dir); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.MkdirAll(r.dir, 0o700); err != nil {
-		r.t.Fatal(err)
-	}
 }
 
 // restart kills the server and starts it again on the same port: empty
