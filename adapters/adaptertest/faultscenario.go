@@ -27,9 +27,10 @@ var (
 )
 
 // runFaultScenario is the generic case of f: the first batch is published
-// and handled; the fault starts (while every key's handler holds one
-// delivery, or while the consumer waits in Receive for the faults named
-// so); the held handlers return; after FaultHold the fault ends; the second
+// and handled; the fault starts (while a handler holds a delivery, each
+// key's fourth message being held on its first call, or, for
+// CutMidReceive and BrokerRestartNoPersistence, once the first batch is
+// handled and the consumer waits in Receive); the held handlers return; after FaultHold the fault ends; the second
 // batch is published (during the fault where the broker takes publishes);
 // then every message must be handled or dead-lettered within ResumeBound,
 // each handler call with Attempt >= 1 and never lower than before, the
@@ -95,12 +96,10 @@ func runFaultScenario(t *testing.T, h Faulter, f Fault, inject func(testing.TB, 
 	}
 	resumed := time.Since(ended)
 	stop()
+	r.check(t, h.DeadLetters(t, name, ConsumerName, len(faultPoison), WaitTimeout), known)
 	if !t.Failed() {
 		t.Logf("%s: 0 lost, resumed in %.1f s (every message handled or dead-lettered after the fault ended)", f, resumed.Seconds())
 	}
-
-	dl := h.DeadLetters(t, name, ConsumerName, len(faultPoison), WaitTimeout)
-	r.check(t, dl, known)
 }
 
 // faultBatch returns faultPerBatch messages per key, sequence numbers from
