@@ -55,8 +55,10 @@
 //
 // Names: Kafka topics are <source>, <source>.<consumer>.retry.<tier> and
 // <source>.<consumer>.dlq; RabbitMQ queues the same; SQS queues <source> and
-// <source>-<consumer>-dlq (shortened with a hash past SQS's 80 characters).
-// Source and Publish create what is missing.
+// <source>-<consumer>-dlq. A consumer name holding the separator is escaped,
+// so no two (source, consumer) pairs share a destination; a name past the
+// broker's limit is refused (docs/brokers.md, "Names"). Source and Publish
+// create what is missing.
 //
 // What a consumer name means depends on the broker
 // (consumer.Capabilities.FanOut, docs/brokers.md). On Kafka each consumer

@@ -50,8 +50,10 @@ import (
 // The TLS and SASL settings apply to every connection of the broker: its
 // Sources, Publish, and the dead-letter, redrive and backlog tools.
 // Publish creates the topic when absent. Dead letters are read from
-// "<source>.<consumer>.dlq" (kafka.DeadLetterReader); a record Redrive moved
-// back is recorded as removed in the group "<source>.<consumer>.dlq.redrive"
+// kafka.DeadLetterTopic ("<source>.<consumer>.dlq"; other groups than
+// letters, digits and '-' escaped) by kafka.DeadLetterReader; a record
+// Redrive moved back is recorded as removed in the group
+// "<dead-letter topic>.redrive"
 // (kafka.RedriveGroup) and not listed, counted or redriven again, whatever a
 // filter skipped before it.
 func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {

@@ -19,7 +19,8 @@ import (
 // openRabbitMQ opens amqp://user:pass@host:port/vhost (amqps:// for TLS)
 // with adapters/rabbitmq. The source is the queue; retry queues are
 // "<source>.<consumer>.retry.<tier>" and the dead-letter queue
-// "<source>.<consumer>.dlq". Query parameters:
+// "<source>.<consumer>.dlq" (rabbitmq.RetryQueue, rabbitmq.DeadLetterQueue:
+// a consumer name with '.' is escaped). Query parameters:
 //
 //	queue_type=quorum|classic  type of the queues declared (default quorum)
 //	prefetch=N                 per-consumer prefetch (default 128, the runtime's default MaxInFlight;
@@ -199,7 +200,7 @@ func (r *rabbitBroker) Backlog(ctx context.Context, source, consumerName string)
 	}
 	out := []consumer.Backlog{{Source: source, Partition: -1, Lag: lag, DeadLetters: max(dead, 0)}}
 	for _, t := range r.tiers() {
-		name := source + "." + consumerName + ".retry." + retry.Name(t)
+		name := rabbitmq.RetryQueue(source, consumerName, t)
 		n, err := r.depth(ctx, name)
 		if err != nil {
 			return nil, err

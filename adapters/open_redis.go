@@ -16,8 +16,9 @@ import (
 // openRedis opens redis://[user:pass@]host:port/db (rediss:// for TLS) with
 // adapters/redis. The source is a stream; for consumer name C the adapter
 // keeps <source>.C.delayed (retries not yet due), <source>.C.retry (due
-// retries and redriven dead letters) and <source>.C.dlq (dead letters), and
-// C is a consumer group on <source>. Query parameters:
+// retries and redriven dead letters) and <source>.C.dlq (dead letters; a C
+// with '.' is escaped: redis.DeadLetterStream), and C is a consumer group
+// on <source>. Query parameters:
 //
 //	lease=30s              how long an entry stays pending with a consumer without renewal
 //	                       before another reclaims it, counting an attempt (renewed every lease/3)

@@ -29,8 +29,8 @@ import (
 // always come from that chain (static dummy ones for an endpoint without
 // any). Without an endpoint, Open fails when the chain finds no
 // credentials, saying so, rather than with the first request's error. The source is the queue name; the dead-letter queue is
-// "<source>-<consumer>-dlq" (sqs.DeadLetterQueueName: shortened with a hash
-// past 80 characters) unless dlq= names it. Source and Publish create
+// "<source>-<consumer>-dlq" (sqs.DeadLetterQueueName: other consumer names
+// escaped, refused past 80 characters) unless dlq= names it. Source and Publish create
 // missing queues.
 // Query parameters:
 //
@@ -181,9 +181,9 @@ func (s *sqsBroker) Source(ctx context.Context, source, consumerName string) (co
 
 // deadLetterQueue names the dead-letter queue of (source, consumerName): the
 // URL's dlq parameter, else sqs.DeadLetterQueueName's default.
-func (s *sqsBroker) deadLetterQueue(source, consumerName string) string {
+func (s *sqsBroker) deadLetterQueue(source, consumerName string) (string, error) {
 	if s.cfg.DeadLetterQueueName != "" {
-		return s.cfg.DeadLetterQueueName
+		return s.cfg.DeadLetterQueueName, nil
 	}
 	return sqs.DeadLetterQueueName(source, consumerName)
 }
@@ -254,7 +254,10 @@ func (s *sqsBroker) Backlog(ctx context.Context, source, consumerName string) ([
 		return nil, err
 	}
 	dead := int64(0)
-	name := s.deadLetterQueue(source, consumerName)
+	name, err := s.deadLetterQueue(source, consumerName)
+	if err != nil {
+		return nil, err
+	}
 	durl, err := s.queueURL(ctx, name, false)
 	if err != nil {
 		return nil, err

@@ -79,7 +79,10 @@ func (s *sqsBroker) session(ctx context.Context, source, consumerName string) (*
 	if surl == "" {
 		return nil, noSource("sqs queue", source)
 	}
-	name := s.deadLetterQueue(source, consumerName)
+	name, err := s.deadLetterQueue(source, consumerName)
+	if err != nil {
+		return nil, err
+	}
 	durl, err := s.queueURL(ctx, name, false)
 	if err != nil {
 		return nil, err

@@ -142,10 +142,11 @@ func TestSQSFIFOPublishLongID(t *testing.T) {
 }
 
 // TestSQSLongNames: a source and consumer name whose default dead-letter
-// queue name would exceed SQS's 80 characters start, dead-letter, list and
-// report depth (the name is shortened with a hash); dlq= names the
-// dead-letter queue instead. Catches a broker reading dead letters from a
-// queue other than the one the consumer writes to.
+// queue name would exceed SQS's 80 characters are refused (Source,
+// DeadLetters, Backlog: sqs.ErrNameTooLong) unless dlq= names the
+// dead-letter queue; with it the pair starts, dead-letters, lists and
+// reports depth. Catches a broker reading dead letters from a queue other
+// than the one the consumer writes to, and a name cut to fit.
 func TestSQSLongNames(t *testing.T) {
 	endpoint := testenv.SQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -154,37 +155,45 @@ func TestSQSLongNames(t *testing.T) {
 	source := fmt.Sprintf("oncely-payments-settlement-requests-%08x", suffix)
 	consumerName := "ledger-postings-eu-west-1-primary"
 	custom := fmt.Sprintf("oncely-custom-dlq-%08x", suffix)
-	for _, tc := range []struct{ query, dlq string }{
-		{"", sqs.DeadLetterQueueName(source, consumerName)},
-		{"&dlq=" + custom, custom},
-	} {
-		u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1" + tc.query)
-		require.NoError(t, err)
-		b, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
-		require.NoError(t, err)
-		require.Len(t, tc.dlq, min(80, len(tc.dlq)))
-		id := "long-" + tc.dlq
-		require.NoError(t, b.Publish(ctx, source, &consumer.Message{ID: id, Body: []byte("b")}))
-		src, err := b.Source(ctx, source, consumerName)
-		require.NoError(t, err, "len(source)+len(consumer) = %d", len(source)+len(consumerName))
-		d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
-		headers := consumer.FailureHeaders(d.Message(), consumer.Failure{Consumer: consumerName, Err: errors.New("bad"), Reason: consumer.ReasonPermanent, NextAttempt: 1})
-		require.NoError(t, d.DeadLetter(ctx, headers))
-		require.NoError(t, src.Close(ctx))
 
-		dl, err := b.DeadLetters(ctx, source, consumerName, 0)
-		require.NoError(t, err)
-		require.Len(t, dl, 1)
-		require.Equal(t, id, dl[0].Message.ID)
-		rows, err := b.Backlog(ctx, source, consumerName)
-		require.NoError(t, err)
-		require.Equal(t, int64(1), rows[0].DeadLetters, "depth read from %s", tc.dlq)
-		qurl, err := b.(*sqsBroker).queueURL(ctx, tc.dlq, false)
-		require.NoError(t, err)
-		require.NotEmpty(t, qurl, "the dead letter is in %s", tc.dlq)
-		require.NoError(t, b.Close())
-	}
-	_, err := Open(ctx, "sqs://us-east-1?endpoint="+endpoint+"&dlq=bad/name")
+	u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1&dlq=" + custom)
+	require.NoError(t, err)
+	b, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	id := "long-" + custom
+	require.NoError(t, b.Publish(ctx, source, &consumer.Message{ID: id, Body: []byte("b")}))
+	src, err := b.Source(ctx, source, consumerName)
+	require.NoError(t, err, "len(source)+len(consumer) = %d", len(source)+len(consumerName))
+	d := adaptertest.ReceiveN(t, src, 1, 10*time.Second)[0]
+	headers := consumer.FailureHeaders(d.Message(), consumer.Failure{Consumer: consumerName, Err: errors.New("bad"), Reason: consumer.ReasonPermanent, NextAttempt: 1})
+	require.NoError(t, d.DeadLetter(ctx, headers))
+	require.NoError(t, src.Close(ctx))
+
+	dl, err := b.DeadLetters(ctx, source, consumerName, 0)
+	require.NoError(t, err)
+	require.Len(t, dl, 1)
+	require.Equal(t, id, dl[0].Message.ID)
+	rows, err := b.Backlog(ctx, source, consumerName)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), rows[0].DeadLetters, "depth read from %s", custom)
+	qurl, err := b.(*sqsBroker).queueURL(ctx, custom, false)
+	require.NoError(t, err)
+	require.NotEmpty(t, qurl, "the dead letter is in %s", custom)
+	require.NoError(t, b.Close())
+
+	u, err = url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1")
+	require.NoError(t, err)
+	refused, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	_, err = refused.Source(ctx, source, consumerName)
+	require.ErrorIs(t, err, sqs.ErrNameTooLong)
+	_, err = refused.DeadLetters(ctx, source, consumerName, 0)
+	require.ErrorIs(t, err, sqs.ErrNameTooLong)
+	_, err = refused.Backlog(ctx, source, consumerName)
+	require.ErrorIs(t, err, sqs.ErrNameTooLong)
+	require.NoError(t, refused.Close())
+
+	_, err = Open(ctx, "sqs://us-east-1?endpoint="+endpoint+"&dlq=bad/name")
 	require.ErrorContains(t, err, `dlq="bad/name"`)
 }
 
@@ -205,7 +214,8 @@ func TestSQSSessionHoldsBackLaterLetters(t *testing.T) {
 	defer func() { _ = b.Close() }()
 	source := fmt.Sprintf("oncely-holdback-%08x", rand.Uint32())
 	const name = "ledger"
-	dlq := b.deadLetterQueue(source, name)
+	dlq, err := b.deadLetterQueue(source, name)
+	require.NoError(t, err)
 	require.NoError(t, b.Publish(ctx, source, &consumer.Message{ID: "src", Body: []byte("x")}))
 	require.NoError(t, b.Publish(ctx, dlq, &consumer.Message{ID: "before", Body: []byte("x")}))
 

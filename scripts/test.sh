@@ -252,7 +252,7 @@ go vet -tags faults -vettool="$vettool" "${pkgs[@]}"
 rm -rf "$(dirname "$vettool")"
 
 log "go test -race"
-go test -race -count=1 -timeout 15m "${pkgs[@]}"
+go test -race -count=1 -timeout 25m "${pkgs[@]}"
 
 if [ $# -eq 0 ]; then
   log "fault tests (serial: they stop and restart shared services)"

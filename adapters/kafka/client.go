@@ -131,9 +131,9 @@ func (c *Client) Backlog(ctx context.Context, topic, group string) ([]consumer.B
 		return nil, fmt.Errorf("kafka: %w: %s", ErrNoTopic, topic)
 	}
 	consumed := []string{topic}
-	prefix := topic + "." + group + ".retry."
+	prefix := retryTopicPrefix(topic, group)
 	for _, t := range all.Names() {
-		if strings.HasPrefix(t, prefix) {
+		if tier, ok := strings.CutPrefix(t, prefix); ok && !strings.Contains(tier, ".") {
 			consumed = append(consumed, t)
 		}
 	}

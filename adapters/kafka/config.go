@@ -87,7 +87,8 @@ type Config struct {
 
 	// Group is the consumer group, and the consumer name: it must equal
 	// consumer.Config.Name, since retry and dead-letter topics are named
-	// "<Topic>.<Group>.retry.<tier>" and "<Topic>.<Group>.dlq". Required.
+	// "<Topic>.<Group>.retry.<tier>" and "<Topic>.<Group>.dlq" (RetryTopic,
+	// DeadLetterTopic). Required.
 	Group string
 
 	// InstanceID enables static membership (Kafka's group.instance.id): a
@@ -242,6 +243,9 @@ func (c Config) validate() error {
 	}
 	if strings.Contains(c.Topic, ".retry.") || strings.HasSuffix(c.Topic, ".dlq") {
 		errs = append(errs, fmt.Errorf("topic %q looks like a retry or dead-letter topic; consume the source topic instead", c.Topic))
+	}
+	if c.Topic != "" && c.Group != "" && (c.RetryMode != RetryTopics || c.Tiers.Validate() == nil) {
+		errs = append(errs, checkTopicNames(c.Topic, c.Group, c.Tiers, c.RetryMode == RetryTopics)...)
 	}
 	if c.MaxPollRecords < 0 {
 		errs = append(errs, fmt.Errorf("MaxPollRecords must be > 0, got %d (unbounded polls break backpressure)", c.MaxPollRecords))

@@ -40,7 +40,9 @@
 //
 // With RetryTopics (the default) a retry produces a copy to
 // "<topic>.<group>.retry.<tier>" (RetryTopic) and a dead letter to
-// "<topic>.<group>.dlq" (DeadLetterTopic); both wait for the broker's
+// "<topic>.<group>.dlq" (DeadLetterTopic; a group with other characters
+// than letters, digits and '-' is escaped, so no two pairs share a topic,
+// and names Kafka would refuse are refused by New); both wait for the broker's
 // acknowledgement before the original counts as settled. The Source
 // consumes its own retry topics in the same group: a copy is not delivered
 // before its oncely-retry-not-before header; its partition is paused and

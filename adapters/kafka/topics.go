@@ -10,21 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/oncely/oncely/retry"
 )
-
-// RetryTopic names the retry topic of topic and group for a delay tier:
-// "<topic>.<group>.retry.<tier>", the tier formatted by retry.Name ("10s").
-func RetryTopic(topic, group string, tier time.Duration) string {
-	return topic + "." + group + ".retry." + retry.Name(tier)
-}
-
-// DeadLetterTopic names the dead-letter topic of topic and group:
-// "<topic>.<group>.dlq".
-func DeadLetterTopic(topic, group string) string {
-	return topic + "." + group + ".dlq"
-}
 
 // ErrTopicCreation wraps every failure to create or find a topic at start-up.
 var ErrTopicCreation = errors.New("kafka: topic not available")

@@ -13,6 +13,9 @@
 //     "<source>_<consumer>_dlq") holding the full message (ID, key, body,
 //     every header) with oncely's failure headers.
 //
+// A pair whose source or consumer holds '_' has its retry and dead-letter
+// streams escaped (StreamName), so no two pairs share a stream.
+//
 // New creates what is missing. Each consumer name reads every message of
 // the source (Capabilities.FanOut), and its retries never reach another name.
 //

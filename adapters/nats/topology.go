@@ -9,11 +9,21 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// maxStreamName is JetStream's limit on a stream name's length.
+const maxStreamName = 255
+
+// errCodeSubjectOverlap is JetStream's error code for a stream whose
+// subjects another stream captures.
+const errCodeSubjectOverlap = 10065
+
 // ensureStream returns the stream named StreamName(subject), creating it
 // (file storage, limits retention) when absent. An existing stream must
 // capture subject.
 func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (jetstream.Stream, error) {
 	name := StreamName(subject)
+	if len(name) > maxStreamName {
+		return nil, fmt.Errorf("stream name %q (for subject %q) is %d bytes, over JetStream's %d; shorten the source or consumer name", name, subject, len(name), maxStreamName)
+	}
 	s, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		s, err = js.CreateStream(ctx, jetstream.StreamConfig{
@@ -25,6 +35,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			s, err = js.Stream(ctx, name) // created meanwhile by another process
 		}
+	}
+	if apiErr := (*jetstream.APIError)(nil); errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeSubjectOverlap {
+		return nil, fmt.Errorf("stream %s: %w; another stream captures %q, such as one named by an earlier version (see docs/brokers.md, \"Names\")", name, err, subject)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", name, err)

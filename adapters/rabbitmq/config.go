@@ -102,7 +102,7 @@ type Config struct {
 
 	// Consumer is the consumer name; it must equal consumer.Config.Name. It
 	// names the retry queues <Queue>.<Consumer>.retry.<tier> and the
-	// dead-letter queue <Queue>.<Consumer>.dlq.
+	// dead-letter queue <Queue>.<Consumer>.dlq (RetryQueue, DeadLetterQueue).
 	Consumer string
 
 	// Prefetch is the most unacknowledged deliveries the broker pushes to
@@ -293,9 +293,8 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	if c.Queue != "" && c.Consumer != "" && len(c.Tiers) > 0 {
-		longest := c.Tiers[len(c.Tiers)-1]
-		for _, n := range []string{retryQueueName(c.Queue, c.Consumer, longest), DeadLetterQueue(c.Queue, c.Consumer)} {
+	if c.Queue != "" && c.Consumer != "" {
+		for _, n := range append(topology{queue: c.Queue, consumer: c.Consumer, tiers: c.Tiers}.retryNames(), DeadLetterQueue(c.Queue, c.Consumer)) {
 			if len(n) > maxShortString {
 				errs = append(errs, fmt.Errorf("queue name %q is %d bytes, over AMQP's %d; shorten Queue or Consumer", n, len(n), maxShortString))
 			}

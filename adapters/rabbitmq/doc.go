@@ -16,6 +16,9 @@
 //	payments.ledger.dlq          the dead-letter queue, bound to the fanout
 //	                             exchange payments.dlx
 //
+// A consumer name holding '.' is escaped in these names (RetryQueue,
+// DeadLetterQueue), so no two (queue, consumer) pairs share a queue.
+//
 // A queue that exists with other arguments is reported as a TopologyError
 // naming the broker's complaint and the arguments wanted, not as a bare
 // 406. The source queue's arguments do not depend on the consumer name, so

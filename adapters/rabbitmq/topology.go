@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/oncely/oncely/internal/names"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -48,14 +49,34 @@ func formatArgs(t amqp.Table) string {
 }
 
 // DeadLetterQueue names the dead-letter queue of queue and consumerName:
-// "<queue>.<consumer>.dlq".
-func DeadLetterQueue(queue, consumerName string) string { return queue + "." + consumerName + ".dlq" }
+// "<queue>.<consumer>.dlq" for a consumer name without '.'; any other is
+// escaped (see pairPrefix). No two (queue, consumer) pairs share one.
+func DeadLetterQueue(queue, consumerName string) string {
+	return pairPrefix(queue, consumerName) + "dlq"
+}
+
+// RetryQueue names the retry queue of queue and consumerName for a delay
+// tier: "<queue>.<consumer>.retry.<tier>" for a consumer name without '.',
+// the tier formatted by retry.Name ("10s"); any other is escaped (see
+// pairPrefix). No two (queue, consumer) pairs share one.
+func RetryQueue(queue, consumerName string, tier time.Duration) string {
+	return pairPrefix(queue, consumerName) + "retry." + retry.Name(tier)
+}
+
+// pairPrefix begins the derived queue names of (queue, consumerName):
+// "<queue>.<consumer>." for a consumer name without '.', else
+// "<queue>.<escaped consumer>.." with every '.' and '_' written as '_' and
+// two hex digits ("a.b" is "a_2eb"). The part before the kind is empty
+// only for an escaped name, and neither form holds '.', so the queue and
+// consumer can be read back from the name.
+func pairPrefix(queue, consumerName string) string {
+	if !strings.Contains(consumerName, ".") {
+		return queue + "." + consumerName + "."
+	}
+	return queue + "." + names.Escape(consumerName, '_', func(c byte) bool { return c != '.' }) + ".."
+}
 
 func dlxName(queue string) string { return queue + ".dlx" }
-
-func retryQueueName(queue, consumerName string, tier time.Duration) string {
-	return queue + "." + consumerName + ".retry." + retry.Name(tier)
-}
 
 // queueSpec is one queue to declare.
 type queueSpec struct {
@@ -77,12 +98,12 @@ type topology struct {
 func (t topology) dlq() string { return DeadLetterQueue(t.queue, t.consumer) }
 
 func (t topology) retryQueue(tier int) string {
-	return retryQueueName(t.queue, t.consumer, t.tiers[tier])
+	return RetryQueue(t.queue, t.consumer, t.tiers[tier])
 }
 
 // retryQueueFor names the retry queue of the tier for a delay d.
 func (t topology) retryQueueFor(d time.Duration) string {
-	return retryQueueName(t.queue, t.consumer, t.tiers.Tier(d))
+	return RetryQueue(t.queue, t.consumer, t.tiers.Tier(d))
 }
 
 func (t topology) retryNames() []string {

@@ -164,14 +164,3 @@ func (c Config) validate() error {
 	}
 	return nil
 }
-
-// RetryStream is the stream holding the retry copies of (stream, consumer)
-// once they are due, and redriven dead letters.
-func RetryStream(stream, consumer string) string { return stream + "." + consumer + ".retry" }
-
-// DelayedKey is the sorted set holding retry copies of (stream, consumer)
-// until they are due (score: due time in Unix milliseconds, Redis's clock).
-func DelayedKey(stream, consumer string) string { return stream + "." + consumer + ".delayed" }
-
-// DeadLetterStream is the dead-letter stream of (stream, consumer).
-func DeadLetterStream(stream, consumer string) string { return stream + "." + consumer + ".dlq" }

@@ -11,6 +11,9 @@
 //	S.C.retry      stream of due retry copies and redriven dead letters (group C)
 //	S.C.dlq        the dead-letter stream
 //
+// A consumer name holding '.' is escaped in these keys (see DeadLetterStream),
+// so no two (stream, consumer) pairs share a key.
+//
 // Every consumer name is its own group, so two names of one source each get
 // every entry (Capabilities.FanOut). Retry copies and redriven dead letters
 // go to S.C.retry, which only group C reads, never back to S.

@@ -1,8 +1,6 @@
 package sqs
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -86,7 +84,8 @@ type Config struct {
 	// DeadLetterQueueName names the dead-letter queue. Defaults to
 	// DeadLetterQueueName(queue, Consumer): "<queue>-<consumer>-dlq" (with
 	// ".fifo" appended for a FIFO source, whose dead-letter queue must be
-	// FIFO too), shortened with a hash when longer than 80 characters.
+	// FIFO too); a pair whose name would pass 80 characters is refused
+	// unless this is set.
 	DeadLetterQueueName string
 
 	// Region is the AWS region. Defaults to the standard AWS configuration
@@ -273,39 +272,6 @@ func (c Config) validate() error {
 func ValidQueueName(n string) bool {
 	return len(n) <= maxQueueName && queueName.MatchString(strings.TrimSuffix(n, ".fifo"))
 }
-
-// DeadLetterQueueName derives the default dead-letter queue name for queue
-// and consumer: "<queue>-<consumer>-dlq", characters SQS does not allow in
-// names replaced by '-', plus ".fifo" for a FIFO queue. A name that would
-// exceed SQS's 80 characters is shortened to fit: "<queue>-<consumer>" is
-// cut and a hash of the full queue and consumer names is inserted before
-// "-dlq", so the name stays stable across restarts and distinct for every
-// (queue, consumer) pair.
-func DeadLetterQueueName(queue, consumer string) string {
-	base, fifo := strings.CutSuffix(queue, ".fifo")
-	clean := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
-				return r
-			}
-			return '-'
-		}, s)
-	}
-	suffix := "-dlq"
-	if fifo {
-		suffix += ".fifo"
-	}
-	name := clean(base) + "-" + clean(consumer)
-	if len(name)+len(suffix) > maxQueueName {
-		sum := sha256.Sum256([]byte(queue + "\x00" + consumer))
-		hash := "-" + hex.EncodeToString(sum[:])[:12]
-		name = name[:maxQueueName-len(hash)-len(suffix)] + hash
-	}
-	return name + suffix
-}
-
-// maxQueueName is SQS's limit on a queue name's length, ".fifo" included.
-const maxQueueName = 80
 
 // renewAfter is when, into a visibility window of length v, its extension is
 // sent: at renewAt (70 %) of it, earlier for short windows so the extension

@@ -41,35 +41,37 @@ func TestConfigValidate(t *testing.T) {
 func TestDeadLetterName(t *testing.T) {
 	for _, tc := range []struct{ queue, consumer, want string }{
 		{"payments", "ledger", "payments-ledger-dlq"},
+		{"payments", "led_ger", "payments-led_ger-dlq"},
 		{"payments.fifo", "ledger", "payments-ledger-dlq.fifo"},
-		{"payments", "billing.v2/eu", "payments-billing-v2-eu-dlq"},
+		{"payments", "billing.v2/eu", "payments-billing_2ev2_2feu--dlq"},
+		{"pay-ments", "ledger-eu", "pay-ments-ledger_2deu--dlq"},
 	} {
-		got := DeadLetterQueueName(tc.queue, tc.consumer)
+		got, err := DeadLetterQueueName(tc.queue, tc.consumer)
+		require.NoError(t, err)
 		require.Equal(t, tc.want, got)
 		require.True(t, ValidQueueName(got), got)
 	}
 }
 
-// TestDeadLetterNameShortened: a source and consumer name too long for
-// "<queue>-<consumer>-dlq" get a valid name of exactly 80 characters that
-// is stable and differs per pair, also where only the cut-off tail differs.
-// Catches a cut without the hash (two consumers sharing one DLQ) and a
-// ".fifo" suffix cut off.
-func TestDeadLetterNameShortened(t *testing.T) {
-	long := strings.Repeat("q", 70)
-	a, b := DeadLetterQueueName(long, "ledger-eu-west-1"), DeadLetterQueueName(long, "ledger-eu-west-2")
-	require.Len(t, a, 80)
-	require.True(t, ValidQueueName(a), a)
-	require.True(t, strings.HasPrefix(a, long[:40]), a)
-	require.True(t, strings.HasSuffix(a, "-dlq"), a)
-	require.NotEqual(t, a, b, "names differing only past the cut")
-	require.Equal(t, a, DeadLetterQueueName(long, "ledger-eu-west-1"), "stable")
-
-	f := DeadLetterQueueName(strings.Repeat("q", 66)+".fifo", "ledger")
-	require.Len(t, f, 80)
-	require.True(t, strings.HasSuffix(f, "-dlq.fifo"), f)
-	require.True(t, ValidQueueName(f), f)
-	require.Equal(t, "q-ledger-dlq", DeadLetterQueueName("q", "ledger"), "short names are not hashed")
+// TestDeadLetterNameTooLong: a source and consumer name too long for the
+// derived dead-letter queue name are refused, the error naming the limit
+// and the name earlier versions derived (a cut name with a hash), so a
+// deployment can keep its queue by naming it. Catches a name cut to fit,
+// which two pairs could share.
+func TestDeadLetterNameTooLong(t *testing.T) {
+	for _, tc := range []struct{ queue, consumer, earlier string }{
+		{strings.Repeat("q", 70), "ledger-eu-west-1", strings.Repeat("q", 63) + "-a3173033c749-dlq"},
+		{strings.Repeat("q", 66) + ".fifo", "ledger", strings.Repeat("q", 58) + "-a1251e08a3b8-dlq.fifo"},
+		{strings.Repeat("q", 66), "ledger.eu", strings.Repeat("q", 66) + "-ledger-eu-dlq"},
+	} {
+		_, err := DeadLetterQueueName(tc.queue, tc.consumer)
+		require.ErrorIs(t, err, ErrNameTooLong)
+		require.ErrorContains(t, err, "over SQS's 80")
+		require.ErrorContains(t, err, `"`+tc.earlier+`"`)
+	}
+	got, err := DeadLetterQueueName(strings.Repeat("q", 74), "c")
+	require.NoError(t, err, "exactly 80 characters fit")
+	require.Len(t, got, 80)
 }
 
 func TestVisibilitySecondsRoundsUp(t *testing.T) {

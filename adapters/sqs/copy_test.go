@@ -69,7 +69,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 		sends.Store(0)
 		cfg.Client = hookedClient(endpoint, countSends)
 		queue := uniqueQueue("big")
-		dlq := DeadLetterQueueName(queue, "ledger")
+		dlq := dlqName(queue, "ledger")
 		createQueue(t, client, dlq, small)
 		if cfg.MaxMessageSize == 0 {
 			createQueue(t, client, queue, small)
@@ -127,7 +127,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 	})
 	t.Run("ProducerAttributeRemoved", func(t *testing.T) {
 		queue := uniqueQueue("wide")
-		dlq := DeadLetterQueueName(queue, "ledger")
+		dlq := dlqName(queue, "ledger")
 		createQueue(t, client, dlq, small)
 		createQueue(t, client, queue, small)
 		src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: 2 * time.Second})
@@ -148,7 +148,7 @@ func TestDeadLetterCopyFits(t *testing.T) {
 	})
 	t.Run("NothingFits", func(t *testing.T) {
 		queue := uniqueQueue("huge")
-		dlq := DeadLetterQueueName(queue, "ledger")
+		dlq := dlqName(queue, "ledger")
 		createQueue(t, client, dlq, small)
 		createQueue(t, client, queue, small)
 		src := newSource(t, endpoint, Config{QueueName: queue, VisibilityTimeout: 2 * time.Second})
@@ -173,7 +173,7 @@ func TestRuntimeReportsTrimmed(t *testing.T) {
 	const limit = 4096
 	small := map[string]string{"MaximumMessageSize": strconv.Itoa(limit)}
 	queue := uniqueQueue("trim")
-	dlq := DeadLetterQueueName(queue, "ledger")
+	dlq := dlqName(queue, "ledger")
 	createQueue(t, client, dlq, small)
 	createQueue(t, client, queue, small)
 	src := newSource(t, endpoint, Config{QueueName: queue})

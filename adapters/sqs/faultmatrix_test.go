@@ -64,7 +64,7 @@ func (h *faultHarness) fault(in any) error {
 	}
 	h.refuseMu.Lock()
 	for source, refused := range h.refusing {
-		if refused == op && (queue == source || queue == DeadLetterQueueName(source, adaptertest.ConsumerName)) {
+		if refused == op && (queue == source || queue == dlqName(source, adaptertest.ConsumerName)) {
 			h.refuseMu.Unlock()
 			return errors.New("adaptertest: injected refusal of the " + string(op) + " copy for " + source)
 		}

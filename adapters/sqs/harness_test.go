@@ -138,7 +138,7 @@ func (h *harness) hook(in any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for source, armed := range h.fails {
-		dlq := DeadLetterQueueName(source, adaptertest.ConsumerName)
+		dlq := dlqName(source, adaptertest.ConsumerName)
 		if armed == op && (queue == source || queue == dlq) {
 			delete(h.fails, source)
 			return fmt.Errorf("adaptertest: injected failure of the %s copy for %s", op, source)
@@ -239,7 +239,7 @@ func publish(t testing.TB, client *awssqs.Client, url string, msgs ...*consumer.
 // receives until no new message comes, then makes them visible again.
 func (h *harness) DeadLetters(t testing.TB, source, name string, n int, timeout time.Duration) []*consumer.Message {
 	t.Helper()
-	dlq := DeadLetterQueueName(source, name)
+	dlq := dlqName(source, name)
 	return readQueue(t, h.client, h.queueURL(t, dlq), n, timeout)
 }
 
@@ -291,4 +291,13 @@ func readQueue(t testing.TB, client *awssqs.Client, url string, n int, timeout t
 func TestConformance(t *testing.T) {
 	endpoint, client := emulator(t)
 	adaptertest.Run(t, &harness{endpoint: endpoint, client: client})
+}
+
+// dlqName is DeadLetterQueueName for names known to fit SQS's limit.
+func dlqName(queue, consumer string) string {
+	n, err := DeadLetterQueueName(queue, consumer)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }

@@ -59,7 +59,9 @@ func (s *Source) resolve(ctx context.Context) error {
 
 	s.dlq = cfg.DeadLetterQueueName
 	if s.dlq == "" {
-		s.dlq = DeadLetterQueueName(s.queue, cfg.Consumer)
+		if s.dlq, err = DeadLetterQueueName(s.queue, cfg.Consumer); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if s.dlq != "" && isFIFOName(s.dlq) != s.fifo {
 		errs = append(errs, fmt.Errorf("dead-letter queue %s must be a FIFO queue exactly when the source %s is (FIFO: %t)", s.dlq, s.queue, s.fifo))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -14,48 +15,36 @@ import (
 	"github.com/oncely/oncely/store/postgres"
 )
 
-// watchFlag is the repeatable --watch SOURCE/CONSUMER.
-type watchFlag []console.Consumer
-
-func (w *watchFlag) String() string {
-	var s []string
-	for _, c := range *w {
-		s = append(s, c.Source+"/"+c.Name)
-	}
-	return strings.Join(s, ",")
-}
-
-func (w *watchFlag) Set(v string) error {
-	for _, p := range strings.Split(v, ",") {
-		i := strings.LastIndex(p, "/")
-		if i <= 0 || i == len(p)-1 {
-			return fmt.Errorf("%q: want SOURCE/CONSUMER", p)
-		}
-		*w = append(*w, console.Consumer{Source: p[:i], Name: p[i+1:]})
-	}
-	return nil
-}
-
 func runConsole(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME] [--read-only] [--tls-cert F --tls-key F]", `
+	fs := a.flags("console", "oncely console --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch SOURCE/CONSUMER] [--token T --user NAME | --token-file F] [--read-only] [--allowed-host NAME] [--tls-cert F --tls-key F]", `
 Serves the dead-letter console, a web UI: consumers with their lag and
 dead-letter depth, dead letters grouped by failure fingerprint, messages
 with their headers, failure and body, plans (which selected dead letters
 were already applied), rate-limited redrives with live progress and cancel,
-deletes, and the audit table of every action (Postgres, migration 0003: run
-oncely migrate first). See docs/console.md.
+deletes, and the audit table of every action (Postgres, migrations 0003
+and 0005: run oncely migrate first). See docs/console.md.
 
 It listens on 127.0.0.1:8080 by default. Any address other than loopback
 needs --token (or ONCELY_CONSOLE_TOKEN, which keeps it out of the process
-list): the browser logs in with it; serve it over TLS there (--tls-cert and
---tls-key, or a TLS proxy in front). The audit table names the actor --user
-(default $USER). --read-only refuses every action.`)
+list) or --token-file: the browser logs in with a token; serve it over TLS
+there (--tls-cert and --tls-key, or a TLS proxy named with --trusted-proxy).
+The audit table names the actor: --user (default $USER) for --token, each
+token's NAME for --token-file (per-user tokens, stored as SHA-256: add one
+with printf 'NAME: %s\n' "$(printf %s "$TOKEN" | sha256sum | cut -c1-64)").
+--read-only refuses every action.
+
+The console answers only requests whose Host header is localhost, a
+loopback address, the --addr host (every address of this machine when
+--addr is a wildcard such as :8080) or an --allowed-host name; any other
+gets 421, so a web page that rebinds its DNS name to this machine reads
+nothing. Behind a proxy, add the name the proxy forwards.`)
 	brokerURL := fs.String("broker", "", "broker URL (default $BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
 	db := databaseFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; other than loopback only with --token")
 	var watch watchFlag
 	fs.Var(&watch, "watch", "a SOURCE/CONSUMER the overview lists (repeat, or comma-separate); others open by URL")
-	token := fs.String("token", "", "login token, at least 16 characters (default $ONCELY_CONSOLE_TOKEN); required off loopback")
+	token := fs.String("token", "", "login token, random, at least 22 characters and 128 bits (default $ONCELY_CONSOLE_TOKEN); required off loopback")
+	tokenFile := fs.String("token-file", "", "per-user tokens: a file of NAME: SHA256-OF-TOKEN lines; the audit names each token's user")
 	user := fs.String("user", "", "name the audit table records for actions (default $USER, else console)")
 	readOnly := fs.Bool("read-only", false, "refuse redrives, deletes and cancels (403) and hide their buttons")
 	rate := fs.Float64("rate", console.DefaultRate, "redrive rate the forms offer, messages per second")
@@ -63,20 +52,39 @@ list): the browser logs in with it; serve it over TLS there (--tls-cert and
 	scanLimit := fs.Int("scan-limit", console.DefaultScanLimit, "most dead letters a page reads (plans and actions read all)")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key); the session cookie is then Secure")
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
+	var trustedProxies prefixFlag
+	fs.Var(&trustedProxies, "trusted-proxy", "a CIDR (or address) of a reverse proxy in front of the console (repeat, or comma-separate):\n"+
+		"its X-Forwarded-For names the client and its X-Forwarded-Proto https makes the cookie Secure")
+	var allowedHosts listFlag
+	fs.Var(&allowedHosts, "allowed-host", "a host name (or NAME:PORT) browsers or a proxy use to reach the console (repeat, or comma-separate);\n"+
+		"localhost, loopback addresses and the --addr host are always allowed, any other Host header gets 421")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *token == "" {
 		*token = a.getenv("ONCELY_CONSOLE_TOKEN")
 	}
-	if err := console.CheckAddr(*addr, *token != ""); err != nil {
+	var tokenHashes map[string]string
+	if *tokenFile != "" {
+		var err error
+		if tokenHashes, err = readTokenFile(*tokenFile); err != nil {
+			return usagef("console: --token-file: %v", err)
+		}
+	}
+	if err := console.CheckAddr(*addr, *token != "" || len(tokenHashes) > 0); err != nil {
 		if errors.Is(err, console.ErrTokenRequired) {
-			return usagef("console: --addr %s is not a loopback address: give --token (or ONCELY_CONSOLE_TOKEN) so that the browser must log in, or listen on 127.0.0.1", *addr)
+			return usagef("console: --addr %s is not a loopback address: give --token (or ONCELY_CONSOLE_TOKEN) or --token-file so that the browser must log in, or listen on 127.0.0.1", *addr)
 		}
 		return usagef("console: --addr: %v", err)
 	}
-	if *token != "" && len(*token) < 16 {
-		return usagef("console: --token must be at least 16 characters")
+	if *token != "" {
+		if err := console.CheckToken(*token); err != nil {
+			return usagef("console: --token: %v; a random one, such as this fresh %s, passes", err, console.NewToken())
+		}
+	}
+	hosts, err := boundHosts(*addr)
+	if err != nil {
+		return usagef("console: --addr: %v", err)
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usagef("console: give --tls-cert and --tls-key together")
@@ -106,7 +114,12 @@ list): the browser logs in with it; serve it over TLS there (--tls-cert and
 		return fmt.Errorf("console: schema %s is at version %d, this build needs %d (the audit table): run oncely migrate", *db.schema, v, len(ms))
 	}
 	cfg := console.Config{Broker: br, Pool: pool, Schema: *db.schema, Consumers: watch, User: *user, ReadOnly: *readOnly,
-		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit}
+		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, AllowedHosts: append(hosts, allowedHosts...), TokenHashes: tokenHashes,
+		TrustedProxies: trustedProxies, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
+	if (*token != "" || len(tokenHashes) > 0) && *tlsCert == "" && len(trustedProxies) == 0 && !isLoopbackAddr(*addr) {
+		cfg.Logger.Warn("console: the login token and session cookie travel in plain HTTP: serve TLS (--tls-cert, --tls-key), "+
+			"or put a TLS proxy in front and name it with --trusted-proxy", "addr", *addr)
+	}
 	if *token != "" {
 		name := *user
 		if name == "" {

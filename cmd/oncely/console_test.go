@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,7 +33,13 @@ func TestConsoleRefusesUnsafeSetups(t *testing.T) {
 	require.Contains(t, errs, "--token")
 	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": "short"}, nil, "console", "--addr", ":8080")
 	require.Equal(t, 2, code)
-	require.Contains(t, errs, "at least 16 characters")
+	require.Contains(t, errs, "too weak: it has 5 characters, want at least 22")
+	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": "                "}, nil, "console", "--addr", ":8080")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "too weak")
+	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": strings.Repeat("x", 30)}, nil, "console", "--addr", ":8080")
+	require.Equal(t, 2, code)
+	require.Regexp(t, `too weak: it has 1 different characters.*such as this fresh [A-Za-z0-9_-]{43}, passes`, errs)
 	code, _, errs = cli(t, nil, nil, "console", "--tls-cert", "c.pem")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--tls-cert and --tls-key together")
@@ -102,6 +112,13 @@ func TestConsoleServes(t *testing.T) {
 	require.Contains(t, string(body), `data-source="payments" data-consumer="ledger"`)
 	require.Contains(t, string(body), `data-testid="user">carol<`)
 	require.Contains(t, string(body), `data-testid="read-only-badge"`)
+	req, err := http.NewRequest(http.MethodGet, m[1]+"/", nil)
+	require.NoError(t, err)
+	req.Host = "evil.example"
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, "a foreign Host header")
 	cancel()
 	select {
 	case c := <-code:
@@ -109,4 +126,69 @@ func TestConsoleServes(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("console did not stop")
 	}
+}
+
+func TestBoundHosts(t *testing.T) {
+	for addr, want := range map[string][]string{"127.0.0.1:8080": nil, "localhost:1": nil, "[::1]:80": nil,
+		"10.1.2.3:8080": {"10.1.2.3"}, "console.internal:8080": {"console.internal"}} {
+		got, err := boundHosts(addr)
+		require.NoError(t, err)
+		require.Equal(t, want, got, addr)
+	}
+	for _, addr := range []string{":8080", "0.0.0.0:8080", "[::]:8080"} {
+		got, err := boundHosts(addr)
+		require.NoError(t, err)
+		for _, h := range got {
+			require.NotContains(t, []string{"127.0.0.1", "::1", "0.0.0.0", "::"}, h, addr)
+		}
+	}
+	_, err := boundHosts("no-port")
+	require.Error(t, err)
+}
+
+// A token over plain HTTP off loopback is warned about at start, unless a
+// trusted proxy is named. 192.0.2.1 is not this machine's: the listen
+// fails after the warning, and nothing is served.
+func TestConsoleWarnsTokenOverPlainHTTP(t *testing.T) {
+	db := pgtest.New(t)
+	const token = "Zq3-kP9_xW2mR7vT4yB8nL1c"
+	args := []string{"console", "--broker", "mem://", "--database-url", db.URL, "--schema", db.Schema, "--addr", "192.0.2.1:0"}
+	code, _, errs := cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": token}, nil, args...)
+	require.Equal(t, 1, code, errs)
+	require.Contains(t, errs, "level=WARN")
+	require.Contains(t, errs, "travel in plain HTTP")
+	require.NotContains(t, errs, token)
+	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": token}, nil, append(args, "--trusted-proxy", "10.0.0.0/8")...)
+	require.Equal(t, 1, code, errs)
+	require.NotContains(t, errs, "plain HTTP")
+	code, _, errs = cli(t, nil, nil, "console", "--trusted-proxy", "10.0.0.0/99")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "want a CIDR")
+}
+
+func TestReadTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		p := filepath.Join(dir, fmt.Sprintf("tokens-%d", len(text)))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	a, b := strings.Repeat("ab", 32), strings.Repeat("CD", 32)
+	got, err := readTokenFile(write("# ops\nann: " + a + "\n\n  ben :" + b + "  \n"))
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{a: "ann", strings.ToLower(b): "ben"}, got)
+	for text, want := range map[string]string{
+		"ann " + a:                        ":1: want NAME: SHA256",
+		"ann: abc":                        ":1: want NAME: SHA256",
+		": " + a:                          ":1: want NAME: SHA256",
+		"ann: " + a + "\nbob: " + a:       ":2: bob has the same token as ann",
+		"# nothing\n":                     "no tokens",
+		"ann: " + strings.Repeat("g", 64): ":1: want NAME",
+	} {
+		_, err := readTokenFile(write(text))
+		require.ErrorContains(t, err, want, text)
+	}
+	code, _, errs := cli(t, nil, nil, "console", "--addr", ":8080", "--token-file", filepath.Join(dir, "missing"))
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--token-file")
 }

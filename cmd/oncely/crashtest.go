@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,18 +16,30 @@ import (
 )
 
 func runCrashTest(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs,nats] [--kills 100] [--dedupe both] [--batch 200] [--kafka-brokers host:port] [--kafka-membership static] [--end-to-end]", `
-Crash-tests the ledger example: per broker and per -dedupe setting, rounds of
-"publish a batch of payments, start the ledger, SIGKILL it 0.3-3 s after its
-start, restart it, wait until the batch is applied, stop it with SIGTERM",
-then counts per message ID the payments lost (no ledger entry) and applied
-twice (more than one), and prints a table: kills, kills with loss, kills with
-duplicates, worst kill.
+	fs := a.flags("crashtest", "oncely crashtest [--brokers rabbitmq,kafka,sqs,nats,redis] [--kills 100] [--dedupe both] [--instances 1,3] [--handler-batch 0,10] [--batch 200] [--kafka-brokers host:port] [--kafka-membership static] [--end-to-end]", `
+Crash-tests the ledger example: per broker, per number of instances, per
+handler mode and per -dedupe setting, rounds of "publish a batch of
+payments, start the ledger, SIGKILL it mid-stream, restart it, wait until
+the batch is applied, stop it with SIGTERM", then counts per message ID the
+payments lost (no ledger entry) and applied twice (more than one), and
+prints a table: kills, kills with loss, kills with duplicates, worst kill.
+A kill is aimed (it lands once a drawn number, 1 to 80 % of the round's
+payments, have an effect) except every --timed-every-th, which lands at a
+random moment 0.3-3 s after the start.
+
+--instances 3 runs three ledger processes per round, the same consumer,
+started together (competing consumers; group members on Kafka, each a
+static member of its own instance ID), and each round SIGKILLs one, two or
+all three of them at once and starts them again while the others work on.
+--handler-batch 10 runs the ledger's batch handler (-batch 10: ten payments
+per transaction; dedupe true only). Both take a comma-separated list and
+every combination runs.
 
 Run it inside the oncely source tree: it builds examples/ledger and
 cmd/oncely with go build. Services: Postgres ($DATABASE_URL), RabbitMQ
-($RABBITMQ_URL), the SQS emulator ($SQS_ENDPOINT), Redis ($REDIS_URL, with
-lease=2s) and NATS ($NATS_URL), defaults on 127.0.0.1;
+($RABBITMQ_URL; prefetch=20 with several instances, so that each holds
+work), the SQS emulator ($SQS_ENDPOINT), Redis ($REDIS_URL, with lease=2s)
+and NATS ($NATS_URL), defaults on 127.0.0.1;
 Kafka is the one at --kafka-brokers ($KAFKA_BROKERS), else a dev cluster
 (oncely dev kafka) started as a separate process. The table's resume columns
 are the times from a kill to the next payment applied.
@@ -39,11 +52,14 @@ round has published and waits to mark), and a second table counts relay
 kills that landed mid-round, events lost, applied twice and out of
 per-account order.`)
 	brokers := fs.String("brokers", "rabbitmq,kafka,sqs", "brokers to test, comma-separated: rabbitmq, kafka, sqs, redis, nats")
-	kills := fs.Int("kills", 100, "kills (rounds) per broker and dedupe setting")
+	kills := fs.Int("kills", 100, "kills (rounds) per broker, instances, handler mode and dedupe setting")
 	dedupe := fs.String("dedupe", "both", "ledger -dedupe setting: true, false or both")
+	instancesList := fs.String("instances", "1", "ledger processes per round, started together; comma-separated to run several, e.g. 1,3")
+	handlerBatchList := fs.String("handler-batch", "0", "the ledger's -batch (payments per transaction; 0: one at a time); comma-separated to run several, e.g. 0,10; above 1 only with dedupe true")
+	timedEvery := fs.Int("timed-every", crashtest.TimedEveryDefault, "every Nth kill is timed (0.3-3 s after the start), the others aimed at 1-80 % of the round's payments; 1: all timed")
 	batch := fs.Int("batch", crashtest.BatchDefault, "payments published per round")
 	concurrency := fs.Int("concurrency", crashtest.ConcurrencyDefault, "the ledger's -concurrency")
-	delay := fs.Duration("handler-delay", crashtest.HandlerDelayDefault, "the ledger's -handler-delay (time per payment)")
+	delay := fs.Duration("handler-delay", crashtest.HandlerDelayDefault, "the ledger's -handler-delay (time per payment; with --handler-batch, per batch)")
 	logDir := fs.String("log-dir", "", "keep the ledger's logs here (default: a temporary directory, removed)")
 	kafkaBrokers := fs.String("kafka-brokers", a.getenv("KAFKA_BROKERS"), "Kafka to test, host:port[,host:port] (default $KAFKA_BROKERS; empty: start oncely dev kafka)")
 	endToEnd := fs.Bool("end-to-end", false, "run payments → ledger outbox → oncely relay → broker → a downstream consumer, SIGKILLing the relay too (dedupe true only)")
@@ -70,6 +86,24 @@ per-account order.`)
 			return usagef("crashtest: --end-to-end needs --dedupe true: exactly one event per payment needs the ledger's claims")
 		}
 		modes = []bool{true}
+	}
+	instances, err := intList("instances", *instancesList, 1)
+	if err != nil {
+		return err
+	}
+	handlerBatches, err := intList("handler-batch", *handlerBatchList, 0)
+	if err != nil {
+		return err
+	}
+	if *timedEvery < 1 {
+		return usagef("crashtest: --timed-every must be >= 1, got %d", *timedEvery)
+	}
+	if slices.ContainsFunc(handlerBatches, func(n int) bool { return n > 1 }) {
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "dedupe" })
+		if explicit && *dedupe == "false" {
+			return usagef("crashtest: --handler-batch above 1 needs dedupe: the ledger applies batches in the idempotency claim's transaction")
+		}
 	}
 	kafkaURLs := map[string]string{"static": "?instance_id=ledger-crashtest", "dynamic": ""}
 	var memberships []string
@@ -146,14 +180,31 @@ per-account order.`)
 				labels, urls = append(labels, "kafka-"+m), append(urls, base+kafkaURLs[m])
 			}
 		}
+	runs:
 		for i, label := range labels {
-			res, err := crashRuns(ctx, label, urls[i], modes, *logDir, crashtest.Config{DatabaseURL: dbURL, Ledger: bins.Ledger,
-				Kills: *kills, Batch: *batch, Accounts: *accounts, Concurrency: *concurrency, HandlerDelay: *delay, Progress: progress,
-				EndToEnd: *endToEnd, Oncely: bins.Oncely})
-			results = append(results, res...)
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				break
+			for _, n := range instances {
+				for _, hb := range handlerBatches {
+					url, run := urls[i], label
+					if hb > 1 {
+						run += "-batch"
+					}
+					if n > 1 {
+						run += fmt.Sprintf("-x%d", n)
+						if name == "rabbitmq" {
+							// Each instance holds some of a round, not the
+							// first one to consume all of it.
+							url = withParam(url, "prefetch=20")
+						}
+					}
+					res, err := crashRuns(ctx, run, url, modes, *logDir, crashtest.Config{DatabaseURL: dbURL, Ledger: bins.Ledger,
+						Kills: *kills, Batch: *batch, Accounts: *accounts, Concurrency: *concurrency, HandlerDelay: *delay, Progress: progress,
+						EndToEnd: *endToEnd, Oncely: bins.Oncely, Instances: n, HandlerBatch: hb, TimedEvery: *timedEvery})
+					results = append(results, res...)
+					errs = append(errs, err)
+					if ctx.Err() != nil {
+						break runs
+					}
+				}
 			}
 		}
 		if stop != nil {
@@ -173,6 +224,9 @@ func crashRuns(ctx context.Context, name, url string, modes []bool, logDir strin
 	var results []crashtest.Result
 	var errs []error
 	for _, d := range modes {
+		if cfg.HandlerBatch > 1 && !d {
+			continue // a batch applies in the claim's transaction
+		}
 		c := cfg
 		c.Name, c.BrokerURL, c.Dedupe = name, url, d
 		if logDir != "" {
@@ -192,4 +246,26 @@ func crashRuns(ctx context.Context, name, url string, modes []bool, logDir strin
 		}
 	}
 	return results, errors.Join(errs...)
+}
+
+// intList parses --name's comma-separated list of integers, each at least
+// least.
+func intList(name, list string, least int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < least {
+			return nil, usagef("crashtest: --%s %q: want comma-separated integers >= %d", name, list, least)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// withParam adds the query parameter kv ("name=value") to url.
+func withParam(url, kv string) string {
+	if strings.Contains(url, "?") {
+		return url + "&" + kv
+	}
+	return url + "?" + kv
 }

@@ -16,7 +16,7 @@
 //	oncely outbox redrive --database-url URL [--schema oncely] (--destination D | --seq N[,N…] | --all)
 //	oncely console       --broker URL --database-url URL [--addr 127.0.0.1:8080] [--watch S/C] [--token T] [--read-only]
 //	oncely dev kafka     [--addr 127.0.0.1:9092]
-//	oncely crashtest     [--brokers rabbitmq,kafka,sqs] [--kills 100] [--messages 2000]
+//	oncely crashtest     [--brokers rabbitmq,kafka,sqs,nats,redis] [--kills 100] [--instances 1,3] [--handler-batch 0,10]
 //	oncely vet           [--tests=false] [--tags T] [packages]   (default ./...)
 //
 // The broker URL (--broker, or BROKER_URL) is one of kafka://host:port

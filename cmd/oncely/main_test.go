@@ -86,6 +86,10 @@ func TestUsageErrorsSayWhatToDo(t *testing.T) {
 		{[]string{"publish", "--broker", "mem://", "--source", "s", "--id", "m1", "--body", "x"}, []string{"mem:// is a broker inside one process", "amqp://"}},
 		{[]string{"lag", "--broker", "MEM://", "--source", "s", "--consumer", "c"}, []string{"mem:// is a broker inside one process"}},
 		{[]string{"crashtest", "--end-to-end", "--dedupe", "both"}, []string{"--end-to-end needs --dedupe true"}},
+		{[]string{"crashtest", "--instances", "1,0"}, []string{`--instances "1,0": want comma-separated integers >= 1`}},
+		{[]string{"crashtest", "--handler-batch", "x"}, []string{`--handler-batch "x": want comma-separated integers >= 0`}},
+		{[]string{"crashtest", "--handler-batch", "0,10", "--dedupe", "false"}, []string{"--handler-batch above 1 needs dedupe"}},
+		{[]string{"crashtest", "--timed-every", "0"}, []string{"--timed-every must be >= 1"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, errs := cli(t, nil, nil, tc.args...)

@@ -755,7 +755,7 @@ func deleteRabbitQueues(b *testing.B, rabbitURL, queue, consumerName string) {
 	if consumerName != "" {
 		names = append(names, rabbitmq.DeadLetterQueue(queue, consumerName))
 		for _, d := range retry.DefaultTiers {
-			names = append(names, queue+"."+consumerName+".retry."+retry.Name(d))
+			names = append(names, rabbitmq.RetryQueue(queue, consumerName, d))
 		}
 	}
 	for _, q := range names {

@@ -139,7 +139,7 @@ func deleteRabbit(t *testing.T, conn *amqp.Connection, source, consumerName stri
 	defer func() { _ = ch.Close() }()
 	queues := []string{source, rabbitmq.DeadLetterQueue(source, consumerName)}
 	for _, d := range retry.DefaultTiers {
-		queues = append(queues, source+"."+consumerName+".retry."+retry.Name(d))
+		queues = append(queues, rabbitmq.RetryQueue(source, consumerName, d))
 	}
 	for _, q := range queues {
 		_, _ = ch.QueueDelete(q, false, false, false)

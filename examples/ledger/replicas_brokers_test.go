@@ -112,7 +112,7 @@ func rabbitTopology(t *testing.T, brokerURL, source, consumerName, events string
 		queues = append(queues, events)
 	}
 	for _, d := range retry.DefaultTiers {
-		queues = append(queues, source+"."+consumerName+".retry."+retry.Name(d))
+		queues = append(queues, rabbitmq.RetryQueue(source, consumerName, d))
 	}
 	t.Cleanup(func() {
 		conn, err := amqp.Dial(brokerURL)
@@ -152,7 +152,8 @@ func sqsTopology(t *testing.T, brokerURL, source, consumerName, events string) {
 	require.NoError(t, err)
 	cl := awssqs.New(awssqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(u.Query().Get("endpoint")),
 		Credentials: credentials.NewStaticCredentialsProvider("oncely", "oncely", "")})
-	dlq := sqs.DeadLetterQueueName(source, consumerName)
+	dlq, err := sqs.DeadLetterQueueName(source, consumerName)
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -43,7 +43,8 @@ func (s *Server) startRedrive(w http.ResponseWriter, r *http.Request) error {
 	if err != nil || rate <= 0 || rate > s.cfg.MaxRate {
 		return httpErrorf(http.StatusBadRequest, "rate: want messages per second, more than 0 and at most %g", s.cfg.MaxRate)
 	}
-	j := &job{Target: t, Filter: f, Actor: who(r).user, Rate: rate, Limit: limit}
+	id := who(r)
+	j := &job{Target: t, Filter: f, Actor: id.user, Client: id.client, Session: s.sessions.ref(id.session), Rate: rate, Limit: limit}
 	if err := s.startJob(r.Context(), j); err != nil {
 		return err
 	}
@@ -59,8 +60,9 @@ func (s *Server) deleteLetters(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(r.PostFormValue("confirm")) != ConfirmWord {
 		return httpErrorf(http.StatusBadRequest, "type %q in the confirmation field to delete; nothing was deleted", ConfirmWord)
 	}
-	actor := who(r).user
-	res, perr := s.cfg.Broker.Purge(r.Context(), t.Source, t.Consumer, adapters.PurgeOptions{Match: f.Match, Limit: limit})
+	id := who(r)
+	var taken idRecorder
+	res, perr := s.cfg.Broker.Purge(r.Context(), t.Source, t.Consumer, adapters.PurgeOptions{Match: taken.match(f), Limit: limit})
 	outcome := "done"
 	if perr != nil {
 		outcome = "failed: " + perr.Error()
@@ -68,9 +70,12 @@ func (s *Server) deleteLetters(w http.ResponseWriter, r *http.Request) error {
 	// The deletes happened: record them even if the browser went away.
 	actx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
 	defer cancel()
-	if _, err := s.audit.write(actx, AuditEntry{Actor: actor, Action: actionDelete, Source: t.Source, Consumer: t.Consumer,
+	row := AuditEntry{Actor: id.user, Client: id.client, Session: s.sessions.ref(id.session),
+		Action: actionDelete, Source: t.Source, Consumer: t.Consumer,
 		Selection: f.String(), Outcome: outcome, Counts: map[string]int{"limit": limit, "seen": res.Seen, "deleted": res.Purged,
-			"skipped": res.Skipped, "duplicate_copies": res.DuplicateCopies}}); err != nil {
+			"skipped": res.Skipped, "duplicate_copies": res.DuplicateCopies}}
+	taken.record(&row)
+	if _, err := s.audit.write(actx, row); err != nil {
 		return errors.Join(perr, err)
 	}
 	if errors.Is(perr, adapters.ErrNoSource) {
@@ -95,12 +100,14 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The request's row comes first, so it precedes the job's end row.
 	if st := j.State(); st.Status == jobRunning && st.CancelledBy == "" {
-		if _, err := s.audit.write(r.Context(), AuditEntry{Actor: who(r).user, Action: actionCancel, Source: j.Target.Source,
+		id := who(r)
+		if _, err := s.audit.write(r.Context(), AuditEntry{Actor: id.user, Client: id.client, Session: s.sessions.ref(id.session),
+			Action: actionCancel, Source: j.Target.Source,
 			Consumer: j.Target.Consumer, Selection: j.Filter.String(), Job: j.ID, Outcome: "requested"}); err != nil {
 			// Stopping is never refused; the job's end row names who.
 			s.log.ErrorContext(r.Context(), "console: the cancel of a redrive is not in the audit table", "job", j.ID, "error", err)
 		}
-		j.requestCancel(who(r).user)
+		j.requestCancel(id.user)
 	}
 	http.Redirect(w, r, "/jobs/"+j.ID, http.StatusSeeOther)
 	return nil

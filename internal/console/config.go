@@ -1,10 +1,13 @@
 package console
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,7 +39,8 @@ type Config struct {
 	Broker adapters.Broker
 
 	// Pool reaches the Postgres holding the idempotency claims (for plans)
-	// and the console_audit table (migration 0003). Required; not closed.
+	// and the console_audit table (migrations 0003, 0005). Required; not
+	// closed.
 	Pool *pgxpool.Pool
 
 	// Schema holds the oncely tables. Default postgres.SchemaDefault.
@@ -47,11 +51,20 @@ type Config struct {
 	Consumers []Consumer
 
 	// Tokens maps each login token to the name the audit table records
-	// for what its sessions do. Empty: no login, every request acts as
-	// User; only safe on a loopback address (see CheckAddr).
+	// for what its sessions do; each must pass CheckToken. Empty: no
+	// login, every request acts as User; only safe on a loopback address
+	// (see CheckAddr).
 	Tokens map[string]string
 
-	// User is the name recorded for actions when Tokens is empty.
+	// TokenHashes maps the SHA-256 of each further login token, in
+	// lower-case hex, to the name the audit table records for its
+	// sessions: per-user tokens whose list holds no secret. Their
+	// strength cannot be checked here: generate them (NewToken). Default
+	// none.
+	TokenHashes map[string]string
+
+	// User is the name recorded for actions when Tokens and TokenHashes
+	// are empty.
 	// Default DefaultUser.
 	User string
 
@@ -70,6 +83,23 @@ type Config struct {
 	// page says when it was reached. Plans, redrives and deletes always
 	// read the whole destination. Default DefaultScanLimit.
 	ScanLimit int
+
+	// AllowedHosts are the host names or IP addresses, each optionally
+	// with ":port" (then only on that port), that requests may carry in
+	// their Host header besides localhost and the loopback addresses
+	// (always allowed, on any port). Every other Host is answered 421
+	// Misdirected Request before any handler runs, which defeats DNS
+	// rebinding. Add the names browsers use to reach the console off
+	// loopback, and the name a proxy forwards. Default none.
+	AllowedHosts []string
+
+	// TrustedProxies are the networks of the reverse proxies in front of
+	// the console. From a peer in one of them X-Forwarded-For names the
+	// client (its rightmost address outside these networks), for login
+	// throttling and the audit table, and X-Forwarded-Proto "https" makes
+	// the session cookie Secure. Forwarding headers from any other peer are
+	// ignored. Default none: the connection's peer is the client.
+	TrustedProxies []netip.Prefix
 
 	// Logger logs jobs and errors. Default slog.Default().
 	Logger *slog.Logger
@@ -109,11 +139,29 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("invalid Schema: %w", err))
 	}
 	for tok, name := range c.Tokens {
-		if len(tok) < 16 {
-			errs = append(errs, fmt.Errorf("the token of %q in Tokens is shorter than 16 characters", name))
+		if err := CheckToken(tok); err != nil {
+			errs = append(errs, fmt.Errorf("the token of %q in Tokens: %w", name, err))
 		}
 		if strings.TrimSpace(name) == "" {
 			errs = append(errs, errors.New("a token in Tokens has an empty name"))
+		}
+	}
+	for _, h := range c.AllowedHosts {
+		if err := validateAllowedHost(h); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, p := range c.TrustedProxies {
+		if !p.IsValid() {
+			errs = append(errs, fmt.Errorf("TrustedProxies entry %v: not a valid network", p))
+		}
+	}
+	for h, name := range c.TokenHashes {
+		if b, err := hex.DecodeString(h); err != nil || len(b) != sha256.Size || strings.ToLower(h) != h {
+			errs = append(errs, fmt.Errorf("the token hash of %q in TokenHashes: want 64 lower-case hex digits (SHA-256)", name))
+		}
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, errors.New("a hash in TokenHashes has an empty name"))
 		}
 	}
 	if c.DefaultRate < 0 || c.MaxRate < 0 || c.DefaultRate > c.MaxRate {
@@ -132,6 +180,9 @@ func (c Config) validate() error {
 	}
 	return nil
 }
+
+// loginRequired reports whether the browser must log in with a token.
+func (c Config) loginRequired() bool { return len(c.Tokens) > 0 || len(c.TokenHashes) > 0 }
 
 // ErrTokenRequired is returned (wrapped) by CheckAddr for an address other
 // than loopback without a login token.

@@ -20,14 +20,22 @@
 // page and a cancel (/jobs/{id}/cancel) that stops between two messages;
 // a delete (…/delete) needs ConfirmWord typed. Both take at most the plan's
 // count (limit) of what the filter selects, and each is written to the
-// console_audit table (migration 0003): who, when, what, counts.
+// console_audit table (migrations 0003, 0005): who, from which address and
+// session, when, what, counts.
 //
-// Safety: http.CrossOriginProtection on every request; with Config.Tokens a
-// login sets a SameSite=Strict HttpOnly session cookie; a strict
-// Content-Security-Policy (no inline script), nosniff and frame-ancestors
-// 'none'; every value from a message is escaped by html/template, bodies
-// are shown as pretty JSON, text or a hex dump, cut when long. CheckAddr
-// refuses a non-loopback address without a token.
+// Safety: a Host header other than localhost, a loopback address or
+// Config.AllowedHosts is answered 421 before any handler runs (no DNS
+// rebinding); http.CrossOriginProtection on every request; with
+// Config.Tokens or Config.TokenHashes a login (throttled per client and
+// globally, failures logged; tokens checked by CheckToken; the redirect
+// after it kept on the site) sets a SameSite=Strict HttpOnly session
+// cookie, Secure over TLS or from a Config.TrustedProxies proxy that
+// forwarded https; a strict Content-Security-Policy (no inline script),
+// nosniff and frame-ancestors 'none'; every value from a message is
+// escaped by html/template, bodies are shown as pretty JSON, text or a hex
+// dump, cut when long. Pages that read the dead letters run one at a time
+// per session or client (429 otherwise), and the text filter searches 64
+// KiB per field. CheckAddr refuses a non-loopback address without a token.
 //
 // # Element contract
 //
@@ -61,8 +69,8 @@
 //	           job-skipped job-error job-cancel-form job-cancel
 //	jobs:      jobs-table job-row (data-job) job-link job-status job-redriven no-jobs
 //	deleted:   delete-result deleted-count delete-outcome
-//	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-action
-//	           audit-selection audit-outcome audit-counts no-audit
+//	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-client audit-session audit-action
+//	           audit-selection audit-outcome audit-counts audit-id no-audit
 //	outbox:    outbox-table outbox-row outbox-seq outbox-id outbox-destination
 //	           outbox-attempts outbox-reason outbox-more no-outbox-dead
 package console

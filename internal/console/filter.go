@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -20,7 +19,9 @@ type Filter struct {
 	// Reason selects this dead-letter reason; "" any.
 	Reason string
 	// Text selects dead letters whose message ID, key, error, error type
-	// or body contains it, ignoring case; "" any.
+	// or body contains it, ignoring case (ASCII case for ASCII text,
+	// Unicode simple folding otherwise), within the first TextSearchLimit
+	// bytes of each; "" any.
 	Text string
 	// Since and Until select failure times in [Since, Until); zero: open.
 	Since, Until time.Time
@@ -29,7 +30,7 @@ type Filter struct {
 	// ID selects one message ID; "" any.
 	ID string
 
-	text *regexp.Regexp
+	text textSearch
 }
 
 // reasons are the dead-letter reasons the reason filter offers.
@@ -66,7 +67,7 @@ func ParseFilter(v url.Values) (Filter, error) {
 		errs = append(errs, errors.New("until must be after since"))
 	}
 	if f.Text != "" {
-		f.text = regexp.MustCompile("(?i)" + regexp.QuoteMeta(f.Text))
+		f.text = newTextSearch(f.Text)
 	}
 	return f, errors.Join(errs...)
 }
@@ -132,10 +133,10 @@ func (f Filter) Match(d adapters.DeadLetter) bool {
 			return false
 		}
 	}
-	if f.text != nil {
+	if f.text.set() {
 		m := d.Message
-		if !f.text.MatchString(m.ID) && !f.text.MatchString(m.Key) && !f.text.MatchString(d.Error()) &&
-			!f.text.MatchString(m.Header(consumer.HeaderErrorType)) && !f.text.Match(m.Body) {
+		if !f.text.inString(m.ID) && !f.text.inString(m.Key) && !f.text.inString(d.Error()) &&
+			!f.text.inString(m.Header(consumer.HeaderErrorType)) && !f.text.inBytes(m.Body) {
 			return false
 		}
 	}

@@ -25,10 +25,13 @@ const jobsKept = 100
 
 // job is one redrive running in the background.
 type job struct {
-	ID      string
-	Target  target
-	Filter  Filter
-	Actor   string
+	ID     string
+	Target target
+	Filter Filter
+	Actor  string
+	// Client and Session are where the job was started from (AuditEntry).
+	Client  string
+	Session string
 	Rate    float64
 	Limit   int
 	Started time.Time
@@ -90,7 +93,8 @@ func (s *Server) startJob(ctx context.Context, j *job) error {
 	j.Started = time.Now()
 	j.state.Status = jobRunning
 	j.done = make(chan struct{})
-	if _, err := s.audit.write(ctx, AuditEntry{Actor: j.Actor, Action: actionRedriveStart, Source: j.Target.Source, Consumer: j.Target.Consumer,
+	if _, err := s.audit.write(ctx, AuditEntry{Actor: j.Actor, Client: j.Client, Session: j.Session,
+		Action: actionRedriveStart, Source: j.Target.Source, Consumer: j.Target.Consumer,
 		Selection: j.Filter.String(), Job: j.ID, Outcome: fmt.Sprintf("started at %g/s", j.Rate), Counts: map[string]int{"limit": j.Limit}}); err != nil {
 		return err
 	}
@@ -119,8 +123,9 @@ func (s *Server) startJob(ctx context.Context, j *job) error {
 }
 
 func (s *Server) runJob(ctx context.Context, j *job) {
+	var taken idRecorder
 	res, err := s.cfg.Broker.Redrive(ctx, j.Target.Source, j.Target.Consumer, adapters.RedriveOptions{
-		Match: j.Filter.Match, Rate: j.Rate, Limit: j.Limit, Progress: j.progress})
+		Match: taken.match(j.Filter), Rate: j.Rate, Limit: j.Limit, Progress: j.progress})
 	j.mu.Lock()
 	st := &j.state
 	st.Seen, st.Redriven, st.Skipped, st.Duplicates, st.Finished = res.Seen, res.Redriven, res.Skipped, res.DuplicateCopies, time.Now()
@@ -146,9 +151,12 @@ func (s *Server) runJob(ctx context.Context, j *job) {
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if _, err := s.audit.write(actx, AuditEntry{Actor: j.Actor, Action: actionRedriveEnd, Source: j.Target.Source, Consumer: j.Target.Consumer,
+	row := AuditEntry{Actor: j.Actor, Client: j.Client, Session: j.Session,
+		Action: actionRedriveEnd, Source: j.Target.Source, Consumer: j.Target.Consumer,
 		Selection: j.Filter.String(), Job: j.ID, Outcome: outcome, Counts: map[string]int{"seen": state.Seen, "redriven": state.Redriven,
-			"skipped": state.Skipped, "duplicate_copies": state.Duplicates}}); err != nil {
+			"skipped": state.Skipped, "duplicate_copies": state.Duplicates}}
+	taken.record(&row)
+	if _, err := s.audit.write(actx, row); err != nil {
 		s.log.Error("console: the end of a redrive is not in the audit table", "job", j.ID, "error", err)
 	}
 	s.log.Info("console: redrive ended", "job", j.ID, "source", j.Target.Source, "consumer", j.Target.Consumer, "outcome", outcome,

@@ -51,7 +51,7 @@ func BenchmarkPage100k(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, httptest.NewRequestWithContext(b.Context(), http.MethodGet, path, nil))
+		srv.ServeHTTP(rec, httptest.NewRequestWithContext(b.Context(), http.MethodGet, "http://127.0.0.1"+path, nil))
 		total += time.Since(start)
 		body, _ := io.ReadAll(rec.Body)
 		if rec.Code != http.StatusOK || !strings.Contains(string(body), "100000") && !strings.Contains(string(body), "100,000") {

@@ -72,7 +72,7 @@ type view struct {
 // clean 500.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	id := who(r)
-	v := view{Title: title, User: id.user, ReadOnly: s.cfg.ReadOnly, Login: len(s.cfg.Tokens) > 0, Data: data}
+	v := view{Title: title, User: id.user, ReadOnly: s.cfg.ReadOnly, Login: s.cfg.loginRequired(), Data: data}
 	if id.session != "" {
 		v.CSRF = s.sessions.csrf(id.session)
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/oncely/oncely/store/postgres"
 	"github.com/oncely/oncely/store/postgres/outbox"
@@ -27,11 +28,14 @@ type Server struct {
 	claims *postgres.Store
 	audit  auditLog
 	// outboxDead lists the outbox's dead rows (the outbox page).
-	outboxDead *outbox.DeadLetters
-	sessions   *sessions
-	pages      map[string]*pageTemplate
-	handler    http.Handler
-	log        *slog.Logger
+	outboxDead  *outbox.DeadLetters
+	sessions    *sessions
+	hosts       allowedHosts
+	logins      *loginLimiter
+	costlyPages costlyPages
+	pages       map[string]*pageTemplate
+	handler     http.Handler
+	log         *slog.Logger
 
 	// jobsCtx is the parent of every job's context; Close cancels it.
 	jobsCtx    context.Context
@@ -63,7 +67,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, claims: claims, audit: newAuditLog(cfg.Pool, cfg.Schema), outboxDead: outboxDead, sessions: newSessions(),
-		pages: pages, log: cfg.Logger, jobs: map[string]*job{}}
+		hosts: newAllowedHosts(cfg.AllowedHosts), logins: newLoginLimiter(time.Now), pages: pages, log: cfg.Logger, jobs: map[string]*job{}}
 	s.jobsCtx, s.stopJobs = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	return s, nil
@@ -103,10 +107,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /logout", s.authed(s.csrfChecked(s.logout)))
 
 	mux.HandleFunc("GET /{$}", s.authed(s.page(s.overview)))
-	mux.HandleFunc("GET /c/{source}/{consumer}/{$}", s.authed(s.page(s.groupsPage)))
-	mux.HandleFunc("GET /c/{source}/{consumer}/messages", s.authed(s.page(s.messagesPage)))
-	mux.HandleFunc("GET /c/{source}/{consumer}/message", s.authed(s.page(s.messagePage)))
-	mux.HandleFunc("GET /c/{source}/{consumer}/plan", s.authed(s.page(s.planPage)))
+	mux.HandleFunc("GET /c/{source}/{consumer}/{$}", s.authed(s.costly(s.page(s.groupsPage))))
+	mux.HandleFunc("GET /c/{source}/{consumer}/messages", s.authed(s.costly(s.page(s.messagesPage))))
+	mux.HandleFunc("GET /c/{source}/{consumer}/message", s.authed(s.costly(s.page(s.messagePage))))
+	mux.HandleFunc("GET /c/{source}/{consumer}/plan", s.authed(s.costly(s.page(s.planPage))))
 	mux.HandleFunc("POST /c/{source}/{consumer}/redrive", s.authed(s.action(s.startRedrive)))
 	mux.HandleFunc("POST /c/{source}/{consumer}/delete", s.authed(s.action(s.deleteLetters)))
 	mux.HandleFunc("GET /jobs", s.authed(s.page(s.jobsPage)))
@@ -118,7 +122,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", s.page(func(http.ResponseWriter, *http.Request) error {
 		return httpErrorf(http.StatusNotFound, "no such page")
 	}))
-	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
+	return securityHeaders(s.hostChecked(http.NewCrossOriginProtection().Handler(mux)))
 }
 
 // securityHeaders sets the headers every answer carries: a strict
@@ -137,14 +141,17 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// identity is who sends a request: the session and its user.
+// identity is who sends a request: the session and its user, and the
+// client address.
 type identity struct {
 	session string
 	user    string
+	client  string
 }
 
 type identityKey struct{}
 
+// who returns the identity authed put in r's context.
 func who(r *http.Request) identity {
 	id, _ := r.Context().Value(identityKey{}).(identity)
 	return id
@@ -158,7 +165,7 @@ func (s *Server) authed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, user, ok := s.sessions.lookup(r)
 		if !ok {
-			if len(s.cfg.Tokens) > 0 {
+			if s.cfg.loginRequired() {
 				if r.Method == http.MethodGet {
 					http.Redirect(w, r, "/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 					return
@@ -167,9 +174,9 @@ func (s *Server) authed(next http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 			user = s.cfg.User
-			id = s.sessions.create(w, r, user)
+			id = s.sessions.create(w, s.clientOf(r).https, user)
 		}
-		next(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, identity{session: id, user: user})))
+		next(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, identity{session: id, user: user, client: s.clientOf(r).addr})))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"sync"
 	"time"
@@ -45,8 +46,8 @@ func randomBytes(n int) []byte {
 }
 
 // create starts a session for user and sets its cookie on w: HttpOnly,
-// SameSite=Strict, Secure when the request came over TLS.
-func (s *sessions) create(w http.ResponseWriter, r *http.Request, user string) string {
+// SameSite=Strict, Secure when the browser's connection is TLS (secure).
+func (s *sessions) create(w http.ResponseWriter, secure bool, user string) string {
 	id := base64.RawURLEncoding.EncodeToString(randomBytes(32))
 	now := time.Now()
 	s.mu.Lock()
@@ -60,7 +61,7 @@ func (s *sessions) create(w http.ResponseWriter, r *http.Request, user string) s
 	s.m[id] = session{user: user, expires: now.Add(sessionTTL)}
 	s.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL / time.Second)})
+		SameSite: http.SameSiteStrictMode, Secure: secure, MaxAge: int(sessionTTL / time.Second)})
 	return id
 }
 
@@ -89,11 +90,11 @@ func (s *sessions) forget(r *http.Request) {
 	}
 }
 
-// end forgets r's session and clears its cookie.
-func (s *sessions) end(w http.ResponseWriter, r *http.Request) {
+// end forgets r's session and clears its cookie (Secure when secure).
+func (s *sessions) end(w http.ResponseWriter, r *http.Request, secure bool) {
 	s.forget(r)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
-		Secure: r.TLS != nil, MaxAge: -1})
+		Secure: secure, MaxAge: -1})
 }
 
 // csrf is the CSRF token of session id: an HMAC of it, so it needs no
@@ -104,17 +105,32 @@ func (s *sessions) csrf(id string) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
+// ref is a reference to session id for the audit table: an HMAC of it,
+// 16 characters, from which the ID cannot be found.
+func (s *sessions) ref(id string) string {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte("ref:" + id))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))[:16]
+}
+
 // checkCSRF reports whether token is session id's CSRF token.
 func (s *sessions) checkCSRF(id, token string) bool {
 	return token != "" && hmac.Equal([]byte(token), []byte(s.csrf(id)))
 }
 
-// userOfToken returns the name of token in tokens, comparing in constant
-// time.
-func userOfToken(tokens map[string]string, token string) (string, bool) {
+// userOfToken returns the name of token in cfg.Tokens or, by its SHA-256,
+// in cfg.TokenHashes, comparing every entry in constant time.
+func userOfToken(cfg Config, token string) (string, bool) {
 	found, name := false, ""
-	for t, n := range tokens {
+	for t, n := range cfg.Tokens {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
+			found, name = true, n
+		}
+	}
+	sum := sha256.Sum256([]byte(token))
+	hash := []byte(hex.EncodeToString(sum[:]))
+	for h, n := range cfg.TokenHashes {
+		if subtle.ConstantTimeCompare([]byte(h), hash) == 1 {
 			found, name = true, n
 		}
 	}

@@ -19,6 +19,7 @@ const (
 	MaxKillDefault      = 3 * time.Second
 	RoundTimeoutDefault = 90 * time.Second
 	StopTimeoutDefault  = 40 * time.Second
+	TimedEveryDefault   = 4
 )
 
 // Config configures one Run. BrokerURL, DatabaseURL and Ledger are required.
@@ -69,8 +70,29 @@ type Config struct {
 	// left empty gets the suffix "-batch" when N >= 2.
 	HandlerBatch int
 
-	// MinKill and MaxKill bound the kill moment after the process start.
-	// Default 0.3s and 3s.
+	// Instances is the number of ledger processes each round runs, all
+	// consuming as the same consumer and started together: competing
+	// consumers on RabbitMQ, SQS, NATS and Redis, members of one group on
+	// Kafka (with an instance_id parameter in BrokerURL, instance i gets
+	// the ID "<instance_id>-i", so the static members stay distinct and a
+	// restarted one takes its partitions back). Round r SIGKILLs
+	// 1 + (r-1) mod Instances of them, drawn at random, at one moment,
+	// and starts them again at once while the others work on. Defaults
+	// to 1. A Name left empty gets the suffix "-xN" when N >= 2.
+	Instances int
+
+	// TimedEvery makes every TimedEvery-th round's kill timed: at a moment
+	// drawn between MinKill and MaxKill after the round's processes
+	// started, wherever the round is then (start-up included). The other
+	// rounds' kills are aimed: the harness counts the round's effects
+	// every 10ms and kills once a number drawn from 1 to 80 % of the
+	// round's good payments have one, so an aimed kill lands mid-stream
+	// on a fast machine as on a slow one (Kill.Aimed). Defaults to
+	// TimedEveryDefault (4: rounds 4, 8, … are timed); 1 times every kill.
+	TimedEvery int
+
+	// MinKill and MaxKill bound the moment of a timed kill after the
+	// processes' start. Default 0.3s and 3s.
 	MinKill, MaxKill time.Duration
 
 	// RoundTimeout bounds the wait for a batch's effects after the restart,
@@ -113,6 +135,15 @@ func (c Config) withDefaults() Config {
 		if c.HandlerBatch > 1 {
 			c.Name += "-batch"
 		}
+		if c.Instances > 1 {
+			c.Name += fmt.Sprintf("-x%d", c.Instances)
+		}
+	}
+	if c.Instances == 0 {
+		c.Instances = 1
+	}
+	if c.TimedEvery == 0 {
+		c.TimedEvery = TimedEveryDefault
 	}
 	if c.Kills == 0 {
 		c.Kills = KillsDefault
@@ -162,6 +193,9 @@ func (c Config) validate() error {
 	}
 	if c.Kills < 1 || c.Batch < 1 || c.Concurrency < 1 || c.Accounts < 1 {
 		errs = append(errs, fmt.Errorf("the Kills, Batch, Concurrency and Accounts fields must be >= 1, got %d, %d, %d, %d", c.Kills, c.Batch, c.Concurrency, c.Accounts))
+	}
+	if c.Instances < 1 || c.TimedEvery < 1 {
+		errs = append(errs, fmt.Errorf("the Instances and TimedEvery fields must be >= 0 (0: the default), got %d and %d", c.Instances, c.TimedEvery))
 	}
 	if c.HandlerBatch < 0 {
 		errs = append(errs, fmt.Errorf("the HandlerBatch field must be >= 0, got %d", c.HandlerBatch))

@@ -9,12 +9,17 @@
 //  1. publish a batch of payments with fresh message IDs (plus one poison
 //     payment, which must end in the dead-letter destination and is not
 //     counted);
-//  2. start the ledger as a child process and SIGKILL it at a random moment
-//     0.3–3 s after its start (it works through the batch meanwhile: each
-//     payment takes -handler-delay, or with Config.HandlerBatch each batch
-//     of payments does);
-//  3. start it again, wait until every payment of the batch has an effect,
-//     stop it with SIGTERM (it must exit 0).
+//  2. start the ledger as a child process (with Config.Instances, that
+//     many of them together, all the same consumer) and SIGKILL it (or
+//     some of them) mid-stream: once a drawn number, 1 to 80 % of the
+//     batch's payments, have an effect ("aimed"), or in every fourth round
+//     at a random moment 0.3–3 s after the start ("timed"; see
+//     Config.TimedEvery). The ledger works through the batch meanwhile:
+//     each payment takes -handler-delay, or with Config.HandlerBatch each
+//     batch of payments does;
+//  3. start the killed processes again at once, wait until every payment
+//     of the batch has an effect, stop every process with SIGTERM (each
+//     must exit 0).
 //
 // After the last round the ledger runs once more until the broker holds
 // nothing for it and every poison payment is dead-lettered, then the
@@ -62,7 +67,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	start := time.Now()
-	res = Result{Broker: cfg.Name, Dedupe: cfg.Dedupe, HandlerBatch: cfg.HandlerBatch, EndToEnd: cfg.EndToEnd}
+	res = Result{Broker: cfg.Name, Dedupe: cfg.Dedupe, HandlerBatch: cfg.HandlerBatch, Instances: cfg.Instances, EndToEnd: cfg.EndToEnd}
 	defer func() { res.Elapsed = time.Since(start) }()
 
 	if cfg.LogDir == "" {
@@ -109,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	defer broker.Close()
 
-	l := &program{name: "ledger", bin: cfg.Ledger, ready: []byte(`"msg":"ledger started"`), logDir: cfg.LogDir, env: []string{"BROKER_URL=" + cfg.BrokerURL, "DATABASE_URL=" + dbURL},
+	l := &program{name: "ledger", bin: cfg.Ledger, ready: []byte(`"msg":"ledger started"`), logDir: cfg.LogDir, env: []string{"DATABASE_URL=" + dbURL},
 		args: []string{"-dedupe=" + strconv.FormatBool(cfg.Dedupe), "-source", source, "-schema", schema,
 			"-concurrency", strconv.Itoa(cfg.Concurrency), "-handler-delay", cfg.HandlerDelay.String(), "-log-level", "info"}}
 	if cfg.HandlerBatch > 0 {
@@ -130,6 +135,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		l.args = append(l.args, "-events", "")
 	}
 
+	ledgers, err := newFleet(l, cfg.BrokerURL, cfg.Instances)
+	if err != nil {
+		return res, err
+	}
 	var poison []string
 	for round := 1; round <= cfg.Kills; round++ {
 		prefix := fmt.Sprintf("%s-r%03d-", runID, round)
@@ -138,70 +147,21 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if err := broker.Publish(ctx, source, msgs...); err != nil {
 			return res, fmt.Errorf("crashtest: round %d: publishing: %w", round, err)
 		}
-
-		// The table is created by the ledger; the first round's first
-		// process creates it.
-		after := cfg.MinKill + time.Duration(cfg.Rand.Int64N(int64(cfg.MaxKill-cfg.MinKill)+1))
-		p, err := l.start(fmt.Sprintf("r%03d-killed", round))
-		if err != nil {
+		if err := playRound(ctx, cfg, &res, round, prefix, ledgers, w, e2e); err != nil {
 			return res, err
 		}
-		var relayKilled chan relayKillResult
-		if e2e != nil {
-			if relayKilled, err = e2e.startAndKill(ctx, fmt.Sprintf("r%03d-killed", round), relayMode(round)); err != nil {
-				p.kill()
-				return res, err
-			}
-		}
-		if err := sleep(ctx, time.Until(p.started.Add(after))); err != nil {
-			p.kill()
-			return res, err
-		}
-		killed := time.Now()
-		p.kill()
-		done, err := w.done(ctx, prefix)
-		if err != nil {
-			return res, err
-		}
-		res.Kills = append(res.Kills, Kill{After: after, DoneBefore: done})
-
-		p, err = l.start(fmt.Sprintf("r%03d-restart", round))
-		if err != nil {
-			return res, err
-		}
-		resumed, werr := w.waitDone(ctx, prefix, cfg.Batch, done, cfg.RoundTimeout, p)
-		if e2e != nil {
-			rk := <-relayKilled
-			res.Kills[len(res.Kills)-1].Relay = rk.kill
-			if werr == nil {
-				werr = rk.err
-			}
-			if werr == nil {
-				werr = e2e.restartRelay(ctx, &res, fmt.Sprintf("r%03d-restart", round), prefix, cfg.Batch-1, p)
-			}
-		}
-		res.stopped(p)
-		if werr != nil {
-			return res, fmt.Errorf("crashtest: round %d: %w (ledger logs in %s)", round, werr, cfg.LogDir)
-		}
-		if !resumed.IsZero() {
-			res.Kills[len(res.Kills)-1].Resumed = resumed.Sub(killed)
-		}
-		cfg.Progress("%s dedupe=%t: kill %d/%d at %s, %d of %d done before it, next effect %s after it%s", cfg.Name, cfg.Dedupe, round, cfg.Kills,
-			after.Round(time.Millisecond), done, cfg.Batch, formatResume(res.Kills[len(res.Kills)-1].Resumed), res.Kills[len(res.Kills)-1].Relay.describe())
 	}
 
 	// Drain: run until the broker holds nothing for the ledger and every
 	// poison payment is dead-lettered.
-	p, err := l.start("final")
-	if err != nil {
+	if err := ledgers.startAll("final"); err != nil {
 		return res, err
 	}
-	derr := drain(ctx, broker, source, "ledger", poison, cfg.RoundTimeout, p)
+	derr := drain(ctx, broker, source, "ledger", poison, cfg.RoundTimeout, ledgers.procs)
 	if e2e != nil && derr == nil {
-		derr = e2e.drain(ctx, &res, broker, runID+"-", cfg.Kills*(cfg.Batch-1), p)
+		derr = e2e.drain(ctx, &res, broker, runID+"-", cfg.Kills*(cfg.Batch-1), ledgers.procs)
 	}
-	res.stopped(p)
+	ledgers.stopAll(&res)
 	if derr != nil {
 		cfg.Progress("%s dedupe=%t: final drain incomplete: %v", cfg.Name, cfg.Dedupe, derr)
 	}

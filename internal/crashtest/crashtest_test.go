@@ -47,9 +47,11 @@ func binaries(t *testing.T) crashtest.Binaries {
 }
 
 // crash runs kills kills with dedupe against url and requires no lost and no
-// duplicated effect, every kill having landed after the process started,
-// three in ten of them mid-stream, and every poison payment dead-lettered.
-// Options change the run's Config (such as its kill window).
+// duplicated effect, every round's payments applied within the round
+// timeout after the restart, every timed kill within its window, every
+// aimed kill and three in ten of all kills mid-stream, and every poison
+// payment dead-lettered. Options change the run's Config (such as its kill
+// window or its instances).
 func crash(t *testing.T, name, url string, batch, kills int, options ...func(*crashtest.Config)) crashtest.Result {
 	dbURL := testenv.Postgres(t)
 	b := binaries(t)
@@ -67,9 +69,13 @@ func crash(t *testing.T, name, url string, batch, kills int, options ...func(*cr
 	require.NoError(t, err)
 	require.Len(t, res.Kills, kills)
 	for i, k := range res.Kills {
+		if k.Aimed {
+			continue
+		}
 		require.GreaterOrEqual(t, k.After, cfg.MinKill, "kill %d", i)
 		require.LessOrEqual(t, k.After, cfg.MaxKill, "kill %d", i)
 	}
+	require.Equal(t, res.AimedKills(), res.AimedMidStream(), "every aimed kill must land while a batch is being worked on")
 	require.Equal(t, kills*(batch-1), res.Messages)
 	require.Zero(t, res.Lost(), "payments lost with dedupe")
 	require.Zero(t, res.Duplicated(), "payments applied twice with dedupe")
@@ -176,6 +182,20 @@ func TestCrashSQSBatch(t *testing.T) {
 	crash(t, "sqs-batch", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=3s&wait=1", 100, 10, batchMode(10, 2, 500*time.Millisecond))
 }
 
+// TestCrashRedisBatch is TestCrashRedis with the ledger's batch handler: a
+// batch's XACKs follow its commit, and what a killed ledger held stays
+// pending with its consumer until the 2 s lease ends and the restart
+// reclaims it.
+//
+// Bug caught: a batch acknowledged before its transaction committed
+// (payments lost); reclaimed members of a committed batch applied again
+// (duplicates); a batch whose entries' idle time is not renewed while it
+// runs, so that another consumer reclaims and applies them beside it.
+func TestCrashRedisBatch(t *testing.T) {
+	t.Parallel()
+	crash(t, "redis-batch", testenv.Redis(t)+"?lease=2s", 200, 10, batchMode(10, 4, 500*time.Millisecond))
+}
+
 // TestCrashKafkaBatch is TestCrashKafka with the ledger's batch handler, on
 // a dev cluster of its own (TestCrashKafka's group runs at the same time):
 // Kafka acks are offset commits, so a kill can land with a batch committed
@@ -212,13 +232,9 @@ func TestCrashKafkaReal(t *testing.T) {
 	url := "kafka://" + strings.Join(kafkatest.Brokers(t), ",")
 	var dynamic, static crashtest.Result
 	// Three kills only (each waits out a session), so each must land
-	// mid-stream: after the ledger's first join and fetch (about a second on
-	// Apache Kafka), while a batch twice the usual size is still being
-	// worked on (about four seconds at the default concurrency and handler
-	// delay). With the default window (0.3–3 s) one run in about twenty had
-	// every kill before the first payment or after the last.
-	window := func(c *crashtest.Config) { c.MinKill, c.MaxKill = 1500*time.Millisecond, 3*time.Second }
-	if !t.Run("dynamic", func(t *testing.T) { dynamic = crash(t, "kafka-dynamic", url, 400, 3, window) }) {
+	// mid-stream: rounds 1–3 are aimed (see crashtest.Config.TimedEvery), at
+	// a batch twice the usual size.
+	if !t.Run("dynamic", func(t *testing.T) { dynamic = crash(t, "kafka-dynamic", url, 400, 3) }) {
 		return
 	}
 	t.Run("static", func(t *testing.T) {
@@ -257,19 +273,21 @@ func TestConfigErrors(t *testing.T) {
 	require.ErrorContains(t, err, "the Kills, Batch, Concurrency and Accounts fields must be >= 1")
 	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: -1})
 	require.ErrorContains(t, err, "the HandlerBatch field must be >= 0, got -1")
+	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", Instances: -1, TimedEvery: -2})
+	require.ErrorContains(t, err, "the Instances and TimedEvery fields must be >= 0 (0: the default), got -1 and -2")
 	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: 10})
 	require.ErrorContains(t, err, "the HandlerBatch field needs Dedupe")
 }
 
 func TestWriteTable(t *testing.T) {
 	var b strings.Builder
-	res := crashtest.Result{Broker: "kafka", Dedupe: false, Messages: 398, Poison: 2, PoisonDeadLettered: 2, Elapsed: 12 * time.Second,
-		Kills: []crashtest.Kill{{After: time.Second, DoneBefore: 50, Duplicated: 12, Resumed: 2468 * time.Millisecond}, {After: 2 * time.Second, DoneBefore: 0}}}
+	res := crashtest.Result{Broker: "kafka", Instances: 3, Dedupe: false, Messages: 398, Poison: 2, PoisonDeadLettered: 2, Elapsed: 12 * time.Second,
+		Kills: []crashtest.Kill{{After: time.Second, Aimed: true, Target: 40, DoneBefore: 50, Duplicated: 12, Resumed: 2468 * time.Millisecond}, {After: 2 * time.Second, DoneBefore: 0}}}
 	require.NoError(t, crashtest.WriteTable(&b, []crashtest.Result{res}))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	require.Len(t, lines, 2)
-	require.Equal(t, strings.Fields("broker dedupe kills mid-stream kills with loss kills with duplicates worst kill lost duplicated messages poison in DLQ unclean exits resume median resume max time"), strings.Fields(lines[0]))
-	require.Equal(t, strings.Fields("kafka false 2 1 0 of 2 1 of 2 12 twice 0 12 398 2 of 2 0 2.5s 2.5s 12s"), strings.Fields(lines[1]))
+	require.Equal(t, strings.Fields("broker instances dedupe kills mid-stream aimed mid-stream kills with loss kills with duplicates worst kill lost duplicated messages poison in DLQ unclean exits resume median resume max time"), strings.Fields(lines[0]))
+	require.Equal(t, strings.Fields("kafka 3 false 2 1 1 of 1 0 of 2 1 of 2 12 twice 0 12 398 2 of 2 0 2.5s 2.5s 12s"), strings.Fields(lines[1]))
 	require.Equal(t, 1, res.KillsWithDuplicates())
 	require.Equal(t, 0, res.KillsWithLoss())
 }

@@ -3,6 +3,7 @@ package crashtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,8 +105,9 @@ func (e *endToEnd) close() error {
 
 // waitRound waits until the downstream applied every good payment of the
 // round with prefix and the outbox holds no unpublished row, so that the
-// next round's relay kill sees only its own rows unmarked.
-func (e *endToEnd) waitRound(ctx context.Context, prefix string, good int, timeout time.Duration, procs ...*process) error {
+// next round's relay kill sees only its own rows unmarked. It fails when one
+// of procs exits by itself.
+func (e *endToEnd) waitRound(ctx context.Context, prefix string, good int, timeout time.Duration, procs []*process) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		n, err := e.down.applied(ctx, e.pool, prefix)
@@ -119,10 +121,8 @@ func (e *endToEnd) waitRound(ctx context.Context, prefix string, good int, timeo
 		if n >= good && unpublished == 0 {
 			return nil
 		}
-		for _, p := range procs {
-			if err := p.exitedEarly(); err != nil {
-				return err
-			}
+		if err := exitedEarly(procs); err != nil {
+			return err
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("after %s the downstream had applied %d of %d events, %d outbox rows unpublished", timeout, n, good, unpublished)
@@ -190,12 +190,12 @@ func (e *endToEnd) order(ctx context.Context, ledgerEntries string) (accounts, o
 
 // restartRelay starts the round's second relay, waits until the round is
 // through the downstream (waitRound) and stops the relay with SIGTERM.
-func (e *endToEnd) restartRelay(ctx context.Context, res *Result, name, prefix string, good int, ledger *process) error {
+func (e *endToEnd) restartRelay(ctx context.Context, res *Result, name, prefix string, good int, ledgers []*process) error {
 	rp, err := e.relay.start(name)
 	if err != nil {
 		return err
 	}
-	werr := e.waitRound(ctx, prefix, good, e.cfg.RoundTimeout, ledger, rp)
+	werr := e.waitRound(ctx, prefix, good, e.cfg.RoundTimeout, append(slices.Clone(ledgers), rp))
 	res.stopped(rp)
 	return werr
 }
@@ -203,14 +203,14 @@ func (e *endToEnd) restartRelay(ctx context.Context, res *Result, name, prefix s
 // drain runs the final relay until the downstream applied all good events
 // of the run (payment IDs starting with prefix), the outbox is published
 // and the events destination holds nothing for the downstream.
-func (e *endToEnd) drain(ctx context.Context, res *Result, broker adapters.Broker, prefix string, good int, ledger *process) error {
+func (e *endToEnd) drain(ctx context.Context, res *Result, broker adapters.Broker, prefix string, good int, ledgers []*process) error {
 	rp, err := e.relay.start("final")
 	if err != nil {
 		return err
 	}
-	werr := e.waitRound(ctx, prefix, good, e.cfg.RoundTimeout, ledger, rp)
+	werr := e.waitRound(ctx, prefix, good, e.cfg.RoundTimeout, append(slices.Clone(ledgers), rp))
 	if werr == nil {
-		werr = drain(ctx, broker, e.dest, downstreamName, nil, e.cfg.RoundTimeout, rp)
+		werr = drain(ctx, broker, e.dest, downstreamName, nil, e.cfg.RoundTimeout, []*process{rp})
 	}
 	res.stopped(rp)
 	return werr

@@ -35,14 +35,16 @@ type process struct {
 	ready   []byte
 }
 
-func (l *program) start(name string) (*process, error) {
+// start starts a process of the program, logging to <name>-name.log, with
+// env added to the program's environment.
+func (l *program) start(name string, env ...string) (*process, error) {
 	logPath := filepath.Join(l.logDir, l.name+"-"+name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(l.bin, l.args...)
-	cmd.Env = append(os.Environ(), l.env...)
+	cmd.Env = append(append(os.Environ(), l.env...), env...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
@@ -107,9 +109,13 @@ func (p *process) tail(n int) []byte {
 
 // stopped stops p with SIGTERM and records an unclean exit.
 func (r *Result) stopped(p *process) {
-	if p.stop(StopTimeoutDefault) {
-		return
+	if !p.stop(StopTimeoutDefault) {
+		r.unclean(p)
 	}
+}
+
+// unclean records p's unclean exit.
+func (r *Result) unclean(p *process) {
 	r.BadExits++
 	r.BadExitLogs = append(r.BadExitLogs, fmt.Sprintf("%s: %v: %s", p.name, p.err, p.tail(3000)))
 }

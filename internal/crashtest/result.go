@@ -10,8 +10,15 @@ import (
 
 // Kill is what one kill did.
 type Kill struct {
-	// After is the kill's moment after the process start.
+	// After is the kill's moment after the round's processes started.
 	After time.Duration
+	// Aimed reports a kill made once Target of the round's payments had an
+	// effect (see Config.TimedEvery); a timed kill has Target 0.
+	Aimed  bool
+	Target int
+	// Victims is the number of the round's ledger processes the kill
+	// SIGKILLed: 1 to Config.Instances.
+	Victims int
 	// DoneBefore is the number of the round's payments with an effect when
 	// the kill landed: 0 < DoneBefore < Batch means mid-stream.
 	DoneBefore int
@@ -19,8 +26,9 @@ type Kill struct {
 	// with more than one.
 	Lost, Duplicated int
 	// Resumed is the time from the SIGKILL to the round's first new effect,
-	// made by the restarted process (to within the 50ms the harness polls
-	// at); zero when the batch was done before the kill.
+	// made by a restarted process or, with several instances, by a
+	// survivor (to within the 50ms the harness polls at); zero when the
+	// batch was done before the kill.
 	Resumed time.Duration
 	// Relay is the round's relay kill (Config.EndToEnd; zero otherwise).
 	Relay RelayKill
@@ -35,6 +43,8 @@ type Result struct {
 	Dedupe bool
 	// HandlerBatch is the run's Config.HandlerBatch (0: per message).
 	HandlerBatch int
+	// Instances is the run's Config.Instances: ledger processes per round.
+	Instances int
 	// Kills has one entry per round.
 	Kills []Kill
 	// Messages is the number of counted payments (poison excluded).
@@ -100,11 +110,27 @@ func (r Result) KillsWithDuplicates() int {
 // MidStream is the number of kills that landed while the round's batch was
 // partly done.
 func (r Result) MidStream() int {
-	b := 0
-	if len(r.Kills) > 0 {
-		b = r.Messages / len(r.Kills)
-	}
+	b := r.perRound()
 	return r.count(func(k Kill) bool { return k.DoneBefore > 0 && k.DoneBefore < b })
+}
+
+// AimedKills is the number of aimed kills (Kill.Aimed).
+func (r Result) AimedKills() int { return r.count(func(k Kill) bool { return k.Aimed }) }
+
+// AimedMidStream is the number of aimed kills that landed while the
+// round's batch was partly done: all of them, unless the batch's work
+// outran the harness's count.
+func (r Result) AimedMidStream() int {
+	b := r.perRound()
+	return r.count(func(k Kill) bool { return k.Aimed && k.DoneBefore > 0 && k.DoneBefore < b })
+}
+
+// perRound is the number of good payments a round publishes.
+func (r Result) perRound() int {
+	if len(r.Kills) == 0 {
+		return 0
+	}
+	return r.Messages / len(r.Kills)
 }
 
 // Lost and Duplicated are the totals over all kills.
@@ -148,17 +174,18 @@ func (r Result) sum(f func(Kill) int) int {
 	return n
 }
 
-// WriteTable prints results as a table: broker, dedupe, kills, kills with
+// WriteTable prints results as a table: broker, ledger processes per
+// round, dedupe, kills, kills mid-stream, aimed kills mid-stream, kills with
 // loss, kills with duplicates, worst kill, the totals, and the median and
 // longest time from a kill to the next effect (see Result.Resume).
 func WriteTable(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "broker\tdedupe\tkills\tmid-stream\tkills with loss\tkills with duplicates\tworst kill\tlost\tduplicated\tmessages\tpoison in DLQ\tunclean exits\tresume median\tresume max\ttime")
+	fmt.Fprintln(tw, "broker\tinstances\tdedupe\tkills\tmid-stream\taimed mid-stream\tkills with loss\tkills with duplicates\tworst kill\tlost\tduplicated\tmessages\tpoison in DLQ\tunclean exits\tresume median\tresume max\ttime")
 	for _, r := range results {
 		n := len(r.Kills)
 		median, longest := r.Resume()
-		fmt.Fprintf(tw, "%s\t%t\t%d\t%d\t%d of %d\t%d of %d\t%s\t%d\t%d\t%d\t%d of %d\t%d\t%s\t%s\t%s\n",
-			r.Broker, r.Dedupe, n, r.MidStream(), r.KillsWithLoss(), n, r.KillsWithDuplicates(), n, r.Worst(),
+		fmt.Fprintf(tw, "%s\t%d\t%t\t%d\t%d\t%d of %d\t%d of %d\t%d of %d\t%s\t%d\t%d\t%d\t%d of %d\t%d\t%s\t%s\t%s\n",
+			r.Broker, max(r.Instances, 1), r.Dedupe, n, r.MidStream(), r.AimedMidStream(), r.AimedKills(), r.KillsWithLoss(), n, r.KillsWithDuplicates(), n, r.Worst(),
 			r.Lost(), r.Duplicated(), r.Messages, r.PoisonDeadLettered, r.Poison, r.BadExits,
 			formatResume(median), formatResume(longest), r.Elapsed.Round(time.Second))
 	}

@@ -33,8 +33,9 @@ func (w *watcher) done(ctx context.Context, prefix string) (int, error) {
 }
 
 // waitDone polls until the batch's good payments all have an effect, and
-// returns when it first saw more than since of them (zero if never).
-func (w *watcher) waitDone(ctx context.Context, prefix string, batch, since int, timeout time.Duration, p *process) (first time.Time, err error) {
+// returns when it first saw more than since of them (zero if never). It
+// fails when one of procs exits by itself.
+func (w *watcher) waitDone(ctx context.Context, prefix string, batch, since int, timeout time.Duration, procs []*process) (first time.Time, err error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		n, err := w.done(ctx, prefix)
@@ -47,7 +48,7 @@ func (w *watcher) waitDone(ctx context.Context, prefix string, batch, since int,
 		if n >= batch-1 {
 			return first, nil
 		}
-		if err := p.exitedEarly(); err != nil {
+		if err := exitedEarly(procs); err != nil {
 			return first, err
 		}
 		if time.Now().After(deadline) {
@@ -83,8 +84,8 @@ func countPerID(ctx context.Context, pool *pgxpool.Pool, query, what string) (ma
 
 // drain waits until the broker reports no backlog for consumerName on
 // source and every poison payment is dead-lettered, twice in a row 500ms
-// apart.
-func drain(ctx context.Context, b adapters.Broker, source, consumerName string, poison []string, timeout time.Duration, p *process) error {
+// apart. It fails when one of procs exits by itself.
+func drain(ctx context.Context, b adapters.Broker, source, consumerName string, poison []string, timeout time.Duration, procs []*process) error {
 	deadline := time.Now().Add(timeout)
 	calm := 0
 	var last string
@@ -108,7 +109,7 @@ func drain(ctx context.Context, b adapters.Broker, source, consumerName string, 
 		} else {
 			last = err.Error()
 		}
-		if err := p.exitedEarly(); err != nil {
+		if err := exitedEarly(procs); err != nil {
 			return err
 		}
 		if time.Now().After(deadline) {

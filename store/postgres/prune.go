@@ -6,11 +6,17 @@ import (
 	"time"
 )
 
+// pruneStatementTimeout bounds one prune statement once started.
+const pruneStatementTimeout = 30 * time.Second
+
 // Prune deletes claims older than Config.Retention, at most
 // Config.PruneBatchSize rows per statement (each its own short transaction, so
-// no lock is held for long), until none are left or ctx is done. The age is
-// measured on the database's clock. It returns the number of claims deleted.
-// A message whose claim was pruned runs again if it is delivered again.
+// no lock is held for long), until none are left or ctx is done. A statement
+// under way when ctx ends runs to its end (a cancelled statement may still
+// commit on the server after the client gave up), so once Prune returns it
+// deletes nothing more. The age is measured on the database's clock. It
+// returns the number of claims deleted. A message whose claim was pruned runs
+// again if it is delivered again.
 func (s *Store) Prune(ctx context.Context) (int64, error) {
 	var cutoff time.Time
 	if err := s.pool.QueryRow(ctx, "SELECT now() - make_interval(secs => $1)", s.cfg.Retention.Seconds()).Scan(&cutoff); err != nil {
@@ -22,7 +28,12 @@ func (s *Store) Prune(ctx context.Context) (int64, error) {
 		" WHERE processed_at < $1 LIMIT $2))"
 	var total int64
 	for {
-		tag, err := s.pool.Exec(ctx, q, cutoff, s.cfg.PruneBatchSize)
+		if err := ctx.Err(); err != nil {
+			return total, fmt.Errorf("postgres store: prune: %w", err)
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pruneStatementTimeout)
+		tag, err := s.pool.Exec(sctx, q, cutoff, s.cfg.PruneBatchSize)
+		cancel()
 		if err != nil {
 			return total, fmt.Errorf("postgres store: prune: %w", err)
 		}

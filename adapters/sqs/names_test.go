@@ -1,0 +1,44 @@
+package sqs
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/oncely/oncely/internal/namestest"
+)
+
+// TestDeadLetterNamesInjective: 200,000 random (queue, consumer) pairs, the
+// queue drawn from '-', '_' and letters (a FIFO queue in one of four), the
+// consumer from those and '.', up to SQS's 80 characters, and the reported
+// pairs ("a-b", "c") and ("a", "b-c"): no two pairs share a dead-letter
+// queue. Catches a plain join "<queue>-<consumer>-dlq" and a long name cut
+// to fit.
+func TestDeadLetterNamesInjective(t *testing.T) {
+	n := namestest.Check(t, namestest.Config{
+		Fixed: []namestest.Pair{{Source: "a-b", Consumer: "c"}, {Source: "a", Consumer: "b-c"}, {Source: "a", Consumer: "b.c"}},
+		Source: func(r *rand.Rand) string {
+			q := namestest.Name(r, "ab-_", maxQueueName)
+			if r.IntN(4) == 0 {
+				q += ".fifo"
+			}
+			return q
+		},
+		Consumer: func(r *rand.Rand) string { return namestest.Name(r, "ab-_.", maxQueueName) },
+		Names: func(p namestest.Pair) ([]string, bool) {
+			if !ValidQueueName(p.Source) {
+				return nil, false
+			}
+			name, err := DeadLetterQueueName(p.Source, p.Consumer)
+			if err != nil {
+				return nil, false
+			}
+			if !ValidQueueName(name) {
+				t.Fatalf("dead-letter queue %q of (%q, %q) is not a valid SQS name", name, p.Source, p.Consumer)
+			}
+			return []string{name}, true
+		},
+	})
+	if n < 100_000 {
+		t.Fatalf("only %d valid pairs", n)
+	}
+}
