@@ -84,7 +84,7 @@ type FaultCase struct {
 	Run func(t *testing.T)
 	// NotApplicable says why the fault cannot happen on the broker.
 	NotApplicable string
-	// KnownViolation, set with Inject, names an open defect: per-key order
+	// KnownViolation, set with Inject (or alone for CloseInFlight), names an open defect: per-key order
 	// or Attempt that the broker is known to break in this case. The
 	// generic scenario still fails on anything lost or not resumed within
 	// ResumeBound, and logs order and Attempt violations with this reason
@@ -98,8 +98,8 @@ type Faulter interface {
 	Harness
 	// FaultCase returns how the harness injects f, or why f cannot
 	// happen on its broker. The zero FaultCase fails the case: every
-	// Fault needs an injection or a reason. CloseInFlight is not asked:
-	// the kit injects it itself.
+	// Fault needs an injection or a reason. For CloseInFlight, which the
+	// kit injects itself, only KnownViolation is read.
 	FaultCase(f Fault) FaultCase
 }
 
@@ -110,11 +110,11 @@ type Faulter interface {
 func RunFaults(t *testing.T, h Faulter) {
 	for _, f := range Faults {
 		t.Run(string(f), func(t *testing.T) {
+			c := h.FaultCase(f)
 			if f == CloseInFlight {
-				runFaultScenario(t, h, f, nil, "")
+				runFaultScenario(t, h, f, nil, c.KnownViolation)
 				return
 			}
-			c := h.FaultCase(f)
 			switch {
 			case c.Inject != nil:
 				runFaultScenario(t, h, f, c.Inject, c.KnownViolation)
