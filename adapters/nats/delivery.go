@@ -115,7 +115,15 @@ func (d *delivery) publishCopy(ctx context.Context, subject string, headers map[
 		defer cancel()
 	}
 	m := outMsg(subject, d.msg.ID, d.msg.Key, kh, f.Body, f.Headers)
-	if _, err := d.src.js.PublishMsg(ctx, m, jetstream.WithExpectStream(StreamName(subject))); err != nil {
+	_, err = d.src.js.PublishMsg(ctx, m, jetstream.WithExpectStream(StreamName(subject)))
+	if errors.Is(err, jetstream.ErrNoStreamResponse) {
+		// No stream takes subject (deleted, or lost with a server that
+		// restarted empty): create it and publish again.
+		if _, err = ensureStream(ctx, d.src.js, subject); err == nil {
+			_, err = d.src.js.PublishMsg(ctx, m, jetstream.WithExpectStream(StreamName(subject)))
+		}
+	}
+	if err != nil {
 		return false, fmt.Errorf("publishing a copy to %s: %w", subject, err)
 	}
 	return f.Trimmed, nil

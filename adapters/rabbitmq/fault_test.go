@@ -13,13 +13,14 @@ import (
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
-// TestFaultBrokerRestart stops and starts the RabbitMQ application
-// (rabbitmqctl stop_app / start_app) while 10,000 messages flow: half
-// published before, half by a producer that keeps publishing through the
-// outage. The consumer recovers by itself; with claim-first idempotency in
-// Postgres every message's effect is applied exactly once, and nothing is
-// lost. It stops a shared service, so it runs only with -tags faults.
-func TestFaultBrokerRestart(t *testing.T) {
+// brokerRestart stops and starts the RabbitMQ application (rabbitmqctl
+// stop_app / start_app) while 10,000 messages flow: half published before,
+// half by a producer that keeps publishing through the outage. The consumer
+// recovers by itself; with claim-first idempotency in Postgres every
+// message's effect is applied exactly once, and nothing is lost. It stops
+// a shared service, so it runs only with -tags faults, as the BrokerRestart
+// cell of TestFaultMatrix.
+func brokerRestart(t *testing.T) {
 	const n = 10_000
 	db := pgtest.New(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)

@@ -155,33 +155,29 @@ func (h *harness) FailNextCopy(t testing.TB, source string, op adaptertest.CopyO
 
 // fault is the hook that fails the copy FailNextCopy armed.
 func (h *harness) fault(cmd goredis.Cmder) error {
-	args := cmd.Args()
-	if len(args) < 5 || (cmd.Name() != "evalsha" && cmd.Name() != "eval") {
-		return nil
-	}
-	var op adaptertest.CopyOp
-	switch fmt.Sprint(args[1]) {
-	case retryScript.Hash():
-		op = adaptertest.CopyRetry
-	case deadLetterScript.Hash():
-		op = adaptertest.CopyDeadLetter
-	default:
-		return nil
-	}
-	key := fmt.Sprint(args[4])
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for source, armed := range h.fails {
-		want := DeadLetterStream(source, adaptertest.ConsumerName)
-		if op == adaptertest.CopyRetry {
-			want = DelayedKey(source, adaptertest.ConsumerName)
-		}
-		if armed == op && key == want {
+		if isCopy(cmd, source, armed) {
 			delete(h.fails, source)
-			return fmt.Errorf("adaptertest: injected failure of the %s copy for %s", op, source)
+			return fmt.Errorf("adaptertest: injected failure of the %s copy for %s", armed, source)
 		}
 	}
 	return nil
+}
+
+// isCopy reports whether cmd runs the op settlement script of source and
+// the suite's consumer.
+func isCopy(cmd goredis.Cmder, source string, op adaptertest.CopyOp) bool {
+	args := cmd.Args()
+	if len(args) < 5 || (cmd.Name() != "evalsha" && cmd.Name() != "eval") {
+		return false
+	}
+	script, want := deadLetterScript, DeadLetterStream(source, adaptertest.ConsumerName)
+	if op == adaptertest.CopyRetry {
+		script, want = retryScript, DelayedKey(source, adaptertest.ConsumerName)
+	}
+	return fmt.Sprint(args[1]) == script.Hash() && fmt.Sprint(args[4]) == want
 }
 
 // faultHook runs a check before each command and pipeline.

@@ -22,15 +22,22 @@ import (
 // on a free port of 127.0.0.1: a test may kill and restart it without
 // touching the shared Redis.
 type privateRedis struct {
-	t    testing.TB
-	bin  string
-	port int
-	cmd  *exec.Cmd
+	t       testing.TB
+	bin     string
+	port    int
+	dir     string
+	persist bool // an append-only file synced on every write: a kill loses nothing acknowledged
+	cmd     *exec.Cmd
 }
 
-// startPrivateRedis starts a private redis-server, stopped at the end of
-// t. Without a redis-server binary it fails under CI and skips elsewhere.
-func startPrivateRedis(t testing.TB) *privateRedis {
+// startPrivateRedis starts a private redis-server without persistence,
+// stopped at the end of t. Without a redis-server binary it fails under CI
+// and skips elsewhere.
+func startPrivateRedis(t testing.TB) *privateRedis { return startRedisServer(t, false) }
+
+// startRedisServer starts a private redis-server, with an append-only file
+// synced on every write when persist is set.
+func startRedisServer(t testing.TB, persist bool) *privateRedis {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -42,7 +49,7 @@ func startPrivateRedis(t testing.TB) *privateRedis {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	r := &privateRedis{t: t, bin: bin, port: port}
+	r := &privateRedis{t: t, bin: bin, port: port, dir: t.TempDir(), persist: persist}
 	r.start()
 	t.Cleanup(r.kill)
 	return r
@@ -52,8 +59,12 @@ func (r *privateRedis) addr() string { return net.JoinHostPort("127.0.0.1", strc
 
 func (r *privateRedis) start() {
 	r.t.Helper()
-	r.cmd = exec.Command(r.bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(r.port),
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--dir", r.t.TempDir())
+	aof := []string{"--appendonly", "no"}
+	if r.persist {
+		aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	r.cmd = exec.Command(r.bin, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(r.port),
+		"--save", "", "--protected-mode", "yes", "--dir", r.dir}, aof...)...)
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("starting redis-server: %v", err)
 	}
@@ -79,7 +90,8 @@ func (r *privateRedis) kill() {
 	r.cmd = nil
 }
 
-// restart kills the server and starts an empty one on the same port.
+// restart kills the server and starts it again on the same port: empty
+// without persistence.
 func (r *privateRedis) restart() {
 	r.t.Helper()
 	r.kill()
