@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/internal/console"
 	"github.com/oncely/oncely/store/postgres"
 )
@@ -38,7 +37,7 @@ loopback address, the --addr host (every address of this machine when
 --addr is a wildcard such as :8080) or an --allowed-host name; any other
 gets 421, so a web page that rebinds its DNS name to this machine reads
 nothing. Behind a proxy, add the name the proxy forwards.`)
-	brokerURL := fs.String("broker", "", "broker URL (default $BROKER_URL): "+strings.Join(adapters.Schemes(), " | "))
+	brokerURL := fs.String("broker", "", "broker URL (default $BROKER_URL; prefer the variable for a URL with a password or token: a command line shows in the process list): "+strings.Join(brokerForms(), " | "))
 	db := databaseFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; other than loopback only with --token")
 	var watch watchFlag

@@ -152,7 +152,9 @@ func TestBoundHosts(t *testing.T) {
 func TestConsoleWarnsTokenOverPlainHTTP(t *testing.T) {
 	db := pgtest.New(t)
 	const token = "Zq3-kP9_xW2mR7vT4yB8nL1c"
-	args := []string{"console", "--broker", "mem://", "--database-url", db.URL, "--schema", db.Schema, "--addr", "192.0.2.1:0"}
+	broker := os.Getenv("REDIS_URL") // a broker the command may open (it refuses mem://)
+	require.NotEmpty(t, broker, "REDIS_URL is not set; run ./scripts/test.sh, which starts Redis")
+	args := []string{"console", "--broker", broker, "--database-url", db.URL, "--schema", db.Schema, "--addr", "192.0.2.1:0"}
 	code, _, errs := cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": token}, nil, args...)
 	require.Equal(t, 1, code, errs)
 	require.Contains(t, errs, "level=WARN")
