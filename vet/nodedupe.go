@@ -123,10 +123,9 @@ type dedupe struct {
 }
 
 // sees answers whether n deduplicates: yes when it uses a mark, directly or
-// through functions of the package it references; unknown when it calls a
-// function it cannot see into (declared in another package that is neither
-// oncely's nor the standard library's: a platform team's middleware may wrap
-// middleware.Idempotency); no otherwise.
+// through functions of the package and local variables it references;
+// unknown when it calls a function it cannot see into (see foreign: a
+// platform team's middleware may wrap middleware.Idempotency); no otherwise.
 func (d *dedupe) sees(n ast.Node) tri {
 	answer := no
 	ast.Inspect(n, func(n ast.Node) bool {
@@ -171,18 +170,16 @@ func (d *dedupe) sees(n ast.Node) tri {
 
 // foreign reports whether obj is a function NoDedupe cannot see into that
 // builds a handler or a middleware (see buildsHandler): one declared outside
-// the package under analysis, oncely's module and the standard library.
+// the package under analysis and oncely's module — another module, or
+// another package of the same module (a module path need not contain a
+// dot, and the standard library builds no consumer handler).
 func (d *dedupe) foreign(obj types.Object) bool {
 	fn, ok := obj.(*types.Func)
 	if !ok || fn.Pkg() == nil || fn.Pkg() == d.pass.Pkg || !buildsHandler(fn.Type(), 2) {
 		return false
 	}
 	path := fn.Pkg().Path()
-	if path == pathModule || strings.HasPrefix(path, pathModule+"/") {
-		return false
-	}
-	first, _, _ := strings.Cut(path, "/")
-	return strings.Contains(first, ".") // not the standard library
+	return path != pathModule && !strings.HasPrefix(path, pathModule+"/")
 }
 
 // buildsHandler reports whether t is, or is a function returning (to depth
