@@ -21,7 +21,7 @@ import (
 // // want comment is tolerated: precision stays 100 %.
 const (
 	corpusBugs   = 17
-	corpusCaught = 7
+	corpusCaught = 12
 )
 
 type line struct {
@@ -112,4 +112,3 @@ func short(msg string) string {
 	}
 	return msg
 }
-

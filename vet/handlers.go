@@ -17,6 +17,15 @@ import (
 //     transaction;
 //   - every function (or literal) that calls postgres.Tx itself.
 //
+// A call given to postgres.HandlerFunc or BatchHandlerFunc (a generic
+// wrapper that decodes the payload) is looked into: the functions it is
+// given that take a pgx.Tx are transactional handlers too, at any depth.
+//
+// What it does not find: a handler built out of sight (returned by a
+// function of another package, stored in a field), and a plain
+// consumer.Handler that reaches the transaction only through postgres.Tx
+// in a function of another package.
+//
 // The store's savepoint batch mode runs these same handlers, so it needs
 // no rule of its own.
 type txHandler struct {
@@ -56,8 +65,17 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 		out = append(out, h)
 		return h
 	}
-	addFunc := func(arg ast.Expr) {
+	var addFunc func(arg ast.Expr)
+	addFunc = func(arg ast.Expr) {
 		switch a := ast.Unparen(arg).(type) {
+		case *ast.CallExpr:
+			// A wrapper (typed.Func(func(ctx, tx, v T) error {…})): the
+			// functions it is given that take the transaction run in it.
+			for _, inner := range a.Args {
+				if takesTx(pass.TypesInfo.TypeOf(inner)) {
+					addFunc(inner)
+				}
+			}
 		case *ast.FuncLit:
 			add(a, a.Type, a.Body)
 		case *ast.Ident, *ast.SelectorExpr:
@@ -159,6 +177,23 @@ func discardsTx(call *ast.CallExpr, assign []*ast.AssignStmt) bool {
 		if len(as.Rhs) == 1 && ast.Unparen(as.Rhs[0]) == call {
 			id, ok := as.Lhs[0].(*ast.Ident)
 			return ok && id.Name == "_"
+		}
+	}
+	return false
+}
+
+// takesTx reports whether t is a function type with a pgx.Tx parameter.
+func takesTx(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	sig, ok := t.Underlying().(*types.Signature)
+	if !ok {
+		return false
+	}
+	for p := range sig.Params().Variables() {
+		if isNamed(p.Type(), pathPgx, "Tx") {
+			return true
 		}
 	}
 	return false

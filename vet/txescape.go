@@ -31,7 +31,11 @@ import (
 //     *sql.Stmt — except on the transaction's own connection (tx.Conn());
 //   - such a handle passed where an interface with one of those methods is
 //     expected (pgx.BeginFunc(ctx, pool, …), a helper taking a "querier"),
-//     since the callee's statements then run outside the transaction.
+//     since the callee's statements then run outside the transaction;
+//   - an effect outside the database (see outsideEffect): an HTTP request,
+//     a produce to Kafka, a publish to RabbitMQ. The claim's rollback cannot
+//     undo it; the fix is the outbox. A reviewed call that is idempotent on
+//     the other side is marked //oncely:allow txescape REASON.
 var TxEscape = &analysis.Analyzer{
 	Name: "txescape",
 	Doc:  "report statements sent outside the claim's transaction from a transactional oncely handler",
@@ -126,6 +130,11 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 				return
 			}
 		}
+	}
+	if effect := outsideEffect(pass, call); effect != "" && !reported[call] {
+		reported[call] = true
+		report(pass, "txescape", call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
+		return
 	}
 	if tv := pass.TypesInfo.Types[call.Fun]; tv.IsType() || tv.IsBuiltin() {
 		return // a conversion or a builtin

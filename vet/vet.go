@@ -43,6 +43,8 @@ const (
 	pathKgo        = "github.com/twmb/franz-go/pkg/kgo"
 	pathAMQP       = "github.com/rabbitmq/amqp091-go"
 	pathContext    = "context"
+	pathHTTP       = "net/http"
+	pathErrgroup   = "golang.org/x/sync/errgroup"
 )
 
 // Analyzers returns every oncely analyzer, in a new slice.
