@@ -32,6 +32,10 @@ import (
 //   - such a handle passed where an interface with one of those methods is
 //     expected (pgx.BeginFunc(ctx, pool, …), a helper taking a "querier"),
 //     since the callee's statements then run outside the transaction;
+//   - a call of a function of another package that runs statements
+//     through such a handle itself (a repository method writing through
+//     the pool it holds), known from the runsOutside fact that package's
+//     analysis exported;
 //   - an effect outside the database (see outsideEffect): an HTTP request,
 //     a produce to Kafka, a publish to RabbitMQ. The claim's rollback cannot
 //     undo it; the fix is the outbox. A reviewed call that is idempotent on
@@ -41,6 +45,9 @@ var TxEscape = &analysis.Analyzer{
 	Doc:  "report statements sent outside the claim's transaction from a transactional oncely handler",
 	URL:  "https://github.com/oncely/oncely/blob/main/docs/teams.md#oncely-vet",
 	Run:  runTxEscape,
+	// FactTypes: runsOutside, so that calls into other packages of the
+	// module (a repository holding the pool) are followed.
+	FactTypes: []analysis.Fact{new(runsOutside)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -84,10 +91,11 @@ func queryingInterface(t types.Type) bool {
 }
 
 func runTxEscape(pass *analysis.Pass) (any, error) {
+	decls := newFuncDecls(pass)
+	exportRunsOutside(pass, decls)
 	if !imports(pass, pathPostgres) {
 		return nil, nil
 	}
-	decls := newFuncDecls(pass)
 	reported := map[ast.Node]bool{}
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
@@ -129,6 +137,13 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 				report(pass, "txescape", call.Pos(), "%s.%s runs outside the claim's transaction (%s): it commits on its own and repeats on every redelivery; use the handler's pgx.Tx (postgres.Tx(ctx))", h, sel.Sel.Name, where)
 				return
 			}
+		}
+	}
+	if fn := callee(pass.TypesInfo, call); fn != nil && !reported[call] {
+		if f := importedRunsOutside(pass, fn); f != nil {
+			reported[call] = true
+			report(pass, "txescape", call.Pos(), "%s.%s runs statements outside the claim's transaction (%s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", fn.Pkg().Name(), fn.Name(), f.Via, where)
+			return
 		}
 	}
 	if effect := outsideEffect(pass, call); effect != "" && !reported[call] {
