@@ -21,7 +21,7 @@ import (
 // // want comment is tolerated: precision stays 100 %.
 const (
 	corpusBugs   = 17
-	corpusCaught = 14
+	corpusCaught = 17
 )
 
 type line struct {

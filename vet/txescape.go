@@ -32,6 +32,10 @@ import (
 //   - such a handle passed where an interface with one of those methods is
 //     expected (pgx.BeginFunc(ctx, pool, …), a helper taking a "querier"),
 //     since the callee's statements then run outside the transaction;
+//   - a call through a struct field bound to a handle wherever the package
+//     sets it (see poolFields): an interface field holding the pool, a
+//     stored method value (pool.Exec), generated query code built from the
+//     pool (orderdb.New(pool));
 //   - a call of a function of another package that runs statements
 //     through such a handle itself (a repository method writing through
 //     the pool it holds), known from the runsOutside fact that package's
@@ -97,6 +101,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	reported := map[ast.Node]bool{}
+	fields := poolFields(pass)
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
 		var walk func(node ast.Node, body *ast.BlockStmt, via []string)
@@ -113,7 +118,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						walk(next, nb, append(via[:len(via):len(via)], obj.Name()))
 					}
 				case *ast.CallExpr:
-					checkTxCall(pass, n, via, reported)
+					checkTxCall(pass, n, via, reported, fields)
 				}
 				return true
 			})
@@ -125,10 +130,15 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 
 // checkTxCall reports call when it sends a statement outside the handler's
 // transaction; via names the helpers it was reached through.
-func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported map[ast.Node]bool) {
+func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported map[ast.Node]bool, fields map[*types.Var]string) {
 	where := "in a transactional handler"
 	if len(via) > 0 {
 		where = "reached from a transactional handler through " + strings.Join(via, " → ")
+	}
+	if name, h := poolFieldCall(pass, call, fields); name != "" && !reported[call] {
+		reported[call] = true
+		report(pass, "txescape", call.Pos(), "%s runs outside the claim's transaction (its field is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
+		return
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
 		if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
