@@ -25,11 +25,13 @@ func (f *runsOutside) String() string { return "runsOutside(" + f.Via + ")" }
 // and method of the package that runs statements through a database handle
 // (see dbHandle), itself, through a function of the package, or through a
 // function of another package that has the fact. oncely's own packages,
-// which manage their connections by design, export none.
+// which manage their connections by design, and the drivers (pgx,
+// database/sql), whose handles TxEscape judges by type, export none.
 func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
 	path := pass.Pkg.Path()
-	if (path == pathModule || strings.HasPrefix(path, pathModule+"/")) && !strings.Contains(path, "/examples/") {
-		return
+	if (path == pathModule || strings.HasPrefix(path, pathModule+"/")) && !strings.Contains(path, "/examples/") ||
+		path == pathSQL || strings.HasPrefix(path, "github.com/jackc/pgx/") {
+		return // the drivers' own methods are judged by their receiver (see dbHandle)
 	}
 	memo := map[*types.Func]string{}
 	var via func(fn *types.Func) string
