@@ -8,13 +8,17 @@ import (
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
+	"net/http"
 )
 
-type event struct{ Order string }
+type event struct{ Order, Trace string }
+
+// trace reads a header: no request, no effect.
+func trace(h http.Header) string { return h.Get("traceparent") }
 
 // handle publishes through the outbox table, in the claim's transaction.
 func handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
-	body, err := json.Marshal(event{Order: m.ID})
+	body, err := json.Marshal(event{Order: m.ID, Trace: trace(http.Header{})})
 	if err != nil {
 		return err
 	}
