@@ -44,6 +44,13 @@ import (
 //     a produce to Kafka, a publish to RabbitMQ. The claim's rollback cannot
 //     undo it; the fix is the outbox. A reviewed call that is idempotent on
 //     the other side is marked //oncely:allow txescape REASON.
+//
+// What it does not catch: handlers it does not find (see txHandler); a
+// handle reaching the handler through a parameter, a local interface
+// variable or a field set in another package; an unexported function of
+// another package reached through a function value; effects through clients
+// other than those outsideEffect names. docs/teams.md lists them with
+// examples, measured on vet/testdata/src/corpus.
 var TxEscape = &analysis.Analyzer{
 	Name: "txescape",
 	Doc:  "report statements sent outside the claim's transaction from a transactional oncely handler",
