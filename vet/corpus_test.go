@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 17
-	corpusCaught = 17
+	corpusBugs   = 21
+	corpusCaught = 19
 )
 
 type line struct {
