@@ -55,14 +55,19 @@ func runEscape(pass *analysis.Pass) (any, error) {
 			case *ast.GoStmt:
 				if obj := uses(pass, n.Call, tracked); obj != nil && !reported[n] {
 					reported[n] = true
-					what := "context"
-					if isNamed(obj.Type(), pathPgx, "Tx") {
-						what = "transaction"
-					}
-					report(pass, "escape", n.Pos(), "goroutine captures the handler's %s %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", what, obj.Name())
+					report(pass, "escape", n.Pos(), "goroutine captures the handler's %s %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", what(obj), obj.Name())
 				}
 				return false
+			case *ast.SendStmt:
+				if obj := uses(pass, n.Value, tracked); obj != nil && !reported[n] {
+					reported[n] = true
+					report(pass, "escape", n.Pos(), "the handler's %s %s is sent on a channel: whoever receives it can use it after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", what(obj), obj.Name())
+				}
 			case *ast.CallExpr:
+				if obj := groupGo(pass, n, tracked); obj != nil && !reported[n] {
+					reported[n] = true
+					report(pass, "escape", n.Pos(), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
+				}
 				next, ft, nb := decls.body(calleeObj(pass, n))
 				if next == nil || ft.Params == nil {
 					break
@@ -92,6 +97,34 @@ func runEscape(pass *analysis.Pass) (any, error) {
 		walk(h.node, h.body, tracked)
 	}
 	return nil, nil
+}
+
+// what names what a tracked object is: the handler's "transaction" or
+// "context".
+func what(obj types.Object) string {
+	if isNamed(obj.Type(), pathPgx, "Tx") {
+		return "transaction"
+	}
+	return "context"
+}
+
+// groupGo returns the tracked pgx.Tx that a function given to
+// (*errgroup.Group).Go or (*sync.WaitGroup).Go uses, or nil. Such groups
+// are joined before the handler returns, so the handler's context is fine
+// to use there; its transaction is not, being unsafe for concurrent use.
+func groupGo(pass *analysis.Pass, call *ast.CallExpr, tracked map[types.Object]bool) types.Object {
+	fn := callee(pass.TypesInfo, call)
+	if fn == nil || fn.Name() != "Go" || len(call.Args) != 1 ||
+		!isMethod(fn, pathErrgroup, "Group", "Go") && !isMethod(fn, "sync", "WaitGroup", "Go") {
+		return nil
+	}
+	txs := map[types.Object]bool{}
+	for o := range tracked {
+		if isNamed(o.Type(), pathPgx, "Tx") {
+			txs[o] = true
+		}
+	}
+	return uses(pass, call.Args[0], txs)
 }
 
 // calleeObj returns the object a call's function expression refers to.

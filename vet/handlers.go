@@ -15,7 +15,21 @@ import (
 //   - the function given to a Store's Process or ProcessBatch (store.Store,
 //     store.BatchStore or *postgres.Store), whose context carries the
 //     transaction;
-//   - every function (or literal) that calls postgres.Tx itself.
+//   - every function (or literal) that calls postgres.Tx itself;
+//   - the Handle and HandleBatch methods, declared in the package, of a
+//     handler given to consumer.New or consumer.Chain beside
+//     middleware.Idempotency of a *postgres.Store: the claim's
+//     transaction is in their context.
+//
+// A call given to postgres.HandlerFunc or BatchHandlerFunc (a generic
+// wrapper that decodes the payload) is looked into: the functions it is
+// given that take a pgx.Tx are transactional handlers too, at any depth.
+//
+// What it does not find: a handler built out of sight (returned by a
+// function of another package, stored in a field), a plain consumer.Handler
+// wired behind the Postgres claim in another package or through a
+// middleware slice, and one reaching the transaction only through
+// postgres.Tx in a function of another package.
 //
 // The store's savepoint batch mode runs these same handlers, so it needs
 // no rule of its own.
@@ -56,8 +70,17 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 		out = append(out, h)
 		return h
 	}
-	addFunc := func(arg ast.Expr) {
+	var addFunc func(arg ast.Expr)
+	addFunc = func(arg ast.Expr) {
 		switch a := ast.Unparen(arg).(type) {
+		case *ast.CallExpr:
+			// A wrapper (typed.Func(func(ctx, tx, v T) error {…})): the
+			// functions it is given that take the transaction run in it.
+			for _, inner := range a.Args {
+				if takesTx(pass.TypesInfo.TypeOf(inner)) {
+					addFunc(inner)
+				}
+			}
 		case *ast.FuncLit:
 			add(a, a.Type, a.Body)
 		case *ast.Ident, *ast.SelectorExpr:
@@ -93,6 +116,14 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 				case (isMethod(fn, pathPostgres, "Store", "Process") || isMethod(fn, pathStore, "Store", "Process") ||
 					isMethod(fn, pathPostgres, "Store", "ProcessBatch") || isMethod(fn, pathStore, "BatchStore", "ProcessBatch")) && len(n.Args) == 4:
 					addFunc(n.Args[3])
+				case isFunc(fn, pathConsumer, "New") && len(n.Args) >= 3 && behindPostgresClaim(pass, n.Args[3:]):
+					for _, m := range handleMethods(pass, decls, n.Args[1]) {
+						add(m, m.Type, m.Body)
+					}
+				case isFunc(fn, pathConsumer, "Chain") && len(n.Args) >= 1 && behindPostgresClaim(pass, n.Args[1:]):
+					for _, m := range handleMethods(pass, decls, n.Args[0]) {
+						add(m, m.Type, m.Body)
+					}
 				case isFunc(fn, pathPostgres, "Tx") && len(stack) > 0:
 					encl := enclosing(stack, n)
 					if encl == nil || discardsTx(n, assign) {
@@ -162,4 +193,53 @@ func discardsTx(call *ast.CallExpr, assign []*ast.AssignStmt) bool {
 		}
 	}
 	return false
+}
+
+// takesTx reports whether t is a function type with a pgx.Tx parameter.
+func takesTx(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	sig, ok := t.Underlying().(*types.Signature)
+	if !ok {
+		return false
+	}
+	for p := range sig.Params().Variables() {
+		if isNamed(p.Type(), pathPgx, "Tx") {
+			return true
+		}
+	}
+	return false
+}
+
+// behindPostgresClaim reports whether one of mws is visibly
+// middleware.Idempotency given a *postgres.Store.
+func behindPostgresClaim(pass *analysis.Pass, mws []ast.Expr) bool {
+	for _, mw := range mws {
+		call, ok := ast.Unparen(mw).(*ast.CallExpr)
+		if ok && len(call.Args) == 1 && isFunc(callee(pass.TypesInfo, call), pathMiddleware, "Idempotency") &&
+			isNamed(pass.TypesInfo.TypeOf(call.Args[0]), pathPostgres, "Store") {
+			return true
+		}
+	}
+	return false
+}
+
+// handleMethods returns the declarations of the Handle and HandleBatch
+// methods of h's static type that the package declares.
+func handleMethods(pass *analysis.Pass, decls *funcDecls, h ast.Expr) []*ast.FuncDecl {
+	t := pass.TypesInfo.TypeOf(h)
+	if t == nil {
+		return nil
+	}
+	var out []*ast.FuncDecl
+	for _, name := range [...]string{"Handle", "HandleBatch"} {
+		obj, _, _ := types.LookupFieldOrMethod(t, true, pass.Pkg, name)
+		if fn, ok := obj.(*types.Func); ok {
+			if decl := decls.decls[fn.Origin()]; decl != nil {
+				out = append(out, decl)
+			}
+		}
+	}
+	return out
 }

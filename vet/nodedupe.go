@@ -31,6 +31,12 @@ import (
 // chains it can prove lack idempotency, and the runtime's per-message claim
 // witness catches the rest (see consumer.MarkClaimed).
 //
+// It also reports an unconditional opt-out (Duplicates set to a
+// consumer.AllowDuplicates call) beside a chain it sees deduplicate, which
+// consumer.New refuses with consumer.ErrOptOutWithIdempotency.
+// TestVetAndNewAgree runs NoDedupe and consumer.New over the same chains
+// and checks that they agree.
+//
 // What it does not catch: a chain that routes some messages around its
 // idempotency middleware (the witness dead-letters those with reason
 // no-claim), and a platform function that does not deduplicate.
@@ -55,7 +61,7 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 	if newFn == nil {
 		return nil, nil
 	}
-	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}}
+	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}, following: map[*types.Var]bool{}}
 	d.marks = []types.Object{lookup(pass, pathMiddleware, "Idempotency"), lookup(pass, pathConsumer, "Deduplicating")}
 	if cfg, ok := lookup(pass, pathConsumer, "Config").(*types.TypeName); ok {
 		if st, ok := cfg.Type().Underlying().(*types.Struct); ok {
@@ -81,13 +87,17 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 					break
 				}
 				d.fn = funcBody(encl)
-				if d.handlerMayDedupe(n.Args[1]) || d.optsOut(n.Args[2]) != no {
-					break
-				}
 				chain := no
 				for i, arg := range n.Args[3:] {
 					spread := n.Ellipsis != 0 && i == len(n.Args)-4
 					chain = max(chain, d.middleware(arg, spread))
+				}
+				if d.allowsDuplicates(n.Args[2]) && (chain == yes || d.handlerDedupes(n.Args[1])) {
+					report(pass, "nodedupe", n.Pos(), "Config.Duplicates allows duplicates beside an idempotency middleware: consumer.New refuses this (consumer.ErrOptOutWithIdempotency), and the consumer would be reported as running without dedupe; drop one of the two")
+					break
+				}
+				if d.handlerMayDedupe(n.Args[1]) || d.optsOut(n.Args[2]) != no {
+					break
 				}
 				if chain == no {
 					report(pass, "nodedupe", n.Pos(), "consumer.New without an idempotency middleware: redelivered messages apply their effects again; add middleware.Idempotency(store), or opt out explicitly with Config.Duplicates = consumer.AllowDuplicates(\"why duplicates are harmless\")")
@@ -105,15 +115,17 @@ type dedupe struct {
 	decls *funcDecls
 	marks []types.Object // middleware.Idempotency, consumer.Deduplicating (nil when not imported)
 	memo  map[ast.Node]tri
-	fn    *ast.BlockStmt // the body enclosing the call
-	field *types.Var     // consumer.Config's Duplicates field
+	// following holds the local variables whose assignments sees is
+	// following.
+	following map[*types.Var]bool
+	fn        *ast.BlockStmt // the body enclosing the call
+	field     *types.Var     // consumer.Config's Duplicates field
 }
 
 // sees answers whether n deduplicates: yes when it uses a mark, directly or
-// through functions of the package it references; unknown when it calls a
-// function it cannot see into (declared in another package that is neither
-// oncely's nor the standard library's: a platform team's middleware may wrap
-// middleware.Idempotency); no otherwise.
+// through functions of the package and local variables it references;
+// unknown when it calls a function it cannot see into (see foreign: a
+// platform team's middleware may wrap middleware.Idempotency); no otherwise.
 func (d *dedupe) sees(n ast.Node) tri {
 	answer := no
 	ast.Inspect(n, func(n ast.Node) bool {
@@ -131,6 +143,17 @@ func (d *dedupe) sees(n ast.Node) tri {
 		if d.foreign(obj) {
 			answer = max(answer, unknown)
 		}
+		if v := d.localVar(id); v != nil && !d.following[v] {
+			d.following[v] = true // cycles: a variable is followed once per path
+			for _, rhs := range d.assigned(v) {
+				if rhs == nil {
+					answer = max(answer, unknown)
+				} else {
+					answer = max(answer, d.sees(rhs))
+				}
+			}
+			delete(d.following, v)
+		}
 		if next, _, body := d.decls.body(obj); next != nil {
 			seen, ok := d.memo[next]
 			if !ok {
@@ -147,18 +170,16 @@ func (d *dedupe) sees(n ast.Node) tri {
 
 // foreign reports whether obj is a function NoDedupe cannot see into that
 // builds a handler or a middleware (see buildsHandler): one declared outside
-// the package under analysis, oncely's module and the standard library.
+// the package under analysis and oncely's module — another module, or
+// another package of the same module (a module path need not contain a
+// dot, and the standard library builds no consumer handler).
 func (d *dedupe) foreign(obj types.Object) bool {
 	fn, ok := obj.(*types.Func)
 	if !ok || fn.Pkg() == nil || fn.Pkg() == d.pass.Pkg || !buildsHandler(fn.Type(), 2) {
 		return false
 	}
 	path := fn.Pkg().Path()
-	if path == pathModule || strings.HasPrefix(path, pathModule+"/") {
-		return false
-	}
-	first, _, _ := strings.Cut(path, "/")
-	return strings.Contains(first, ".") // not the standard library
+	return path != pathModule && !strings.HasPrefix(path, pathModule+"/")
 }
 
 // buildsHandler reports whether t is, or is a function returning (to depth

@@ -31,12 +31,34 @@ import (
 //     *sql.Stmt — except on the transaction's own connection (tx.Conn());
 //   - such a handle passed where an interface with one of those methods is
 //     expected (pgx.BeginFunc(ctx, pool, …), a helper taking a "querier"),
-//     since the callee's statements then run outside the transaction.
+//     since the callee's statements then run outside the transaction;
+//   - a call through a struct field bound to a handle wherever the package
+//     sets it (see poolFields): an interface field holding the pool, a
+//     stored method value (pool.Exec), generated query code built from the
+//     pool (orderdb.New(pool));
+//   - a call of a function of another package that runs statements
+//     through such a handle itself (a repository method writing through
+//     the pool it holds), known from the runsOutside fact that package's
+//     analysis exported;
+//   - an effect outside the database (see outsideEffect): an HTTP request,
+//     a produce to Kafka, a publish to RabbitMQ. The claim's rollback cannot
+//     undo it; the fix is the outbox. A reviewed call that is idempotent on
+//     the other side is marked //oncely:allow txescape REASON.
+//
+// What it does not catch: handlers it does not find (see txHandler); a
+// handle reaching the handler through a parameter, a local interface
+// variable or a field set in another package; an unexported function of
+// another package reached through a function value; effects through clients
+// other than those outsideEffect names. docs/teams.md lists them with
+// examples, measured on vet/testdata/src/corpus.
 var TxEscape = &analysis.Analyzer{
 	Name: "txescape",
 	Doc:  "report statements sent outside the claim's transaction from a transactional oncely handler",
 	URL:  "https://github.com/oncely/oncely/blob/main/docs/teams.md#oncely-vet",
 	Run:  runTxEscape,
+	// FactTypes: runsOutside, so that calls into other packages of the
+	// module (a repository holding the pool) are followed.
+	FactTypes: []analysis.Fact{new(runsOutside)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -80,11 +102,13 @@ func queryingInterface(t types.Type) bool {
 }
 
 func runTxEscape(pass *analysis.Pass) (any, error) {
+	decls := newFuncDecls(pass)
+	exportRunsOutside(pass, decls)
 	if !imports(pass, pathPostgres) {
 		return nil, nil
 	}
-	decls := newFuncDecls(pass)
 	reported := map[ast.Node]bool{}
+	fields := poolFields(pass)
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
 		var walk func(node ast.Node, body *ast.BlockStmt, via []string)
@@ -101,7 +125,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						walk(next, nb, append(via[:len(via):len(via)], obj.Name()))
 					}
 				case *ast.CallExpr:
-					checkTxCall(pass, n, via, reported)
+					checkTxCall(pass, n, via, reported, fields)
 				}
 				return true
 			})
@@ -113,10 +137,15 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 
 // checkTxCall reports call when it sends a statement outside the handler's
 // transaction; via names the helpers it was reached through.
-func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported map[ast.Node]bool) {
+func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported map[ast.Node]bool, fields map[*types.Var]string) {
 	where := "in a transactional handler"
 	if len(via) > 0 {
 		where = "reached from a transactional handler through " + strings.Join(via, " → ")
+	}
+	if name, h := poolFieldCall(pass, call, fields); name != "" && !reported[call] {
+		reported[call] = true
+		report(pass, "txescape", call.Pos(), "%s runs outside the claim's transaction (its field is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
+		return
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
 		if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
@@ -126,6 +155,18 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 				return
 			}
 		}
+	}
+	if fn := callee(pass.TypesInfo, call); fn != nil && !reported[call] {
+		if f := importedRunsOutside(pass, fn); f != nil {
+			reported[call] = true
+			report(pass, "txescape", call.Pos(), "%s.%s runs statements outside the claim's transaction (%s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", fn.Pkg().Name(), fn.Name(), f.Via, where)
+			return
+		}
+	}
+	if effect := outsideEffect(pass, call); effect != "" && !reported[call] {
+		reported[call] = true
+		report(pass, "txescape", call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
+		return
 	}
 	if tv := pass.TypesInfo.Types[call.Fun]; tv.IsType() || tv.IsBuiltin() {
 		return // a conversion or a builtin

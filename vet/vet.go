@@ -4,11 +4,14 @@
 // has its own file and documents the bug it prevents:
 //
 //   - TxEscape: a write or query through a database handle other than the
-//     handler's transaction, inside a transactional handler.
+//     handler's transaction, inside a transactional handler (also through
+//     fields bound to the pool and functions of other packages), and an
+//     effect outside the database there (an HTTP request, a produce).
 //   - NoDedupe: consumer.New with no idempotency middleware and no explicit
 //     Config.Duplicates opt-out.
 //   - Escape: the handler's transaction or context captured by a goroutine
-//     started in the handler.
+//     started in the handler, sent on a channel, or the transaction shared
+//     by an errgroup's goroutines.
 //   - Settle: user code settling deliveries itself, or a broker client with
 //     auto-commit or auto-ack, in a package that builds an oncely consumer.
 //
@@ -43,6 +46,8 @@ const (
 	pathKgo        = "github.com/twmb/franz-go/pkg/kgo"
 	pathAMQP       = "github.com/rabbitmq/amqp091-go"
 	pathContext    = "context"
+	pathHTTP       = "net/http"
+	pathErrgroup   = "golang.org/x/sync/errgroup"
 )
 
 // Analyzers returns every oncely analyzer, in a new slice.

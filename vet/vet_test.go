@@ -25,3 +25,12 @@ func TestEscape(t *testing.T) { analysistest.Run(t, analysistest.TestData(), vet
 func TestSettle(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), vet.Settle, "settle", "settlelib", "github.com/oncely/oncely/adapters/fake", "github.com/oncely/oncely/examples/shop")
 }
+
+// TestRoutes pins the reports of effects outside the database, of calls
+// through fields bound to the pool, and of the transaction leaving by a
+// channel or an errgroup, with their messages, the allow comment, and the
+// cases that must stay silent (a header read, a joined group that computes).
+func TestRoutes(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), vet.TxEscape, "effects")
+	analysistest.Run(t, analysistest.TestData(), vet.Escape, "routes")
+}

@@ -46,7 +46,7 @@ type ledger struct {
 }
 
 // 2. A read through the pool in a handler that uses postgres.Tx.
-func (l *ledger) Handle(ctx context.Context, msg *consumer.Message) error {
+func (l *ledger) Handle(ctx context.Context, msg *consumer.Message) error { // want Handle:`runsOutside`
 	tx, ok := postgres.Tx(ctx)
 	if !ok {
 		return nil

@@ -1,0 +1,114 @@
+package vet_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+	"golang.org/x/tools/go/analysis/checker"
+	"golang.org/x/tools/go/packages"
+
+	"github.com/oncely/oncely/vet"
+)
+
+// Floors of the corpus measure (docs/teams.md): how many of the corpus's
+// bugs the analyzers catch, of how many. A change that catches fewer fails;
+// one that catches more raises the floor. No report on a line without a
+// // want comment is tolerated: precision stays 100 %.
+const (
+	corpusBugs   = 21
+	corpusCaught = 19
+)
+
+type line struct {
+	file string
+	line int
+}
+
+// TestCorpus runs every analyzer over testdata/src/corpus: handler packages
+// written the way teams write them (repositories, generated query code, a
+// platform middleware package, a generic wrapper), half of them with one
+// bug each, marked // want. It measures recall (bugs reported) and
+// precision (reports that are bugs), and holds them to the floors above.
+func TestCorpus(t *testing.T) {
+	dir := analysistest.TestData()
+	pkgs, err := packages.Load(&packages.Config{
+		Mode: packages.LoadAllSyntax,
+		Dir:  filepath.Join(dir, "src"),
+		Env:  append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOPROXY=off", "GOFLAGS="),
+	}, "corpus/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := packages.PrintErrors(pkgs); n > 0 {
+		t.Fatalf("%d errors loading the corpus", n)
+	}
+	graph, err := checker.Analyze(vet.Analyzers(), pkgs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[line]string{} // the bug lines, by package
+	got := map[line][]string{}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Syntax {
+			for _, cg := range f.Comments {
+				for _, c := range cg.List {
+					if strings.HasPrefix(c.Text, "// want ") {
+						p := pkg.Fset.Position(c.Slash)
+						want[line{p.Filename, p.Line}] = pkg.Name
+					}
+				}
+			}
+		}
+	}
+	for _, act := range graph.Roots {
+		if act.Err != nil {
+			t.Fatalf("%s on %s: %v", act.Analyzer.Name, act.Package.PkgPath, act.Err)
+		}
+		for _, d := range act.Diagnostics {
+			p := act.Package.Fset.Position(d.Pos)
+			got[line{p.Filename, p.Line}] = append(got[line{p.Filename, p.Line}], act.Analyzer.Name+": "+d.Message)
+		}
+	}
+	caught, falsePos := 0, 0
+	var rows []string
+	for l, pkg := range want {
+		if len(got[l]) > 0 {
+			caught++
+			rows = append(rows, fmt.Sprintf("caught  %-16s %s", pkg, short(got[l][0])))
+		} else {
+			rows = append(rows, fmt.Sprintf("MISSED  %-16s line %d", pkg, l.line))
+		}
+	}
+	for l, msgs := range got {
+		if _, ok := want[l]; !ok {
+			falsePos += len(msgs)
+			t.Errorf("false positive at %s:%d: %s", l.file, l.line, msgs[0])
+		}
+	}
+	sort.Strings(rows)
+	for _, r := range rows {
+		t.Log(r)
+	}
+	t.Logf("corpus: %d bugs, %d caught (recall %.0f %%), %d false positives", len(want), caught, 100*float64(caught)/float64(len(want)), falsePos)
+	if len(want) != corpusBugs {
+		t.Errorf("corpus has %d marked bugs, the floor counts %d: update corpusBugs", len(want), corpusBugs)
+	}
+	if caught < corpusCaught {
+		t.Errorf("caught %d of the corpus's %d bugs, fewer than the floor %d", caught, len(want), corpusCaught)
+	}
+	if caught > corpusCaught {
+		t.Errorf("caught %d of the corpus's %d bugs, more than the floor %d: raise corpusCaught (and docs/teams.md)", caught, len(want), corpusCaught)
+	}
+}
+
+func short(msg string) string {
+	if i := strings.IndexAny(msg, ":("); i > 0 {
+		return msg[:i]
+	}
+	return msg
+}

@@ -1,0 +1,121 @@
+package vet
+
+import (
+	"go/ast"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// poolFields returns the struct fields of the package's types that are
+// bound to a database handle out of a handler's sight, with what they are
+// bound to: every value assigned to the field in the package (in a
+// composite literal or an assignment) is one of
+//
+//   - a handle itself, stored in an interface-typed field (db: pool);
+//   - a method value of a handle that runs statements (exec: pool.Exec);
+//   - a value built by a call given a handle where an interface that runs
+//     statements is expected (q: orderdb.New(pool), generated query code).
+//
+// A field also assigned anything else (a transaction, a parameter) is not
+// returned: which value a handler sees is not known.
+func poolFields(pass *analysis.Pass) map[*types.Var]string {
+	bound := map[*types.Var]string{}
+	other := map[*types.Var]bool{}
+	note := func(field *types.Var, value ast.Expr) {
+		if h := boundTo(pass, value); h != "" {
+			bound[field] = h
+		} else {
+			other[field] = true
+		}
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && v.IsField() {
+						note(v, n.Value)
+					}
+				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) != len(n.Rhs) {
+					break
+				}
+				for i, l := range n.Lhs {
+					if sel, ok := l.(*ast.SelectorExpr); ok {
+						if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
+							note(v, n.Rhs[i])
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for v := range other {
+		delete(bound, v)
+	}
+	for v := range bound {
+		if dbHandle(v.Type()) != "" {
+			delete(bound, v) // its method calls are reported as such
+		}
+	}
+	return bound
+}
+
+// boundTo returns the handle value is bound to (see poolFields), or "".
+func boundTo(pass *analysis.Pass, value ast.Expr) string {
+	value = ast.Unparen(value)
+	if h := dbHandle(pass.TypesInfo.TypeOf(value)); h != "" {
+		return h
+	}
+	switch v := value.(type) {
+	case *ast.SelectorExpr:
+		if s := pass.TypesInfo.Selections[v]; s != nil && s.Kind() == types.MethodVal && dbMethods[v.Sel.Name] {
+			if h := dbHandle(s.Recv()); h != "" {
+				return h + "." + v.Sel.Name
+			}
+		}
+	case *ast.CallExpr:
+		sig, ok := pass.TypesInfo.TypeOf(v.Fun).Underlying().(*types.Signature)
+		if !ok || pass.TypesInfo.Types[v.Fun].IsType() {
+			return ""
+		}
+		for i, arg := range v.Args {
+			if i < sig.Params().Len() && queryingInterface(sig.Params().At(i).Type()) {
+				if h := dbHandle(pass.TypesInfo.TypeOf(arg)); h != "" {
+					return h
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// poolFieldCall returns, for a call through a field poolFields returned —
+// the field's function value called (h.exec(ctx, …)), or a method taking
+// a context called on it (h.q.InsertOrder(ctx, …), h.db.Exec(ctx, …)) —
+// the field's name and what it is bound to.
+func poolFieldCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Var]string) (string, string) {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return "", ""
+	}
+	if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && fields[v] != "" {
+		return v.Name(), fields[v]
+	}
+	inner, ok := ast.Unparen(sel.X).(*ast.SelectorExpr)
+	if !ok {
+		return "", ""
+	}
+	v, ok := pass.TypesInfo.Uses[inner.Sel].(*types.Var)
+	if !ok || fields[v] == "" {
+		return "", ""
+	}
+	sig, ok := pass.TypesInfo.TypeOf(call.Fun).(*types.Signature)
+	if !ok || sig.Params().Len() == 0 || !isNamed(sig.Params().At(0).Type(), pathContext, "Context") {
+		return "", ""
+	}
+	return v.Name() + "." + sel.Sel.Name, fields[v]
+}

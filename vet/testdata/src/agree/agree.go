@@ -1,0 +1,90 @@
+// Package agree is the corpus of chains that vet_test.TestVetAndNewAgree
+// runs through NoDedupe and, built for real, through consumer.New and the
+// per-message claim witness. Each function builds one chain; its name is the
+// chain's name in the test's table.
+package agree
+
+import (
+	"context"
+
+	"example.com/platform"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/store"
+)
+
+func bare(src consumer.Source, h consumer.Handler) {
+	consumer.New(src, h, consumer.Config{Name: "test"}) // want `consumer.New without an idempotency middleware`
+}
+
+func loggingOnly(src consumer.Source, h consumer.Handler) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, middleware.Logging()) // want `consumer.New without an idempotency middleware`
+}
+
+func nilMiddleware(src consumer.Source, h consumer.Handler) {
+	var optional consumer.Middleware                                                    // an optional dedupe, turned off
+	consumer.New(src, h, consumer.Config{Name: "test"}, middleware.Logging(), optional) // want `consumer.New without an idempotency middleware`
+}
+
+func givenToNew(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, middleware.Logging(), middleware.Idempotency(st))
+}
+
+func preChained(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, consumer.Chain(h, middleware.Logging(), middleware.Idempotency(st)), consumer.Config{Name: "test"})
+}
+
+func nestedChain(src consumer.Source, h consumer.Handler, st store.Store) {
+	inner := consumer.Chain(h, middleware.Idempotency(st))
+	consumer.New(src, consumer.Chain(inner, middleware.Logging()), consumer.Config{Name: "test"}, middleware.Logging())
+}
+
+// teamDedupe is a team's own middleware around Idempotency.
+func teamDedupe(st store.Store) consumer.Middleware {
+	idem := middleware.Idempotency(st)
+	return func(next consumer.Handler) consumer.Handler {
+		claimed := idem(next)
+		return consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error { return claimed.Handle(ctx, m) })
+	}
+}
+
+func teamMiddleware(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, teamDedupe(st))
+}
+
+func platformMiddleware(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, middleware.Logging(), platform.Dedupe(st))
+}
+
+func optOut(src consumer.Source, h consumer.Handler) {
+	consumer.New(src, h, consumer.Config{Name: "test", Duplicates: consumer.AllowDuplicates("upserts by payment ID")})
+}
+
+func optOutBesideIdempotency(src consumer.Source, h consumer.Handler, st store.Store) {
+	c := consumer.Config{Name: "test", Duplicates: consumer.AllowDuplicates("upserts by payment ID")}
+	consumer.New(src, h, c, middleware.Idempotency(st)) // want `Config.Duplicates allows duplicates beside an idempotency middleware`
+}
+
+// flagged routes messages with key "bypass" around the claim, as a feature
+// flag would.
+func flagged(st store.Store) consumer.Middleware {
+	idem := middleware.Idempotency(st)
+	return func(next consumer.Handler) consumer.Handler {
+		claimed := idem(next)
+		return consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+			if m.ID == "bypass" {
+				return next.Handle(ctx, m)
+			}
+			return claimed.Handle(ctx, m)
+		})
+	}
+}
+
+func flagBypass(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, flagged(st))
+}
+
+func markWithoutClaim(src consumer.Source, h consumer.Handler) {
+	mark := func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) }
+	consumer.New(src, h, consumer.Config{Name: "test"}, mark)
+}

@@ -1,0 +1,19 @@
+// Package okinline is a corpus handler package (see vet/corpus_test.go).
+package okinline
+
+import (
+	"context"
+	"github.com/jackc/pgx/v5"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/store/postgres"
+)
+
+func handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+	_, err := tx.Exec(ctx, "INSERT INTO payments (id) VALUES ($1)", m.ID)
+	return err
+}
+
+func Wire(src consumer.Source, st *postgres.Store) (*consumer.Consumer, error) {
+	return consumer.New(src, postgres.HandlerFunc(handle), consumer.Config{Name: "payments"}, middleware.Logging(), middleware.Idempotency(st))
+}

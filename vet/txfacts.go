@@ -1,0 +1,96 @@
+package vet
+
+import (
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// runsOutside is TxEscape's fact about a function: its statements run
+// through a database handle other than a transaction it is given (Via
+// names the handle and the call), directly or through functions of its
+// package or of packages it imports. A transactional handler that calls it
+// from another package sends those statements outside the claim's
+// transaction: a repository method writing through the pool it holds.
+type runsOutside struct{ Via string }
+
+// AFact marks runsOutside as an analysis fact.
+func (*runsOutside) AFact() {}
+
+func (f *runsOutside) String() string { return "runsOutside(" + f.Via + ")" }
+
+// exportRunsOutside exports a runsOutside fact for each exported function
+// and method of the package that runs statements through a database handle
+// (see dbHandle), itself, through a function of the package, or through a
+// function of another package that has the fact. oncely's own packages,
+// which manage their connections by design, and the drivers (pgx,
+// database/sql), whose handles TxEscape judges by type, export none.
+func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
+	path := pass.Pkg.Path()
+	if (path == pathModule || strings.HasPrefix(path, pathModule+"/")) && !strings.Contains(path, "/examples/") ||
+		path == pathSQL || strings.HasPrefix(path, "github.com/jackc/pgx/") {
+		return // the drivers' own methods are judged by their receiver (see dbHandle)
+	}
+	memo := map[*types.Func]string{}
+	var via func(fn *types.Func) string
+	via = func(fn *types.Func) string {
+		if v, ok := memo[fn]; ok {
+			return v
+		}
+		memo[fn] = "" // cycles: assume not
+		decl := decls.decls[fn]
+		if decl == nil {
+			return ""
+		}
+		found := ""
+		ast.Inspect(decl.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || found != "" {
+				return found == ""
+			}
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
+				if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
+					if h := dbHandle(s.Recv()); h != "" && !txConn(pass, sel.X) {
+						found = h + "." + sel.Sel.Name
+						return false
+					}
+				}
+			}
+			if next := callee(pass.TypesInfo, call); next != nil {
+				if next.Pkg() == pass.Pkg {
+					if v := via(next.Origin()); v != "" {
+						found = next.Name() + " → " + v
+					}
+				} else if f := importedRunsOutside(pass, next); f != nil {
+					found = next.Name() + " → " + f.Via
+				}
+			}
+			return found == ""
+		})
+		memo[fn] = found
+		return found
+	}
+	for fn := range decls.decls {
+		if !fn.Exported() {
+			continue // other packages cannot call it
+		}
+		if v := via(fn); v != "" {
+			pass.ExportObjectFact(fn, &runsOutside{Via: v})
+		}
+	}
+}
+
+// importedRunsOutside returns fn's runsOutside fact when fn is declared in
+// another package, or nil.
+func importedRunsOutside(pass *analysis.Pass, fn *types.Func) *runsOutside {
+	if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
+		return nil
+	}
+	var f runsOutside
+	if pass.ImportObjectFact(fn.Origin(), &f) {
+		return &f
+	}
+	return nil
+}
