@@ -146,9 +146,10 @@ type Config struct {
 
 	// Tiers are the delays of the retry topics. A retry after d goes to
 	// Tiers.Tier(d), and its record is not delivered before its
-	// oncely-retry-not-before header. Only the tiers the consumer's retry
-	// policy can reach are created, by the first Receive (see LimitTiers);
-	// a longer delay goes to the largest of them. Defaults to
+	// oncely-retry-not-before header. Only the tiers the default retry
+	// policy reaches (by New) and those the consumer's policy reaches (by
+	// the first Receive, see LimitTiers) are created; a longer delay goes
+	// to the largest of them. Defaults to
 	// retry.DefaultTiers (1s, 10s, 1m, 10m, 1h). Ignored with RetryInPlace.
 	Tiers retry.Tiers
 
