@@ -40,13 +40,13 @@ var _ consumer.TierLimiter = (*Source)(nil)
 type tierSet struct {
 	topics []string                 // consumed retry topics, by delay
 	tierOf map[string]time.Duration // the delay of each consumed retry topic
-	own    retry.Tiers              // the tiers Retry produces to (empty until created)
+	own    retry.Tiers              // the tiers Retry produces to, created by New and the first Receive
 	byTier map[time.Duration]string // the topic of each of own
 }
 
-// LimitTiers bounds the retry topics the Source creates to the tiers a
-// retry after at most longest can use. It has effect only before the first
-// Receive created them.
+// LimitTiers bounds the retry topics the first Receive creates to the
+// tiers a retry after at most longest can use (those New created for the
+// default policy stay). It has effect only before the first Receive.
 func (s *Source) LimitTiers(longest time.Duration) {
 	s.tierMu.Lock()
 	defer s.tierMu.Unlock()
