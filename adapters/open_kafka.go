@@ -26,7 +26,8 @@ import (
 //	                      consumer takes its partitions back at once; unique per live member
 //	partitions=N          partition count of topics created (default: the source's, else the broker's)
 //	replication=N         replication factor of topics created (default: the broker's)
-//	tiers=1s,10s,1m       retry topic delays (default 1s,10s,1m,10m,1h)
+//	tiers=1s,10s,1m       retry topic delays (default 1s,10s,1m,10m,1h); only those
+//	                      the consumer's retry policy reaches are created
 //	retry=topics|in-place retry mode (default topics)
 //	group_protocol=classic|consumer
 //	                      consumer group protocol (default classic); consumer is

@@ -30,7 +30,8 @@ import (
 //	                           counts clean closes too, so it guards against crash loops only)
 //	max_message_size=N         the broker's max_message_size in bytes (default 128 MiB): retry and
 //	                           dead-letter copies are trimmed to fit it before they are published
-//	tiers=1s,10s,1m            retry queue delays (default 1s,10s,1m,10m,1h)
+//	tiers=1s,10s,1m            retry queue delays (default 1s,10s,1m,10m,1h); only those
+//	                           the consumer's retry policy reaches are declared
 //	key_header=NAME            header carrying the ordering key (default message-key)
 //	tls_ca, tls_cert, tls_key, tls_server_name, tls_insecure_skip_verify
 //	                           TLS for amqps:// (see queryTLS); without them the system's roots

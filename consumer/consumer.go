@@ -78,7 +78,7 @@ type Consumer struct {
 // cfg.Duplicates is AllowDuplicates with a reason; an error for an opt-out
 // beside a chain seen to deduplicate, and for a nil middleware, naming its
 // position. Whatever New cannot see, the Consumer checks per message (see
-// MarkClaimed).
+// MarkClaimed). A src that is a TierLimiter is told its Retry policy's reach.
 func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error) {
 	if src == nil {
 		return nil, errors.New("oncely: nil Source")
@@ -96,6 +96,9 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 	chain, err := chainDuplicates(h, cfg, log, mws)
 	if err != nil {
 		return nil, err
+	}
+	if tl, ok := src.(TierLimiter); ok {
+		tl.LimitTiers(cfg.Retry.Reach())
 	}
 	c := &Consumer{
 		cfg:     cfg,

@@ -56,7 +56,7 @@
 // # For adapter authors
 //
 // A broker adapter implements Source and Delivery, and optionally Leased,
-// LeaseContexter, ConsumerNamer, BacklogReporter, Connected, CopyTrimmer and
+// LeaseContexter, ConsumerNamer, TierLimiter, BacklogReporter, Connected, CopyTrimmer and
 // Prober; it describes itself with Capabilities and reports Backlog. It
 // builds retry and dead-letter copies with FailureHeaders (from a Failure),
 // FitCopy (Fitted, CopySize) and the Header* and Reason* constants, reads

@@ -153,6 +153,20 @@ type ConsumerNamer interface {
 	ConsumerName() string
 }
 
+// TierLimiter is implemented by Sources whose retries wait in fixed delay
+// tiers they create on the broker (Kafka retry topics, RabbitMQ TTL queues).
+// New calls LimitTiers once, before it returns, with the longest delay its
+// Retry policy asks for (retry.Policy.Reach); the Source then creates, on
+// its first Receive, only the tiers up to the first one not shorter than
+// that (retry.Tiers.Upto). A Source never told creates every tier of its
+// configuration. A longer delay (a handler's RetryAfter) is still honoured:
+// it waits in the largest tier created, again and again until due.
+//
+// For adapter authors (see the package doc).
+type TierLimiter interface {
+	LimitTiers(longest time.Duration)
+}
+
 // BacklogReporter is implemented by sources that can say how far behind the
 // consumer is: Kafka lag per partition, queue depth for RabbitMQ and SQS. The
 // metrics poller and the CLI's lag command use it.

@@ -175,3 +175,17 @@ func (b *policyBackOff) NextBackOff() time.Duration {
 }
 
 func (b *policyBackOff) Reset() { b.n = 0 }
+
+// Reach is the longest delay the policy itself asks for: the jittered
+// bound of the delay after the last attempt that still retries
+// (attempt MaxAttempts-1), zero when MaxAttempts is 1. It never exceeds
+// LongestDelay. A handler's RetryAfter can ask for more; Reach does not
+// count it. Adapters use it to create only the delay tiers the policy can
+// reach (see Tiers.Upto).
+func (p Policy) Reach() time.Duration {
+	p = p.WithDefaults()
+	if p.MaxAttempts < 2 {
+		return 0
+	}
+	return time.Duration(float64(p.BaseDelay(p.MaxAttempts-1)) * (1 + p.jitter()))
+}

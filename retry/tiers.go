@@ -43,6 +43,16 @@ func (t Tiers) Tier(d time.Duration) time.Duration {
 	return t[i]
 }
 
+// Upto returns the tiers a retry after at most d can use: every tier up to
+// and including the first one >= d (all of them when d exceeds the largest),
+// and at least the smallest. Tier and Nearest on the result never pick a
+// tier shorter than they would on t for a delay up to d, and a longer delay
+// goes to its largest tier.
+func (t Tiers) Upto(d time.Duration) Tiers {
+	i, _ := slices.BinarySearch(t, d)
+	return t[:min(max(i+1, 1), len(t))]
+}
+
 // Nearest returns the tier nearest to d on a logarithmic scale: between
 // tiers a < b, d goes to b from sqrt(a×b) on, so the retry comes at most
 // sqrt(b/a) times early or late (about 3.2× with DefaultTiers). A d below

@@ -22,7 +22,7 @@ var _ consumer.BacklogReporter = (*Source)(nil)
 // yet removed by a redrive or purge (see RedriveGroup); the partition rows
 // have DeadLetters -1.
 func (s *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
-	return backlog(ctx, s.adm, s.cfg.Topic, s.cfg.Group, s.topics)
+	return backlog(ctx, s.adm, s.cfg.Topic, s.cfg.Group, s.consumedTopics())
 }
 
 // backlog computes Backlog for group over consumed (the source topic first)

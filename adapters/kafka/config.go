@@ -146,8 +146,11 @@ type Config struct {
 
 	// Tiers are the delays of the retry topics. A retry after d goes to
 	// Tiers.Tier(d), and its record is not delivered before its
-	// oncely-retry-not-before header. Defaults to retry.DefaultTiers (1s, 10s,
-	// 1m, 10m, 1h). Ignored with RetryInPlace.
+	// oncely-retry-not-before header. Only the tiers the default retry
+	// policy reaches (by New) and those the consumer's policy reaches (by
+	// the first Receive, see LimitTiers) are created; a longer delay goes
+	// to the largest of them. Defaults to
+	// retry.DefaultTiers (1s, 10s, 1m, 10m, 1h). Ignored with RetryInPlace.
 	Tiers retry.Tiers
 
 	// ClaimRetention is the idempotency store's claim retention, when known.
@@ -165,9 +168,10 @@ type Config struct {
 	// ReplicationFactor of created topics. Defaults to the broker's default.
 	ReplicationFactor int16
 
-	// SkipTopicCreation makes New only check that the source, retry and
-	// dead-letter topics exist, and fail when one is missing, instead of
-	// creating them. Defaults to false (create when absent).
+	// SkipTopicCreation makes New only check that the source and
+	// dead-letter topics exist, and the first Receive that the retry topics
+	// it needs exist (failing until they do), instead of creating them.
+	// Defaults to false (create when absent).
 	SkipTopicCreation bool
 
 	// IDHeaders are the headers tried, in order, for Message.ID. Defaults to

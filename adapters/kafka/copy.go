@@ -90,7 +90,7 @@ func copyLimits(ctx context.Context, adm *kadm.Client, topics []string) (map[str
 // lowered to the topic's max.message.bytes when known.
 func (s *Source) batchLimit(topic string) int32 {
 	n := s.producerMax(topic)
-	if l, ok := s.topicMax[topic]; ok && l < n {
+	if l, ok := (*s.topicMax.Load())[topic]; ok && l < n {
 		n = max(l, minBatchBytes)
 	}
 	return n

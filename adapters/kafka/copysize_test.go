@@ -303,10 +303,8 @@ func TestCopySizeConservative(t *testing.T) {
 // producer's.
 func TestBatchLimit(t *testing.T) {
 	t.Parallel()
-	s := &Source{
-		producerMax: func(string) int32 { return 100000 },
-		topicMax:    map[string]int32{"small": 50000, "large": 200000, "tiny": 100},
-	}
+	s := &Source{producerMax: func(string) int32 { return 100000 }}
+	s.topicMax.Store(&map[string]int32{"small": 50000, "large": 200000, "tiny": 100})
 	for topic, want := range map[string]int32{"small": 50000, "large": 100000, "tiny": minBatchBytes, "unknown": 100000} {
 		require.Equal(t, want, s.batchLimit(topic), topic)
 	}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -111,7 +112,11 @@ func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[s
 	if _, ok := headers[consumer.HeaderRetryNotBefore]; !ok {
 		headers = withHeader(headers, consumer.HeaderRetryNotBefore, time.Now().Add(after).UTC().Format(time.RFC3339Nano))
 	}
-	return d.copyTo(ctx, s.byTier[s.cfg.Tiers.Tier(after)], headers, false)
+	ts := s.tiers.Load()
+	if len(ts.own) == 0 {
+		return errors.New("kafka: retry before the first Receive created the retry topics")
+	}
+	return d.copyTo(ctx, ts.byTier[ts.own.Tier(after)], headers, false)
 }
 
 // DeadLetter produces a copy to "<topic>.<group>.dlq", waits for the

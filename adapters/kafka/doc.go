@@ -63,9 +63,19 @@
 // and deliveries report trimmed copies (consumer.CopyTrimmer). Source.Probe
 // (consumer.Prober) asks the brokers for the topics' metadata.
 //
-// New creates the source, retry and dead-letter topics when absent
+// New creates the source and dead-letter topics when absent
 // (TopicPartitions, ReplicationFactor), and fails with ErrTopicCreation when
-// the broker refuses.
+// the broker refuses. Retry topics are created only as far as a retry
+// policy reaches: New creates the tiers the default policy reaches (1s and
+// 10s of the default tiers), so the group's first assignment holds them;
+// consumer.New tells the Source the longest delay its own policy asks for
+// (consumer.TierLimiter), and the first Receive creates the tiers up to
+// the first one not shorter than it (retry.Tiers.Upto; all of them for a
+// Source no consumer.New told). A longer delay (a RetryAfter) goes to the
+// largest and hops there until due.
+// Every retry topic of the pair that exists when New runs is consumed too,
+// whichever configuration created it, so a tier a replica with a longer
+// policy left behind is still drained.
 //
 // # Operations and development
 //

@@ -193,6 +193,7 @@ func TestTiersAtStart(t *testing.T) {
 	group := topic
 	tier := 200 * time.Millisecond
 	tierTopic := RetryTopic(topic, group, tier)
+	createTopic(t, addrs, tierTopic, 1) // an existing tier is consumed from the start
 	created := time.Now()
 	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, Tiers: retry.Tiers{tier}})
 	t.Cleanup(func() { require.NoError(t, src.Close(context.Background())) })

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +42,7 @@ func reach(ctx context.Context, cl *kgo.Client, brokers []string) error {
 // runtime treats a failed settlement as an outage (hold and retry) rather
 // than as the message's failure. Probe touches no record.
 func (s *Source) Probe(ctx context.Context) error {
-	if err := topicsReady(ctx, s.cl, append(slices.Clone(s.topics), s.dlq)); err != nil {
+	if err := topicsReady(ctx, s.cl, append(s.consumedTopics(), s.dlq)); err != nil {
 		return fmt.Errorf("kafka: probe: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/retry"
 )
 
 // Source is a consumer.Source reading a Kafka topic (and its retry topics)
@@ -30,25 +31,28 @@ import (
 // committed. A lost partition's deliveries report Lost and their settlements
 // are dropped; the new owner gets them again.
 type Source struct {
-	cfg    Config
-	log    *slog.Logger
-	cl     *kgo.Client
-	adm    *kadm.Client
-	dlq    string
-	topics []string // consumed: the source, then the retry tiers
-	byTier map[time.Duration]string
-	tierOf map[string]time.Duration // the inverse of byTier
-	hops   sync.WaitGroup           // running hops (see hop.go)
+	cfg   Config
+	log   *slog.Logger
+	cl    *kgo.Client
+	adm   *kadm.Client
+	dlq   string
+	tiers atomic.Pointer[tierSet] // the retry topics (see tiers.go)
+	hops  sync.WaitGroup          // running hops (see hop.go)
 
 	// Copy size limits (see copy.go): the producer's batch limit as
 	// configured, and the copy topics' max.message.bytes where known.
 	producerMax func(string) int32
-	topicMax    map[string]int32
+	topicMax    atomic.Pointer[map[string]int32]
 
-	// The retry tiers' topics are paused until the first poll returns or
-	// tierStartDelay has passed (see startTiers).
-	tiersOnce  sync.Once
-	tiersTimer *time.Timer // set by New when there are tiers, stopped by Close
+	// Retry tiers (see tiers.go): the limit consumer.New sets, whether the
+	// first Receive created them, and whether their topics, paused until
+	// the first poll returns or tierStartDelay has passed, were resumed.
+	tierMu       sync.Mutex
+	tierLimit    time.Duration
+	tierLimited  bool
+	tiersMade    atomic.Bool
+	tiersResumed bool
+	tiersTimer   *time.Timer // set by New, stopped by Close
 
 	commitMu sync.Mutex // serialises commits and ownership changes around them
 
@@ -75,8 +79,11 @@ type tp struct {
 	partition int32
 }
 
-// New connects to the brokers, creates the source, retry and dead-letter
-// topics when absent, and joins the consumer group. It fails with every
+// New connects to the brokers, creates the source and dead-letter topics
+// and the retry topics the default retry policy reaches when absent, and
+// joins the consumer group, consuming the source and every retry topic of
+// (Topic, Group) that exists. The first Receive creates the further retry
+// topics the consumer's policy can reach (see tiers.go). It fails with every
 // configuration problem at once, or with ErrTopicCreation when a topic can
 // be neither found nor created. When no broker answers (an address that
 // refuses connections, does not resolve, or accepts them but never answers)
@@ -91,24 +98,12 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		cfg:     cfg,
 		log:     cfg.Logger.With("broker", "kafka", "topic", cfg.Topic, "group", cfg.Group),
 		dlq:     DeadLetterTopic(cfg.Topic, cfg.Group),
-		byTier:  make(map[time.Duration]string),
-		tierOf:  make(map[string]time.Duration),
 		parts:   make(map[tp]*partition),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
 	s.wakeCtx, s.wake = context.WithCancel(context.Background())
-	consumed := []string{cfg.Topic}
-	configs := map[string]map[string]*string{}
-	if cfg.RetryMode == RetryTopics {
-		for _, d := range cfg.Tiers {
-			t := RetryTopic(cfg.Topic, cfg.Group, d)
-			s.byTier[d] = t
-			s.tierOf[t] = d
-			consumed = append(consumed, t)
-			configs[t] = tierTopicConfig(d)
-		}
-	}
+	s.tiers.Store(&tierSet{tierOf: map[string]time.Duration{}, byTier: map[time.Duration]string{}})
 
 	// Options and topics first, with a client that does not join the group
 	// (it consumes nothing).
@@ -124,16 +119,25 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 			err = fmt.Errorf("%w: %w", ErrTopicCreation, rerr)
 		}
 	}
+	var configs map[string]map[string]*string
+	if err == nil && cfg.RetryMode == RetryTopics {
+		var ts *tierSet
+		if ts, err = existingTiers(ctx, kadm.NewClient(admCl), cfg.Topic, cfg.Group); err == nil {
+			ts, configs, _ = ts.with(cfg.Topic, cfg.Group, cfg.Tiers.Upto(retry.Policy{}.Reach()))
+			s.tiers.Store(ts)
+		}
+	}
+	consumed := s.consumedTopics()
 	if err == nil {
-		err = ensureTopics(ctx, admCl, append(consumed, s.dlq), configs, cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
+		err = ensureTopics(ctx, admCl, append(slices.Clone(consumed), s.dlq), configs, cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
 	}
 	if err == nil {
 		s.producerMax, _ = admCl.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32)
-		var lerr error
-		s.topicMax, lerr = copyLimits(ctx, kadm.NewClient(admCl), append(slices.Clone(consumed[1:]), s.dlq))
+		limits, lerr := copyLimits(ctx, kadm.NewClient(admCl), append(slices.Clone(consumed[1:]), s.dlq))
 		if lerr != nil {
 			s.log.Warn("could not describe max.message.bytes of the retry and dead-letter topics; copies are fitted to the producer's limit only", "error", lerr)
 		}
+		s.topicMax.Store(&limits)
 	}
 	admCl.Close()
 	if err != nil {
@@ -166,11 +170,10 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	s.cancelCl = cancelCl
 	s.adm = kadm.NewClient(s.cl)
-	s.topics = consumed
 	if tiers := consumed[1:]; len(tiers) > 0 {
 		s.cl.PauseFetchTopics(tiers...)
-		s.tiersTimer = time.AfterFunc(tierStartDelay, s.startTiers)
 	}
+	s.tiersTimer = time.AfterFunc(tierStartDelay, s.startTiers)
 	go s.commitLoop()
 	return s, nil
 }
@@ -222,6 +225,9 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if err := s.ensureTiers(ctx); err != nil {
+			return nil, err
+		}
 		s.mu.Lock()
 		now := time.Now()
 		out := s.takeLocked(nil, max, now)
@@ -259,23 +265,6 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 // at the latest.
 const tierStartDelay = FetchMaxWaitDefault
 
-// startTiers resumes fetching the retry tiers' topics, once. New pauses
-// them so that the first fetch holds the source topic's partitions: a first
-// fetch holding only the tiers' partitions (often all empty) waits out
-// FetchMaxWait, and franz-go sends a broker no other fetch meanwhile, so the
-// source topic's first records came one FetchMaxWait late (about one start
-// in 30-45 on kfake). The first poll's return, or tierStartDelay, resumes
-// them; a tier's record is due no sooner than its tier's delay after it was
-// produced anyway. Pausing topics leaves the per-partition pauses of the
-// adapter alone.
-func (s *Source) startTiers() {
-	s.tiersOnce.Do(func() {
-		if tiers := s.topics[1:]; len(tiers) > 0 {
-			s.cl.ResumeFetchTopics(tiers...)
-		}
-	})
-}
-
 // absorb turns a poll's records into tracked entries and delivers what is
 // due, up to max. It returns consumer.ErrSourceClosed when the client closed,
 // ctx errors of the caller, or the first fetch error.
@@ -302,9 +291,10 @@ func (s *Source) absorb(fs kgo.Fetches, max int) ([]consumer.Delivery, error) {
 		es []entry
 	}
 	var batches []batch
+	tierOf := s.tiers.Load().tierOf
 	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
 		if len(ftp.Records) > 0 {
-			batches = append(batches, batch{tp{ftp.Topic, ftp.Partition}, s.newEntries(ftp.Records, s.tierOf[ftp.Topic])})
+			batches = append(batches, batch{tp{ftp.Topic, ftp.Partition}, s.newEntries(ftp.Records, tierOf[ftp.Topic])})
 		}
 	})
 	s.mu.Lock()

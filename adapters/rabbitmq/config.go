@@ -151,7 +151,9 @@ type Config struct {
 	// below a RetryAfter; see retry.Tiers.Choose) and logs that tier's
 	// delay: the default policy's first retry, 1s ± 20 %, waits 1s. A delay
 	// beyond the largest tier goes there and, when it comes back early, is
-	// parked again for the rest of the delay, so it is never early. Tiers must be whole
+	// parked again for the rest of the delay, so it is never early. Only
+	// the tiers the consumer's retry policy can reach are declared, by the
+	// first Receive (see LimitTiers). Tiers must be whole
 	// milliseconds (x-message-ttl). Defaults to retry.DefaultTiers
 	// (1s, 10s, 1m, 10m, 1h).
 	Tiers retry.Tiers

@@ -60,7 +60,7 @@ func TestCopyPublishFaults(t *testing.T) {
 				d := adaptertest.ReceiveN(t, src, 1, 20*time.Second)[0]
 				target := src.topo.dlq()
 				if what == "retry" {
-					target = src.topo.retryQueueFor(100 * time.Millisecond)
+					target = src.retryQueueFor(100 * time.Millisecond)
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()

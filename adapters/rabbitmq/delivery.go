@@ -54,7 +54,7 @@ func (d *delivery) Ack(ctx context.Context) error { return d.settle(ctx, "ack", 
 // one that cannot fit fails with an error wrapping consumer.ErrCopyRefused
 // and the original stays unsettled.
 func (d *delivery) Retry(ctx context.Context, after time.Duration, headers map[string]string) error {
-	return d.publishCopy(ctx, "retry", d.src.topo.retryQueueFor(after), headers, false)
+	return d.publishCopy(ctx, "retry", d.src.retryQueueFor(after), headers, false)
 }
 
 // DeadLetter publishes a copy to the dead-letter queue, waits for the
@@ -95,7 +95,7 @@ func (d *delivery) publish(ctx context.Context, queue string, p amqp.Publishing)
 	err := d.sess.pub.publishOne(ctx, queue, p)
 	if errors.Is(err, ErrUnroutable) {
 		conn := d.sess.conn
-		derr := d.src.topo.declareAll(ctx, &declarer{conn: conn, log: d.src.log, rpc: func(ctx context.Context, what string, fn func() error) error {
+		derr := d.src.liveTopo().declareAll(ctx, &declarer{conn: conn, log: d.src.log, rpc: func(ctx context.Context, what string, fn func() error) error {
 			return d.src.rpc(ctx, conn, what, fn)
 		}})
 		d.src.log.Warn("a copy's queue is missing; declared the topology again", "message_id", d.msg.ID, "queue", queue, "error", derr)

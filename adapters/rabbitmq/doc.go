@@ -16,6 +16,13 @@
 //	payments.ledger.dlq          the dead-letter queue, bound to the fanout
 //	                             exchange payments.dlx
 //
+// The retry queues are declared by the first Receive, and only as far as
+// the consumer's retry policy reaches: consumer.New tells the Source the
+// longest delay its policy asks for (consumer.TierLimiter), and the tiers
+// up to the first one not shorter than it are declared (retry.Tiers.Upto;
+// all of them for a Source no consumer.New told). A policy of 3 attempts
+// with delays of 1 s and 2 s gets the 1s and 10s queues only.
+//
 // A consumer name holding '.' is escaped in these names (RetryQueue,
 // DeadLetterQueue), so no two (queue, consumer) pairs share a queue.
 //

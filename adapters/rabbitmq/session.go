@@ -97,7 +97,7 @@ func (src *Source) connect(ctx context.Context) (_ *session, err error) {
 	})
 
 	rpc := func(ctx context.Context, what string, fn func() error) error { return src.rpc(ctx, conn, what, fn) }
-	if err := src.topo.declareAll(ctx, &declarer{conn: conn, rpc: rpc, log: log}); err != nil {
+	if err := src.liveTopo().declareAll(ctx, &declarer{conn: conn, rpc: rpc, log: log}); err != nil {
 		return nil, err
 	}
 	for _, c := range []**amqp.Channel{&sess.ch, &sess.pubc} {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/inbox"
+	"github.com/oncely/oncely/retry"
 )
 
 // ErrNotConnected is returned by Backlog while the adapter is reconnecting.
@@ -43,6 +44,15 @@ type Source struct {
 	mu     sync.Mutex
 	cur    *session
 	closed bool
+
+	// Retry tiers (see tiers.go): the limit consumer.New sets, then the
+	// tiers fixed by the first Receive, declared once on its connection
+	// and by every later one.
+	tierMu        sync.Mutex
+	tierLimit     time.Duration
+	tierLimited   bool
+	tiers         atomic.Pointer[retry.Tiers]
+	tiersDeclared atomic.Bool
 
 	closing    chan struct{}
 	closingCtx context.Context
@@ -121,10 +131,11 @@ func (src *Source) Capabilities() consumer.Capabilities {
 // the copy waits in its TTL queue. A delay beyond the largest tier is
 // honoured as asked: the copy is parked again until its not-before.
 func (src *Source) retryDelay(d, atLeast time.Duration) time.Duration {
-	if longest := src.cfg.Tiers[len(src.cfg.Tiers)-1]; max(d, atLeast) > longest {
+	tiers := src.fixedTiers()
+	if longest := tiers[len(tiers)-1]; max(d, atLeast) > longest {
 		return max(d, atLeast)
 	}
-	return src.cfg.Tiers.Choose(d, atLeast)
+	return tiers.Choose(d, atLeast)
 }
 
 // ConsumerName is Config.Consumer: the name of the retry and dead-letter
@@ -142,6 +153,9 @@ func (src *Source) Connected() bool {
 // The broker pushes at most Prefetch unacknowledged deliveries, which bounds
 // the buffer. Deliveries of a lost connection generation are never returned.
 func (src *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	if err := src.declareTiers(ctx); err != nil {
+		return nil, fmt.Errorf("rabbitmq: %w", err)
+	}
 	return src.inbox.Receive(ctx, src.closing, max)
 }
 
@@ -227,7 +241,7 @@ func (src *Source) accept(sess *session, d amqp.Delivery) {
 // tries again while the session lives (when it dies, the broker redelivers
 // dv and it is parked anew).
 func (src *Source) park(dv *delivery, wait time.Duration) {
-	queue := src.topo.retryQueueFor(wait)
+	queue := src.retryQueueFor(wait)
 	src.settling.add()
 	src.wg.Go(func() {
 		defer src.settling.done()
@@ -334,12 +348,13 @@ func (src *Source) Backlog(ctx context.Context) ([]consumer.Backlog, error) {
 	if sess == nil || sess.isLost() {
 		return nil, ErrNotConnected
 	}
-	ds, err := src.depths(ctx, sess.conn, append([]string{src.cfg.Queue, src.topo.dlq()}, src.topo.retryNames()...))
+	retries := src.liveTopo().retryNames()
+	ds, err := src.depths(ctx, sess.conn, append([]string{src.cfg.Queue, src.topo.dlq()}, retries...))
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: backlog: %w", err)
 	}
 	out := []consumer.Backlog{{Source: src.cfg.Queue, Partition: -1, Lag: ds[0] + sess.held.Load(), DeadLetters: ds[1]}}
-	for i, name := range src.topo.retryNames() {
+	for i, name := range retries {
 		out = append(out, consumer.Backlog{Source: name, Partition: -1, Lag: ds[2+i], DeadLetters: -1})
 	}
 	return out, nil

@@ -30,8 +30,8 @@ func TestLedgerEventsBrokers(t *testing.T) {
 			suffix := fmt.Sprintf("%08x", rand.Uint32())
 			source, name, events, checker := "payments-evb-"+suffix, "ledger-evb-"+suffix, "applied-evb-"+suffix, "check-"+suffix
 			brokerURL := bc.url(t)
-			bc.topology(t, brokerURL, source, name, "")    // the ledger's destinations
-			bc.topology(t, brokerURL, events, checker, "") // the events' and the checker's: created by the relay and by checkBroker
+			bc.topology(t, brokerURL, source, name, "", ledgerTiers)           // the ledger's destinations
+			bc.topology(t, brokerURL, events, checker, "", defaultPolicyTiers) // the events' and the checker's: created by the relay and by checkBroker
 
 			b, err := adapters.Open(context.Background(), brokerURL)
 			require.NoError(t, err)

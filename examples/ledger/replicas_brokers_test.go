@@ -44,10 +44,18 @@ func brokerCases() []brokerCase {
 	}
 }
 
-// kafkaTopology: the source, one topic per default tier, the dead-letter
+// ledgerTiers are the retry tiers a ledger with its default flags creates:
+// its policy (3 attempts, 200 ms then 400 ms) reaches 480 ms.
+var ledgerTiers = retry.DefaultTiers.Upto(retry.Policy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond, MaxInterval: 2 * time.Second}.Reach())
+
+// defaultPolicyTiers are the retry tiers a consumer with the default retry
+// policy creates.
+var defaultPolicyTiers = retry.DefaultTiers.Upto(retry.Policy{}.Reach())
+
+// kafkaTopology: the source, one topic per tier its policy reaches, the dead-letter
 // topic and the events topic (created by the relays' Publish), each with startPartitions partitions, the tiers keeping records a
 // week beyond their delay; then deleted.
-func kafkaTopology(t *testing.T, brokerURL, source, consumerName, events string) {
+func kafkaTopology(t *testing.T, brokerURL, source, consumerName, events string, tiers retry.Tiers) {
 	u, err := url.Parse(brokerURL)
 	require.NoError(t, err)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(u.Host, ",")...))
@@ -57,11 +65,14 @@ func kafkaTopology(t *testing.T, brokerURL, source, consumerName, events string)
 	if events != "" {
 		want = append(want, events)
 	}
-	tiers := map[string]time.Duration{}
-	for _, d := range retry.DefaultTiers {
+	if floor := retry.DefaultTiers.Upto(retry.Policy{}.Reach()); len(floor) > len(tiers) {
+		tiers = floor // a Kafka Source creates the tiers the default policy reaches too
+	}
+	tierOf := map[string]time.Duration{}
+	for _, d := range tiers {
 		name := kafka.RetryTopic(source, consumerName, d)
 		want = append(want, name)
-		tiers[name] = d
+		tierOf[name] = d
 	}
 	slices.Sort(want)
 	t.Cleanup(func() {
@@ -83,7 +94,7 @@ func kafkaTopology(t *testing.T, brokerURL, source, consumerName, events string)
 			cfgs, err := adm.DescribeTopicConfigs(ctx, want...)
 			require.NoError(t, err)
 			for _, rc := range cfgs {
-				d, tier := tiers[rc.Name]
+				d, tier := tierOf[rc.Name]
 				if !tier {
 					continue
 				}
@@ -106,12 +117,12 @@ func kafkaTopology(t *testing.T, brokerURL, source, consumerName, events string)
 // relays' Publish), and a sixth instance declaring the
 // topology with the arguments it wants is accepted (the broker refuses a
 // declaration whose arguments differ); then deleted.
-func rabbitTopology(t *testing.T, brokerURL, source, consumerName, events string) {
+func rabbitTopology(t *testing.T, brokerURL, source, consumerName, events string, tiers retry.Tiers) {
 	queues := []string{source, rabbitmq.DeadLetterQueue(source, consumerName)}
 	if events != "" {
 		queues = append(queues, events)
 	}
-	for _, d := range retry.DefaultTiers {
+	for _, d := range tiers {
 		queues = append(queues, rabbitmq.RetryQueue(source, consumerName, d))
 	}
 	t.Cleanup(func() {
@@ -147,7 +158,7 @@ func rabbitTopology(t *testing.T, brokerURL, source, consumerName, events string
 
 // sqsTopology: exactly the source queue, its dead-letter queue and the
 // events queue (created by the relays' Publish); then deleted.
-func sqsTopology(t *testing.T, brokerURL, source, consumerName, events string) {
+func sqsTopology(t *testing.T, brokerURL, source, consumerName, events string, _ retry.Tiers) {
 	u, err := url.Parse(brokerURL)
 	require.NoError(t, err)
 	cl := awssqs.New(awssqs.Options{Region: "us-east-1", BaseEndpoint: aws.String(u.Query().Get("endpoint")),

@@ -12,11 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/adapters/nats"
+	"github.com/oncely/oncely/retry"
 )
 
 // natsTopology: the source, retry, dead-letter and events streams, one of
 // each; then deleted.
-func natsTopology(t *testing.T, brokerURL, source, consumerName, events string) {
+func natsTopology(t *testing.T, brokerURL, source, consumerName, events string, _ retry.Tiers) {
 	nc, err := natsgo.Connect(brokerURL)
 	require.NoError(t, err)
 	js, err := jetstream.New(nc)

@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/adapters/redis"
+	"github.com/oncely/oncely/retry"
 )
 
 // redisTopology: the consumer group exists on the source stream and on
 // the consumer's retry stream; then every key (the events stream too) is
 // deleted.
-func redisTopology(t *testing.T, brokerURL, source, consumerName, events string) {
+func redisTopology(t *testing.T, brokerURL, source, consumerName, events string, _ retry.Tiers) {
 	t.Cleanup(func() {
 		u, err := url.Parse(brokerURL)
 		require.NoError(t, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/retry"
 )
 
 // childEnv, set in a child's environment, makes the test binary a ledger
@@ -99,7 +100,9 @@ type brokerCase struct {
 	// topology checks that source's destinations and the events
 	// destination (unless "") are what one instance creates, and removes
 	// them at the end of the test.
-	topology func(t *testing.T, url, source, consumerName, events string)
+	// tiers are the retry tiers the consumer's policy reaches (ledgerTiers,
+	// defaultPolicyTiers): the Kafka and RabbitMQ cases want exactly those.
+	topology func(t *testing.T, url, source, consumerName, events string, tiers retry.Tiers)
 }
 
 // TestInstancesStartTogether: five ledger processes started at the same
@@ -134,7 +137,7 @@ func TestInstancesStartTogether(t *testing.T) {
 			source, name := "payments-start-"+suffix, "ledger-start-"+suffix
 			events := source + "-applied"
 			brokerURL := bc.url(t)
-			bc.topology(t, brokerURL, source, name, events) // registers the cleanup; checks after the instances ran
+			bc.topology(t, brokerURL, source, name, events, ledgerTiers) // registers the cleanup; checks after the instances ran
 
 			ins := startInstances(t, brokerURL, dbURL+"&search_path="+schema, "-source", source, "-consumer", name, "-schema", store, "-concurrency", "2", "-handler-delay", "20ms",
 				"-events", events)
