@@ -238,7 +238,7 @@ progress on stderr. A source that does not exist on the broker is an error.`)
 	}
 	var p *progress
 	if !*quiet {
-		p = newProgress(a.stderr, opts.DryRun)
+		p = newProgress(a.stderr, opts)
 		opts.Progress = p.update
 	}
 	res, err := br.Redrive(ctx, bf.source, bf.consumer, opts)
