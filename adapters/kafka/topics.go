@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -24,6 +25,21 @@ func RetryTopic(topic, group string, tier time.Duration) string {
 // "<topic>.<group>.dlq".
 func DeadLetterTopic(topic, group string) string {
 	return topic + "." + group + ".dlq"
+}
+
+// DeadLetterTopicGroup is the inverse of DeadLetterTopic for a known topic:
+// the group whose dead-letter topic of topic is name, and false when name
+// is no dead-letter topic of topic.
+func DeadLetterTopicGroup(topic, name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, topic+".")
+	if !ok {
+		return "", false
+	}
+	group, ok := strings.CutSuffix(rest, ".dlq")
+	if !ok || group == "" || DeadLetterTopic(topic, group) != name {
+		return "", false
+	}
+	return group, true
 }
 
 // ErrTopicCreation wraps every failure to create or find a topic at start-up.

@@ -282,26 +282,61 @@ func ValidQueueName(n string) bool {
 // "-dlq", so the name stays stable across restarts and distinct for every
 // (queue, consumer) pair.
 func DeadLetterQueueName(queue, consumer string) string {
-	base, fifo := strings.CutSuffix(queue, ".fifo")
-	clean := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
-				return r
-			}
-			return '-'
-		}, s)
-	}
-	suffix := "-dlq"
-	if fifo {
-		suffix += ".fifo"
-	}
-	name := clean(base) + "-" + clean(consumer)
+	base, suffix := deadLetterAffixes(queue)
+	name := base + cleanQueueName(consumer)
 	if len(name)+len(suffix) > maxQueueName {
 		sum := sha256.Sum256([]byte(queue + "\x00" + consumer))
 		hash := "-" + hex.EncodeToString(sum[:])[:12]
 		name = name[:maxQueueName-len(hash)-len(suffix)] + hash
 	}
 	return name + suffix
+}
+
+// DeadLetterQueuePrefix is what every dead-letter queue name of queue not
+// shortened by DeadLetterQueueName begins with: "<queue>-", cleaned.
+func DeadLetterQueuePrefix(queue string) string {
+	prefix, _ := deadLetterAffixes(queue)
+	return prefix
+}
+
+// DeadLetterQueueConsumer is the inverse of DeadLetterQueueName for a known
+// queue: the consumer name, as DeadLetterQueueName cleaned it, whose
+// dead-letter queue of queue is name. It reports false for any other name,
+// and for a name DeadLetterQueueName shortened with a hash (the consumer
+// name cannot be read back from it).
+func DeadLetterQueueConsumer(queue, name string) (string, bool) {
+	prefix, suffix := deadLetterAffixes(queue)
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return "", false
+	}
+	consumer, ok := strings.CutSuffix(rest, suffix)
+	if !ok || consumer == "" || DeadLetterQueueName(queue, consumer) != name {
+		return "", false
+	}
+	return consumer, true
+}
+
+// deadLetterAffixes are the cleaned "<queue>-" and the suffix ("-dlq", or
+// "-dlq.fifo" for a FIFO queue) of queue's dead-letter queue names.
+func deadLetterAffixes(queue string) (prefix, suffix string) {
+	base, fifo := strings.CutSuffix(queue, ".fifo")
+	suffix = "-dlq"
+	if fifo {
+		suffix += ".fifo"
+	}
+	return cleanQueueName(base) + "-", suffix
+}
+
+// cleanQueueName replaces the characters SQS does not allow in queue names
+// by '-'.
+func cleanQueueName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, s)
 }
 
 // maxQueueName is SQS's limit on a queue name's length, ".fifo" included.
