@@ -16,14 +16,17 @@ import (
 // group whose Source started within that time may not be seen yet.
 func (c *Client) HasGroup(ctx context.Context, topic, group string) (bool, error) {
 	dlq := DeadLetterTopic(topic, group)
-	md, err := c.adm.ListTopics(ctx, topic, dlq)
+	// Every topic, none by name: a broker with auto.create.topics.enable
+	// creates a topic a metadata request names (kadm asks for that), which
+	// would make the consumer exist by looking it up.
+	md, err := c.adm.ListTopics(ctx)
 	if err != nil {
 		return false, fmt.Errorf("kafka: listing topics: %w", err)
 	}
-	if d, ok := md[topic]; !ok || errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+	if _, ok := md[topic]; !ok {
 		return false, fmt.Errorf("%w: %s", ErrNoTopic, topic)
 	}
-	if d, ok := md[dlq]; ok && !errors.Is(d.Err, kerr.UnknownTopicOrPartition) {
+	if _, ok := md[dlq]; ok {
 		return true, nil
 	}
 	committed, err := c.adm.FetchOffsets(ctx, group)
