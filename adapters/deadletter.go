@@ -112,13 +112,21 @@ func selects(d DeadLetter, reason, errorContains, id string, match func(DeadLett
 	return match == nil || match(d)
 }
 
-// RedriveProgress reports a redrive in progress.
+// RedriveProgress reports a redrive in progress. Seen = Redriven + Skipped
+// + DuplicateCopies.
 type RedriveProgress struct {
 	// Seen is the number of dead letters looked at so far; Total is the
-	// destination's depth when the redrive started (an estimate for SQS).
+	// destination's depth when the redrive started (an estimate for SQS):
+	// the dead letters there are to look at, not the selection.
 	Seen, Total int
-	// Redriven counts the messages moved (or, on a dry run, that would be).
+	// Redriven counts the selected messages moved (or, on a dry run, that
+	// would be): the selection so far.
 	Redriven int
+	// Skipped counts the letters looked at that the filters left in place.
+	Skipped int
+	// DuplicateCopies counts the extra copies of a redriven ID removed
+	// with it.
+	DuplicateCopies int
 }
 
 // RedriveResult is the outcome of Broker.Redrive.

@@ -153,6 +153,16 @@ type Broker interface {
 	// dead-letter depth for queues.
 	Backlog(ctx context.Context, source, consumerName string) ([]consumer.Backlog, error)
 
+	// Consumers lists, sorted, the consumer names that exist for source:
+	// those that opened a Source on it (Kafka: also groups that committed
+	// offsets on it; SQS: those whose dead-letter queue has the default
+	// name). DeadLetters, Redrive, Purge and Backlog refuse any other name
+	// with a *NoConsumerError (ErrNoConsumer) listing these. It returns
+	// ErrNoSource (wrapped) when source does not exist, and
+	// ErrConsumersUnlisted on RabbitMQ, which cannot list queues over AMQP
+	// (the check of one name still works there).
+	Consumers(ctx context.Context, source string) ([]string, error)
+
 	// Close releases the broker's connections. It is idempotent.
 	Close() error
 }
@@ -284,10 +294,11 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ErrNoSource is returned (wrapped) by Broker.DeadLetters, Redrive, Purge
-// and Backlog when the source topic or queue does not exist on the broker,
-// so that a mistyped name is an error rather than an empty dead-letter
-// destination. They create nothing.
+// ErrNoSource is returned (wrapped) by Broker.DeadLetters, Redrive, Purge,
+// Backlog and Consumers when the source topic or queue does not exist on the
+// broker, so that a mistyped name is an error rather than an empty
+// dead-letter destination. They create nothing. A source that exists with a
+// consumer name that never consumed it is ErrNoConsumer.
 var ErrNoSource = errors.New("source does not exist")
 
 // noSource is ErrNoSource for the topic or queue named source.

@@ -227,11 +227,30 @@ func (k *kafkaBroker) Backlog(ctx context.Context, source, consumerName string) 
 	if err := checkNames(source, consumerName); err != nil {
 		return nil, err
 	}
+	if err := checkConsumer(ctx, k, source, consumerName); err != nil {
+		return nil, err
+	}
 	lines, err := k.c.Backlog(ctx, source, consumerName)
 	if errors.Is(err, kafka.ErrNoTopic) {
 		return nil, noSource("kafka topic", source)
 	}
 	return lines, err
+}
+
+func (k *kafkaBroker) Consumers(ctx context.Context, source string) ([]string, error) {
+	groups, err := k.c.Groups(ctx, source)
+	if errors.Is(err, kafka.ErrNoTopic) {
+		return nil, noSource("kafka topic", source)
+	}
+	return sortedUnique(groups), err
+}
+
+func (k *kafkaBroker) hasConsumer(ctx context.Context, source, consumerName string) (bool, error) {
+	ok, err := k.c.HasGroup(ctx, source, consumerName)
+	if errors.Is(err, kafka.ErrNoTopic) {
+		return false, noSource("kafka topic", source)
+	}
+	return ok, err
 }
 
 func (k *kafkaBroker) Close() error {
@@ -244,6 +263,9 @@ type kafkaSession struct{ r *kafka.DeadLetterReader }
 
 func (k *kafkaBroker) session(ctx context.Context, source, consumerName string) (kafkaSession, error) {
 	if err := checkNames(source, consumerName); err != nil {
+		return kafkaSession{}, err
+	}
+	if err := checkConsumer(ctx, k, source, consumerName); err != nil {
 		return kafkaSession{}, err
 	}
 	r, err := k.c.ReadDeadLetters(ctx, source, consumerName)

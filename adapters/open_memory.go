@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"sync/atomic"
 
 	"github.com/oncely/oncely/adapters/memory"
@@ -64,7 +65,7 @@ func (m *memBroker) Publish(ctx context.Context, source string, msgs ...*consume
 }
 
 func (m *memBroker) DeadLetters(ctx context.Context, source, consumerName string, limit int) ([]DeadLetter, error) {
-	s, err := m.session(source, consumerName)
+	s, err := m.session(ctx, source, consumerName)
 	if err != nil {
 		return nil, err
 	}
@@ -72,16 +73,19 @@ func (m *memBroker) DeadLetters(ctx context.Context, source, consumerName string
 }
 
 func (m *memBroker) Redrive(ctx context.Context, source, consumerName string, opts RedriveOptions) (RedriveResult, error) {
-	s, err := m.session(source, consumerName)
+	s, err := m.session(ctx, source, consumerName)
 	if err != nil {
 		return RedriveResult{}, err
 	}
 	return redrive(ctx, s, func(ctx context.Context, msgs ...*consumer.Message) error { return m.b.Publish(ctx, source, msgs...) }, opts)
 }
 
-func (m *memBroker) Backlog(_ context.Context, source, consumerName string) ([]consumer.Backlog, error) {
+func (m *memBroker) Backlog(ctx context.Context, source, consumerName string) ([]consumer.Backlog, error) {
 	if !m.b.Exists(source) {
 		return nil, noSource("memory queue", source)
+	}
+	if err := checkConsumer(ctx, m, source, consumerName); err != nil {
+		return nil, err
 	}
 	return []consumer.Backlog{{
 		Source:      source,
@@ -89,6 +93,17 @@ func (m *memBroker) Backlog(_ context.Context, source, consumerName string) ([]c
 		Lag:         int64(m.b.Depth(source)),
 		DeadLetters: int64(len(m.b.DeadLetters(source, consumerName))),
 	}}, nil
+}
+
+func (m *memBroker) Consumers(_ context.Context, source string) ([]string, error) {
+	if !m.b.Exists(source) {
+		return nil, noSource("memory queue", source)
+	}
+	return m.b.Consumers(source), nil
+}
+
+func (m *memBroker) hasConsumer(_ context.Context, source, consumerName string) (bool, error) {
+	return slices.Contains(m.b.Consumers(source), consumerName), nil
 }
 
 func (m *memBroker) Close() error {
@@ -99,9 +114,12 @@ func (m *memBroker) Close() error {
 // session snapshots the dead-letter queue; removing a letter removes exactly
 // that copy (by its offset in the queue), never one dead-lettered after the
 // snapshot.
-func (m *memBroker) session(source, consumerName string) (dlqSession, error) {
+func (m *memBroker) session(ctx context.Context, source, consumerName string) (dlqSession, error) {
 	if !m.b.Exists(source) {
 		return nil, noSource("memory queue", source)
+	}
+	if err := checkConsumer(ctx, m, source, consumerName); err != nil {
+		return nil, err
 	}
 	return &memSession{b: m.b, source: source, consumer: consumerName, msgs: m.b.DeadLetters(source, consumerName)}, nil
 }

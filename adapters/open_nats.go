@@ -130,6 +130,9 @@ func (n *natsBroker) Backlog(ctx context.Context, source, consumerName string) (
 	if err := n.sourceExists(ctx, source); err != nil {
 		return nil, err
 	}
+	if err := checkConsumer(ctx, n, source, consumerName); err != nil {
+		return nil, err
+	}
 	return nats.Backlog(ctx, n.js, source, consumerName)
 }
 
@@ -187,6 +190,9 @@ func (n *natsBroker) session(ctx context.Context, source, consumerName string) (
 		return nil, err
 	}
 	if err := n.sourceExists(ctx, source); err != nil {
+		return nil, err
+	}
+	if err := checkConsumer(ctx, n, source, consumerName); err != nil {
 		return nil, err
 	}
 	d, err := nats.OpenDeadLetters(ctx, n.js, source, consumerName, n.cfg.KeyHeader)

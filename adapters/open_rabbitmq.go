@@ -195,6 +195,9 @@ func (r *rabbitBroker) Backlog(ctx context.Context, source, consumerName string)
 	if lag < 0 {
 		return nil, noSource("rabbitmq queue", source)
 	}
+	if err := checkConsumer(ctx, r, source, consumerName); err != nil {
+		return nil, err
+	}
 	dead, err := r.depth(ctx, r.dlq(source, consumerName))
 	if err != nil {
 		return nil, err
@@ -278,6 +281,9 @@ func (r *rabbitBroker) session(ctx context.Context, source, consumerName string,
 	}
 	if n < 0 {
 		return nil, noSource("rabbitmq queue", source)
+	}
+	if err := checkConsumer(ctx, r, source, consumerName); err != nil {
+		return nil, err
 	}
 	s := &rabbitSession{r: r, queue: r.dlq(source, consumerName), keyHeader: r.cfg.KeyHeader}
 	if s.keyHeader == "" {

@@ -156,6 +156,9 @@ func (r *redisBroker) Backlog(ctx context.Context, source, consumerName string) 
 	if err := r.sourceExists(ctx, source); err != nil {
 		return nil, err
 	}
+	if err := checkConsumer(ctx, r, source, consumerName); err != nil {
+		return nil, err
+	}
 	return redis.Backlog(ctx, r.client, source, consumerName)
 }
 
@@ -194,6 +197,9 @@ func (r *redisBroker) session(ctx context.Context, source, consumerName string) 
 		return nil, err
 	}
 	if err := r.sourceExists(ctx, source); err != nil {
+		return nil, err
+	}
+	if err := checkConsumer(ctx, r, source, consumerName); err != nil {
 		return nil, err
 	}
 	s := &redisSession{r: r, stream: redis.DeadLetterStream(source, consumerName), cursor: "-"}

@@ -249,6 +249,9 @@ func (s *sqsBroker) Backlog(ctx context.Context, source, consumerName string) ([
 	if qurl == "" {
 		return nil, noSource("sqs queue", source)
 	}
+	if err := checkConsumer(ctx, s, source, consumerName); err != nil {
+		return nil, err
+	}
 	lag, err := s.depth(ctx, qurl)
 	if err != nil {
 		return nil, err

@@ -79,6 +79,9 @@ func (s *sqsBroker) session(ctx context.Context, source, consumerName string) (*
 	if surl == "" {
 		return nil, noSource("sqs queue", source)
 	}
+	if err := checkConsumer(ctx, s, source, consumerName); err != nil {
+		return nil, err
+	}
 	name, err := s.deadLetterQueue(source, consumerName)
 	if err != nil {
 		return nil, err

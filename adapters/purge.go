@@ -123,7 +123,7 @@ func (s *sqsBroker) Purge(ctx context.Context, source, consumerName string, opts
 // Purge deletes the selected dead letters of (source, consumerName); see
 // Broker.Purge.
 func (m *memBroker) Purge(ctx context.Context, source, consumerName string, opts PurgeOptions) (PurgeResult, error) {
-	s, err := m.session(source, consumerName)
+	s, err := m.session(ctx, source, consumerName)
 	if err != nil {
 		return PurgeResult{}, err
 	}

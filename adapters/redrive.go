@@ -165,7 +165,7 @@ func (r *redriver) flush(ctx context.Context) error {
 			r.res.DuplicateCopies++
 		}
 		if r.opts.Progress != nil {
-			r.opts.Progress(RedriveProgress{Seen: r.res.Seen, Total: r.total, Redriven: r.res.Redriven})
+			r.opts.Progress(RedriveProgress{Seen: r.res.Seen, Total: r.total, Redriven: r.res.Redriven, Skipped: r.res.Skipped, DuplicateCopies: r.res.DuplicateCopies})
 		}
 	}
 	r.pending, r.copies = r.pending[:0], r.copies[:0]

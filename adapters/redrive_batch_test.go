@@ -271,18 +271,23 @@ func TestRedriveProgressOncePerLetterInOrder(t *testing.T) {
 		f.letters[220].ID = f.letters[5].ID // and one in the second
 		f.letters[221].ID = f.letters[1].ID // the ID of a skipped letter, selected itself: redriven
 		var got []RedriveProgress
-		redriven := 0
+		redriven, skipped, dups := 0, 0, 0
 		done := map[string]bool{}
 		progress := func(p RedriveProgress) {
 			got = append(got, p)
 			i := len(got) - 1
 			m := f.letters[i]
 			dup := done[m.ID]
-			if !dup && exhaustedEveryThird(i) == consumer.ReasonExhausted {
+			switch {
+			case dup:
+				dups++
+			case exhaustedEveryThird(i) == consumer.ReasonExhausted:
 				redriven++
 				done[m.ID] = true
+			default:
+				skipped++
 			}
-			require.Equal(t, RedriveProgress{Seen: i + 1, Total: 250, Redriven: redriven}, p)
+			require.Equal(t, RedriveProgress{Seen: i + 1, Total: 250, Redriven: redriven, Skipped: skipped, DuplicateCopies: dups}, p)
 			f.mu.Lock()
 			require.Equal(t, dup || exhaustedEveryThird(i) == consumer.ReasonExhausted, f.removed[i], "letter %d removed", i)
 			for _, c := range f.calls {

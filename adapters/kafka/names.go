@@ -28,6 +28,30 @@ func DeadLetterTopic(topic, group string) string {
 	return pairPrefix(topic, group) + "dlq"
 }
 
+// DeadLetterTopicGroup is the inverse of DeadLetterTopic for a known topic:
+// the group whose dead-letter topic of topic is name, and false when name
+// is no dead-letter topic of topic.
+func DeadLetterTopicGroup(topic, name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, topic+".")
+	if !ok {
+		return "", false
+	}
+	group, ok := strings.CutSuffix(rest, ".dlq")
+	if !ok || group == "" {
+		return "", false
+	}
+	if escaped, ok := strings.CutSuffix(group, "."); ok {
+		var err error
+		if group, err = names.Unescape(escaped, '-'); err != nil {
+			return "", false
+		}
+	}
+	if DeadLetterTopic(topic, group) != name {
+		return "", false
+	}
+	return group, true
+}
+
 // retryTopicPrefix begins every retry topic of topic and group.
 func retryTopicPrefix(topic, group string) string { return pairPrefix(topic, group) + "retry." }
 

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,9 +71,11 @@ type Broker struct {
 	mu     sync.Mutex
 	queues map[string]*queue
 	dlq    map[dlqKey]*deadLetters
-	faults [opCount]atomic.Int64
-	down   atomic.Bool
-	seq    uint64
+	// sources holds every (source, consumer) a Source was opened for.
+	sources map[dlqKey]bool
+	faults  [opCount]atomic.Int64
+	down    atomic.Bool
+	seq     uint64
 }
 
 type dlqKey struct{ source, consumer string }
@@ -80,8 +83,9 @@ type dlqKey struct{ source, consumer string }
 // NewBroker returns an empty Broker.
 func NewBroker() *Broker {
 	return &Broker{
-		queues: make(map[string]*queue),
-		dlq:    make(map[dlqKey]*deadLetters),
+		queues:  make(map[string]*queue),
+		dlq:     make(map[dlqKey]*deadLetters),
+		sources: make(map[dlqKey]bool),
 	}
 }
 
@@ -147,6 +151,9 @@ func (b *Broker) Publish(_ context.Context, source string, msgs ...*consumer.Mes
 // consumerName (which names its dead-letter queue). Sources on the same
 // source name compete for its messages.
 func (b *Broker) NewSource(source, consumerName string) consumer.Source {
+	b.mu.Lock()
+	b.sources[dlqKey{source, consumerName}] = true
+	b.mu.Unlock()
 	return &Source{q: b.queue(source), consumer: consumerName, closed: make(chan struct{})}
 }
 
@@ -165,6 +172,26 @@ func (b *Broker) DeadLetters(source, consumerName string) []*consumer.Message {
 	for i, m := range dl.msgs {
 		out[i] = m.Clone()
 	}
+	return out
+}
+
+// Consumers returns the consumer names that opened a Source on source or
+// dead-lettered from it, sorted.
+func (b *Broker) Consumers(source string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := []string{}
+	for k := range b.sources {
+		if k.source == source {
+			out = append(out, k.consumer)
+		}
+	}
+	for k := range b.dlq {
+		if k.source == source && !b.sources[k] {
+			out = append(out, k.consumer)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

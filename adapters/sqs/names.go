@@ -47,6 +47,44 @@ func DeadLetterQueueName(queue, consumer string) (string, error) {
 	return name, nil
 }
 
+// DeadLetterQueuePrefix is what every dead-letter queue name that
+// DeadLetterQueueName derives for queue begins with: "<queue>-", ".fifo"
+// left out.
+func DeadLetterQueuePrefix(queue string) string {
+	base, _ := strings.CutSuffix(queue, ".fifo")
+	return base + "-"
+}
+
+// DeadLetterQueueConsumer is the inverse of DeadLetterQueueName for a known
+// queue: the consumer whose dead-letter queue of queue is name, and false
+// for any other name (a queue named with Config.DeadLetterQueueName, or the
+// hashed name of earlier versions, cannot be read back).
+func DeadLetterQueueConsumer(queue, name string) (string, bool) {
+	base, fifo := strings.CutSuffix(queue, ".fifo")
+	suffix := "-dlq"
+	if fifo {
+		suffix += ".fifo"
+	}
+	rest, ok := strings.CutPrefix(name, base+"-")
+	if !ok {
+		return "", false
+	}
+	consumer, ok := strings.CutSuffix(rest, suffix)
+	if !ok || consumer == "" {
+		return "", false
+	}
+	if escaped, ok := strings.CutSuffix(consumer, "-"); ok {
+		var err error
+		if consumer, err = names.Unescape(escaped, '_'); err != nil {
+			return "", false
+		}
+	}
+	if derived, err := DeadLetterQueueName(queue, consumer); err != nil || derived != name {
+		return "", false
+	}
+	return consumer, true
+}
+
 // plainConsumer reports whether consumer keeps the dead-letter queue name
 // of earlier versions: letters, digits and '_' only.
 func plainConsumer(consumer string) bool {

@@ -20,7 +20,8 @@ func runDLQList(ctx context.Context, a *app, args []string) error {
 Lists the dead letters of a source and consumer, oldest first, one line each:
 message ID, reason, attempts, age, copies and error. Nothing is removed.
 Copies with the same message ID are shown once. A source that does not exist
-on the broker is an error.`)
+on the broker is an error, and so is a consumer name that never read it (the
+error lists the consumer names that exist, except on RabbitMQ).`)
 	var bf brokerFlags
 	bf.register(fs)
 	limit := fs.Int("limit", 100, "show at most this many messages (0: all)")
@@ -60,7 +61,8 @@ func runDLQShow(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("dlq show", "oncely dlq show --broker URL --source S --consumer C [--id ID [--body [--raw]]] [--limit 10] [--output text|json]", `
 Shows dead letters in full: source, consumer, reason, attempts, age, error,
 key, every header and the body. With --id only that message. Nothing is
-removed. A source that does not exist on the broker is an error.
+removed. A source that does not exist on the broker, or a consumer name that
+never read it, is an error.
 
 Text output never hands a terminal a control character from a message:
 escape sequences, carriage returns, C1 controls, bidirectional overrides and
@@ -199,7 +201,8 @@ message ID. --dry-run counts what would move and changes nothing. --plan
 also changes nothing: it lists what would move and, from the idempotency
 claims in the Postgres store (--database-url), which of those were in fact
 applied (the redrive is a no-op for them) and which not. Long runs print
-progress on stderr. A source that does not exist on the broker is an error.`)
+progress on stderr. A source that does not exist on the broker, or a
+consumer name that never read it, is an error.`)
 	var bf brokerFlags
 	bf.register(fs)
 	var opts adapters.RedriveOptions
@@ -238,14 +241,14 @@ progress on stderr. A source that does not exist on the broker is an error.`)
 	}
 	var p *progress
 	if !*quiet {
-		p = newProgress(a.stderr, opts.DryRun)
+		p = newProgress(a.stderr, opts)
 		opts.Progress = p.update
 	}
 	res, err := br.Redrive(ctx, bf.source, bf.consumer, opts)
 	if p != nil {
 		p.finish()
 	}
-	if errors.Is(err, adapters.ErrNoSource) {
+	if errors.Is(err, adapters.ErrNoSource) || errors.Is(err, adapters.ErrNoConsumer) {
 		return sourceErr("dlq redrive", err)
 	}
 	if *output == "json" {
@@ -286,10 +289,13 @@ func deadLettersDoc(br adapters.Broker, bf brokerFlags, dls []adapters.DeadLette
 }
 
 // sourceErr wraps a broker command's error, saying what to check when the
-// source does not exist.
+// source or the consumer does not exist.
 func sourceErr(cmd string, err error) error {
-	if errors.Is(err, adapters.ErrNoSource) {
+	switch {
+	case errors.Is(err, adapters.ErrNoSource):
 		return fmt.Errorf("%s: %w\n(check --source: nothing was created)", cmd, err)
+	case errors.Is(err, adapters.ErrNoConsumer):
+		return fmt.Errorf("%s: %w\n(check --consumer: nothing was created)", cmd, err)
 	}
 	return fmt.Errorf("%s: %w", cmd, err)
 }

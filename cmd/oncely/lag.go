@@ -17,7 +17,9 @@ dead-letter topic; for RabbitMQ, SQS and mem:// the messages waiting in the
 queue (ready and unacknowledged) and in its dead-letter queue. One row per
 topic or queue — the source first, then its retry tiers by delay — or, with
 --partitions, one row per partition. A source that does not exist is an
-error; a Kafka consumer group that never committed on the source is said so
+error, and so is a consumer name that never read it (the error lists the
+names that exist, except on RabbitMQ). A Kafka consumer group that started
+(its dead-letter topic exists) but never committed on the source is said so
 (its lag then counts every retained record).`)
 	var bf brokerFlags
 	bf.register(fs)

@@ -215,6 +215,7 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 
 	testDLQJSON(t, run, source, name)
 	testNoSource(t, env, opts, source, name)
+	testNoConsumer(t, env, opts, url, source, name)
 	testRedrivePlan(t, env, opts, sel, name)
 
 	out = run("dlq", "redrive", "--dry-run")
@@ -243,7 +244,10 @@ func testDLQ(t *testing.T, url string, opts []adapters.Option) {
 	out = run("lag")
 	require.NotContains(t, out, "never committed")
 	if strings.HasPrefix(url, "kafka://") {
-		// A consumer group that never ran: its lag is every record, and lag says why.
+		// A consumer group that started (its Source created its topics) and
+		// never committed: its lag is every record, and lag says why. A
+		// group that never started at all is testNoConsumer's error.
+		startKafkaGroup(t, url, source, name+"-fresh")
 		code, fresh, errs := cli(t, env, opts, "lag", "--source", source, "--consumer", name+"-fresh")
 		require.Equal(t, 0, code, errs)
 		require.Contains(t, fresh, "consumer group "+name+"-fresh has never committed an offset on "+source)
@@ -439,8 +443,16 @@ func TestDevKafka(t *testing.T) {
 	b, err := adapters.Open(context.Background(), url)
 	require.NoError(t, err)
 	require.NoError(t, b.Publish(context.Background(), "t", &consumer.Message{ID: "1", Body: []byte("x")}))
-	lines, err := b.Backlog(context.Background(), "t", "g")
+	_, err = b.Backlog(context.Background(), "t", "g")
+	require.ErrorIs(t, err, adapters.ErrNoConsumer, "no Source of g ever started")
+	src, err := b.Source(context.Background(), "t", "g")
 	require.NoError(t, err)
+	require.NoError(t, src.Close(context.Background()))
+	var lines []consumer.Backlog
+	require.Eventually(t, func() bool { // the dead-letter topic the Source created reaches every broker's metadata
+		lines, err = b.Backlog(context.Background(), "t", "g")
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond, "Backlog of g after its Source started: %v", err)
 	var lag int64
 	for _, l := range lines {
 		lag += max(l.Lag, 0)

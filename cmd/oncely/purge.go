@@ -68,7 +68,7 @@ first; --yes deletes without asking, and without a terminal (a script, CI)
 		opts.Limit = res.Purged
 	}
 	res, err := br.Purge(ctx, bf.source, bf.consumer, opts)
-	if errors.Is(err, adapters.ErrNoSource) {
+	if errors.Is(err, adapters.ErrNoSource) || errors.Is(err, adapters.ErrNoConsumer) {
 		return sourceErr("dlq purge", err)
 	}
 	verb := "purged"

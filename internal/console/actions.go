@@ -81,6 +81,9 @@ func (s *Server) deleteLetters(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(perr, adapters.ErrNoSource) {
 		return httpErrorf(http.StatusNotFound, "%v", perr)
 	}
+	if errors.Is(perr, adapters.ErrNoConsumer) {
+		return noConsumer(perr, s.cfg.Broker.Kind())
+	}
 	status := http.StatusOK
 	if perr != nil {
 		status = http.StatusInternalServerError

@@ -64,6 +64,7 @@ func (j *job) State() jobState {
 func (j *job) progress(p adapters.RedriveProgress) {
 	j.mu.Lock()
 	j.state.Seen, j.state.Total, j.state.Redriven = p.Seen, p.Total, p.Redriven
+	j.state.Skipped, j.state.Duplicates = p.Skipped, p.DuplicateCopies
 	j.mu.Unlock()
 }
 

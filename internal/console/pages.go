@@ -40,10 +40,20 @@ func (s *Server) letters(ctx context.Context, t target) (dls []adapters.DeadLett
 	if errors.Is(err, adapters.ErrNoSource) {
 		return nil, false, httpErrorf(http.StatusNotFound, "source %q does not exist on the broker (%s)", t.Source, s.cfg.Broker.Kind())
 	}
+	if errors.Is(err, adapters.ErrNoConsumer) {
+		return nil, false, noConsumer(err, s.cfg.Broker.Kind())
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	return dls, s.cfg.ScanLimit > 0 && len(dls) >= s.cfg.ScanLimit, nil
+}
+
+// noConsumer is the 404 of a consumer name that never read its source
+// (adapters.ErrNoConsumer): the message names the consumers that exist, or
+// says the broker cannot list them.
+func noConsumer(err error, kind string) error {
+	return httpErrorf(http.StatusNotFound, "%v (%s)", err, kind)
 }
 
 func filterOf(r *http.Request) (Filter, error) {
@@ -240,6 +250,9 @@ func (s *Server) planPage(w http.ResponseWriter, r *http.Request) error {
 	plan, err := redriveplan.Make(r.Context(), s.cfg.Broker, s.claims, t.Source, t.Consumer, adapters.RedriveOptions{Match: f.Match})
 	if errors.Is(err, adapters.ErrNoSource) {
 		return httpErrorf(http.StatusNotFound, "%v", err)
+	}
+	if errors.Is(err, adapters.ErrNoConsumer) {
+		return noConsumer(err, s.cfg.Broker.Kind())
 	}
 	if err != nil {
 		return err
