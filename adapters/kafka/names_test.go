@@ -53,3 +53,22 @@ func TestTopicNames(t *testing.T) {
 	bad := Config{Brokers: []string{"b"}, Topic: "pay ments", Group: "ledger"}.withDefaults()
 	require.ErrorContains(t, bad.validate(), "characters Kafka refuses")
 }
+
+// TestDeadLetterTopicGroupReadsBack: DeadLetterTopicGroup returns the group
+// of every dead-letter topic DeadLetterTopic names, escaped or not, and
+// refuses another pair's topic. Catches a lookup that parses the plain join
+// only (an escaped group's consumers would go unlisted).
+func TestDeadLetterTopicGroupReadsBack(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		topic, group := namestest.Name(r, "ab.-_", 40), namestest.Name(r, "ab.-_:", 40)
+		if topic == "" || group == "" {
+			continue
+		}
+		got, ok := DeadLetterTopicGroup(topic, DeadLetterTopic(topic, group))
+		require.True(t, ok, "topic %q group %q", topic, group)
+		require.Equal(t, group, got)
+		_, ok = DeadLetterTopicGroup(topic+"x", DeadLetterTopic(topic, group))
+		require.False(t, ok, "another topic's dead-letter topic read back")
+	}
+}

@@ -42,3 +42,30 @@ func TestDeadLetterNamesInjective(t *testing.T) {
 		t.Fatalf("only %d valid pairs", n)
 	}
 }
+
+// TestDeadLetterQueueConsumerReadsBack: DeadLetterQueueConsumer returns the
+// consumer of every dead-letter queue DeadLetterQueueName names, escaped or
+// not, and refuses names it did not derive.
+func TestDeadLetterQueueConsumerReadsBack(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		queue, consumer := namestest.Name(r, "ab-_", 30), namestest.Name(r, "ab.-_", 30)
+		if queue == "" || consumer == "" {
+			continue
+		}
+		if r.IntN(2) == 0 {
+			queue += ".fifo"
+		}
+		name, err := DeadLetterQueueName(queue, consumer)
+		if err != nil {
+			continue // too long: refused, never derived
+		}
+		got, ok := DeadLetterQueueConsumer(queue, name)
+		if !ok || got != consumer {
+			t.Fatalf("DeadLetterQueueConsumer(%q, %q) = %q, %v; want %q", queue, name, got, ok, consumer)
+		}
+	}
+	if _, ok := DeadLetterQueueConsumer("q", "q-named-by-hand"); ok {
+		t.Fatal("a hand-named queue read back as a consumer's")
+	}
+}
