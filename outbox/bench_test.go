@@ -21,7 +21,7 @@ import (
 	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/testenv"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 // benchBroker opens the broker of one BenchmarkRelayThroughput run and

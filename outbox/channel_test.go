@@ -11,8 +11,8 @@ import (
 
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/store/postgres"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // TestChannelFitsEverySchema: for every valid schema length the channel name

@@ -10,8 +10,8 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/outbox"
 	pgstore "github.com/oncely/oncely/store/postgres"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // A handler books a payment and sends a follow-up message in the same

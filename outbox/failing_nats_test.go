@@ -16,7 +16,7 @@ import (
 	natsadapter "github.com/oncely/oncely/adapters/nats"
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/testenv"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 // TestNATSDeletedStreamDelaysOnlyItself: on real NATS JetStream, the stream

@@ -16,7 +16,7 @@ import (
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/tcpproxy"
 	"github.com/oncely/oncely/internal/testenv"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 // TestCrashBetweenPublishAndMark: the relay's connection dies after the

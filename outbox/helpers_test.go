@@ -15,7 +15,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

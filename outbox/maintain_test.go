@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/retry"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // listeners counts the test schema's connections whose last statement was

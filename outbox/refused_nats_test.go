@@ -13,8 +13,8 @@ import (
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/retry"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // TestNATSRefusesOversizedRow publishes to real NATS JetStream a row over

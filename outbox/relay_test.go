@@ -12,7 +12,7 @@ import (
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 func TestRelayPublishesSentMessages(t *testing.T) {

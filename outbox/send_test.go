@@ -13,8 +13,8 @@ import (
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/store/postgres"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // rowIDs returns the outbox's message IDs, sorted.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 // row is one outbox row as the relay would publish it.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 // TestKeyReleasedMidClaimKeepsOrder: another round owns key k while a relay

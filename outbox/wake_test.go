@@ -11,7 +11,7 @@ import (
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 // TestShortRoundRunsAgainWhenKeysFree catches a worker whose round came back

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 func runRelay(ctx context.Context, a *app, args []string) error {

@@ -13,7 +13,7 @@ import (
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 func TestRelayCommand(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/postgres"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // consumerName is the consumer the ledger runs as unless -consumer says

@@ -14,8 +14,8 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/store/postgres"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 // appliedEvent is the body of the ledger.applied event an applied payment

@@ -15,7 +15,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 // eventsCheck names where a ledger's events are: its tables' schema, the

@@ -3,7 +3,7 @@ package console
 import (
 	"net/http"
 
-	"github.com/oncely/oncely/store/postgres/outbox"
+	"github.com/oncely/oncely/outbox"
 )
 
 // outboxShown is the most outbox dead rows the outbox page lists.

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/store/postgres"
-	"github.com/oncely/oncely/store/postgres/outbox"
 )
 
 //go:embed templates/*.html
