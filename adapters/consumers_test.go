@@ -12,16 +12,16 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 func TestConsumersKafka(t *testing.T)    { runConsumers(t, suiteKafka(t)) }
-func TestConsumersRabbitMQ(t *testing.T) { runConsumers(t, testenv.RabbitMQ(t)) }
+func TestConsumersRabbitMQ(t *testing.T) { runConsumers(t, envtest.RabbitMQ(t)) }
 func TestConsumersSQS(t *testing.T) {
-	runConsumers(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&wait=1")
+	runConsumers(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&wait=1")
 }
-func TestConsumersNATS(t *testing.T)   { runConsumers(t, testenv.NATS(t)) }
-func TestConsumersRedis(t *testing.T)  { runConsumers(t, testenv.Redis(t)) }
+func TestConsumersNATS(t *testing.T)   { runConsumers(t, envtest.NATS(t)) }
+func TestConsumersRedis(t *testing.T)  { runConsumers(t, envtest.Redis(t)) }
 func TestConsumersMemory(t *testing.T) { runConsumers(t, "mem://") }
 
 // runConsumers: once a Source of "ledger" opened, its empty dead-letter

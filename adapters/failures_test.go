@@ -20,10 +20,10 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/tcpproxy"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/proxytest"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/retry"
 	pgstore "github.com/oncely/oncely/store/postgres"
@@ -107,10 +107,10 @@ func TestFailureMatrix(t *testing.T) {
 	brokers := []struct{ name, url string }{
 		{"memory", "mem://"},
 		{"kafka", suiteKafka(t) + "?tiers=100ms"},
-		{"rabbitmq", testenv.RabbitMQ(t) + "?tiers=100ms&prefetch=16"}, // the runtime below runs MaxInFlight 16
-		{"sqs", "sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&visibility_timeout=5s&wait=1"},
-		{"redis", testenv.Redis(t) + "?lease=5s"},
-		{"nats", testenv.NATS(t) + "?prefetch=16"}, // the runtime below runs MaxInFlight 16
+		{"rabbitmq", envtest.RabbitMQ(t) + "?tiers=100ms&prefetch=16"}, // the runtime below runs MaxInFlight 16
+		{"sqs", "sqs://us-east-1?endpoint=" + envtest.SQS(t) + "&visibility_timeout=5s&wait=1"},
+		{"redis", envtest.Redis(t) + "?lease=5s"},
+		{"nats", envtest.NATS(t) + "?prefetch=16"}, // the runtime below runs MaxInFlight 16
 	}
 	for _, b := range brokers {
 		t.Run(b.name, func(t *testing.T) {
@@ -152,7 +152,7 @@ func TestFailureMatrixBatchStore(t *testing.T) {
 type matrixDB struct {
 	store *pgstore.Store
 	admin *pgxpool.Pool
-	proxy *tcpproxy.Proxy
+	proxy *proxytest.Proxy
 }
 
 // runFailureClass runs fc on broker (opened by url) with a Postgres store
@@ -163,7 +163,7 @@ func runFailureClass(t *testing.T, broker, url string, fc failureClass, storeCfg
 	pg := pgtest.New(t)
 	_, err := pg.Pool.Exec(ctx, "CREATE TABLE effects (id text PRIMARY KEY, n int NOT NULL DEFAULT 1)")
 	require.NoError(t, err)
-	proxy, err := tcpproxy.New(pgHostPort(t, pg.URL))
+	proxy, err := proxytest.New(pgHostPort(t, pg.URL))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 	pool := pg.NewPool(t, func(c *pgxpool.Config) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -22,17 +22,17 @@ func TestForgedHeadersMemory(t *testing.T) { testForgedHeaders(t, "mem://", true
 func TestForgedHeadersKafka(t *testing.T) { testForgedHeaders(t, suiteKafka(t)+"?tiers=100ms", true) }
 
 func TestForgedHeadersRabbitMQ(t *testing.T) {
-	testForgedHeaders(t, testenv.RabbitMQ(t)+"?tiers=100ms&prefetch=32", true)
+	testForgedHeaders(t, envtest.RabbitMQ(t)+"?tiers=100ms&prefetch=32", true)
 }
 
-func TestForgedHeadersNATS(t *testing.T) { testForgedHeaders(t, testenv.NATS(t)+"?prefetch=32", true) }
+func TestForgedHeadersNATS(t *testing.T) { testForgedHeaders(t, envtest.NATS(t)+"?prefetch=32", true) }
 
-func TestForgedHeadersRedis(t *testing.T) { testForgedHeaders(t, testenv.Redis(t), true) }
+func TestForgedHeadersRedis(t *testing.T) { testForgedHeaders(t, envtest.Redis(t), true) }
 
 // On SQS the attempt header stays trusted (the copies Close puts back need
 // it; see adapters/sqs newDelivery): only the failure context is checked.
 func TestForgedHeadersSQS(t *testing.T) {
-	testForgedHeaders(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1", false)
+	testForgedHeaders(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1", false)
 }
 
 // testForgedHeaders publishes, as a producer, a message carrying oncely's

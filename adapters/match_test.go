@@ -11,7 +11,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // runMatch: RedriveOptions.Match and PurgeOptions.Match select exactly the
@@ -90,12 +90,12 @@ func TestMatchMemory(t *testing.T) { runMatch(t, "mem://") }
 
 func TestMatchKafka(t *testing.T) { runMatch(t, suiteKafka(t)) }
 
-func TestMatchRabbitMQ(t *testing.T) { runMatch(t, testenv.RabbitMQ(t)) }
+func TestMatchRabbitMQ(t *testing.T) { runMatch(t, envtest.RabbitMQ(t)) }
 
 func TestMatchSQS(t *testing.T) {
-	runMatch(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
+	runMatch(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1")
 }
 
-func TestMatchRedis(t *testing.T) { runMatch(t, testenv.Redis(t)+"?lease=5s") }
+func TestMatchRedis(t *testing.T) { runMatch(t, envtest.Redis(t)+"?lease=5s") }
 
-func TestMatchNATS(t *testing.T) { runMatch(t, testenv.NATS(t)) }
+func TestMatchNATS(t *testing.T) { runMatch(t, envtest.NATS(t)) }

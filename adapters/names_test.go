@@ -10,7 +10,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // runTwoPairs runs two (source, consumer) pairs whose names, joined with
@@ -71,7 +71,7 @@ func runTwoPairs(t *testing.T, url string, pairs [2][2]string) {
 // the other's source.
 func TestTwoPairsRabbitMQ(t *testing.T) {
 	s := adaptertest.SourceName("pairs")
-	runTwoPairs(t, testenv.RabbitMQ(t)+"?tiers=100ms,1s", [2][2]string{{s + ".a.b", "c"}, {s + ".a", "b.c"}})
+	runTwoPairs(t, envtest.RabbitMQ(t)+"?tiers=100ms,1s", [2][2]string{{s + ".a.b", "c"}, {s + ".a", "b.c"}})
 }
 
 func TestTwoPairsKafka(t *testing.T) {
@@ -81,17 +81,17 @@ func TestTwoPairsKafka(t *testing.T) {
 
 func TestTwoPairsRedis(t *testing.T) {
 	s := adaptertest.SourceName("pairs")
-	runTwoPairs(t, testenv.Redis(t)+"?lease=5s", [2][2]string{{s + ".a.b", "c"}, {s + ".a", "b.c"}})
+	runTwoPairs(t, envtest.Redis(t)+"?lease=5s", [2][2]string{{s + ".a.b", "c"}, {s + ".a", "b.c"}})
 }
 
 func TestTwoPairsNATS(t *testing.T) {
 	s := adaptertest.SourceName("pairs")
-	runTwoPairs(t, testenv.NATS(t), [2][2]string{{s + ".a_b", "c"}, {s + ".a", "b_c"}})
+	runTwoPairs(t, envtest.NATS(t), [2][2]string{{s + ".a_b", "c"}, {s + ".a", "b_c"}})
 }
 
 func TestTwoPairsSQS(t *testing.T) {
 	s := adaptertest.SourceName("pairs")
-	runTwoPairs(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1", [2][2]string{{s + "-a-b", "c"}, {s + "-a", "b-c"}})
+	runTwoPairs(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1", [2][2]string{{s + "-a-b", "c"}, {s + "-a", "b-c"}})
 }
 
 func TestTwoPairsMemory(t *testing.T) {

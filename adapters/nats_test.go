@@ -7,18 +7,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/adapters"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // The Broker contract, redrive and purge on NATS JetStream.
 
 func TestBrokerNATS(t *testing.T) {
-	testBroker(t, testenv.NATS(t)+"?prefetch=32") // the runtime below runs MaxInFlight 32
+	testBroker(t, envtest.NATS(t)+"?prefetch=32") // the runtime below runs MaxInFlight 32
 }
 
-func TestRedriveNATS(t *testing.T) { runRedrive(t, testenv.NATS(t)) }
+func TestRedriveNATS(t *testing.T) { runRedrive(t, envtest.NATS(t)) }
 
-func TestPurgeNATS(t *testing.T) { runPurge(t, testenv.NATS(t)) }
+func TestPurgeNATS(t *testing.T) { runPurge(t, envtest.NATS(t)) }
 
 func TestOpenNATSRejectsBadParams(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{

@@ -22,8 +22,8 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
-	"github.com/oncely/oncely/internal/testenv"
 )
 
 // secureURL is scheme://user:pass@<the SASL_SSL listener>?query.
@@ -37,8 +37,8 @@ func secureURL(sb kafkatest.SecureBroker, scheme, user, pass string, query url.V
 
 // captureLogs returns an Open option logging everything at debug level into
 // the returned buffer.
-func captureLogs() (adapters.Option, *testenv.Buffer) {
-	var buf testenv.Buffer
+func captureLogs() (adapters.Option, *envtest.Buffer) {
+	var buf envtest.Buffer
 	return adapters.WithLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))), &buf
 }
 

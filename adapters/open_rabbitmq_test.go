@@ -14,7 +14,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/rabbitmq"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // TestOpenRabbitMQWrongPassword opens amqp:// with a wrong password.
@@ -22,7 +22,7 @@ import (
 // answers" (after the 15 s dial timeout), and the password in the error.
 func TestOpenRabbitMQWrongPassword(t *testing.T) {
 	const secret = "wrong-s3cret-pw"
-	u, err := url.Parse(testenv.RabbitMQ(t))
+	u, err := url.Parse(envtest.RabbitMQ(t))
 	require.NoError(t, err)
 	u.User = url.UserPassword("guest", secret)
 	start := time.Now()
@@ -41,7 +41,7 @@ func TestOpenRabbitMQWrongPassword(t *testing.T) {
 // (Publisher, Source session, tools) dialling without them: the test CA is
 // in no system pool, so that connection fails certificate verification.
 func TestOpenRabbitMQTLS(t *testing.T) {
-	raw, ca := testenv.RabbitMQTLS(t)
+	raw, ca := envtest.RabbitMQTLS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	b, err := adapters.Open(ctx, raw+"?tls_ca="+url.QueryEscape(ca)+"&tiers=100ms,1s&prefetch=32") // consume runs MaxInFlight 32
@@ -63,7 +63,7 @@ func TestOpenRabbitMQTLS(t *testing.T) {
 // as an unreachable broker or a refused login, a slow failure, the
 // password in the error, and tls_server_name ignored.
 func TestOpenRabbitMQTLSWrongCA(t *testing.T) {
-	raw, _ := testenv.RabbitMQTLS(t)
+	raw, _ := envtest.RabbitMQTLS(t)
 	other, _, _ := writeTestPKI(t, t.TempDir()) // a CA that is not the broker's
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestOpenRabbitMQTLSWrongCA(t *testing.T) {
 	require.NotContains(t, err.Error(), "s3cret-tls-pw")
 
 	// The right CA, a name the certificate does not carry.
-	_, ca := testenv.RabbitMQTLS(t)
+	_, ca := envtest.RabbitMQTLS(t)
 	_, err = adapters.Open(context.Background(), raw+"?tls_ca="+url.QueryEscape(ca)+"&tls_server_name=rabbit.example")
 	require.ErrorContains(t, err, "TLS: the broker's certificate is not trusted")
 	require.ErrorContains(t, err, "not rabbit.example")

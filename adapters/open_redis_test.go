@@ -10,7 +10,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // TestOpenRedisParameters: every bad or unknown parameter of a redis://
@@ -38,7 +38,7 @@ func TestOpenRedisUnreachable(t *testing.T) {
 func TestOpenRedis(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b, err := adapters.Open(ctx, testenv.Redis(t)+"?lease=5s&block=100ms")
+	b, err := adapters.Open(ctx, envtest.Redis(t)+"?lease=5s&block=100ms")
 	require.NoError(t, err)
 	defer func() { require.NoError(t, b.Close()) }()
 	require.Equal(t, "redis", b.Kind())

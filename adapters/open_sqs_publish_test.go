@@ -20,7 +20,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/sqs"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // strictSQS makes a client enforce two limits of SQS that local-aws-sqs does
@@ -66,7 +66,7 @@ func strictSQS(st *smithymw.Stack) error {
 // strictBroker opens the SQS broker on the emulator with strictSQS.
 func strictBroker(t *testing.T, ctx context.Context) *sqsBroker {
 	t.Helper()
-	u, err := url.Parse("sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&wait=1")
+	u, err := url.Parse("sqs://us-east-1?endpoint=" + envtest.SQS(t) + "&wait=1")
 	require.NoError(t, err)
 	opened, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)

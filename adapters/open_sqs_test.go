@@ -20,7 +20,7 @@ import (
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/adapters/sqs"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // dedupIDs records the MessageDeduplicationIds a client sends to a queue.
@@ -59,7 +59,7 @@ func (d *dedupIDs) all() []string {
 // message would come back even with the message ID as the deduplication ID:
 // the recorded IDs are what the test asserts for that.
 func TestSQSFIFORedriveDedup(t *testing.T) {
-	endpoint := testenv.SQS(t)
+	endpoint := envtest.SQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&visibility_timeout=5s&wait=1")
@@ -117,7 +117,7 @@ func TestSQSFIFORedriveDedup(t *testing.T) {
 // deduplication ID (over 128 characters, or not ASCII) is deduplicated by its
 // SHA-256 and arrives; twice published, it is kept once.
 func TestSQSFIFOPublishLongID(t *testing.T) {
-	endpoint := testenv.SQS(t)
+	endpoint := envtest.SQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	u, err := url.Parse("sqs://us-east-1?endpoint=" + endpoint + "&wait=1")
@@ -148,7 +148,7 @@ func TestSQSFIFOPublishLongID(t *testing.T) {
 // reports depth. Catches a broker reading dead letters from a queue other
 // than the one the consumer writes to, and a name cut to fit.
 func TestSQSLongNames(t *testing.T) {
-	endpoint := testenv.SQS(t)
+	endpoint := envtest.SQS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	suffix := rand.Uint32()
@@ -206,7 +206,7 @@ func TestSQSLongNames(t *testing.T) {
 func TestSQSSessionHoldsBackLaterLetters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	u, err := url.Parse("sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&visibility_timeout=5s&wait=1")
+	u, err := url.Parse("sqs://us-east-1?endpoint=" + envtest.SQS(t) + "&visibility_timeout=5s&wait=1")
 	require.NoError(t, err)
 	opened, err := openSQS(ctx, u, options{logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)

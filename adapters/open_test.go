@@ -14,7 +14,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -112,11 +112,11 @@ func TestBrokerKafka(t *testing.T) {
 }
 
 func TestBrokerRabbitMQ(t *testing.T) {
-	testBroker(t, testenv.RabbitMQ(t)+"?tiers=100ms,1s&prefetch=32") // the runtime below runs MaxInFlight 32
+	testBroker(t, envtest.RabbitMQ(t)+"?tiers=100ms,1s&prefetch=32") // the runtime below runs MaxInFlight 32
 }
 
 func TestBrokerSQS(t *testing.T) {
-	testBroker(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
+	testBroker(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1")
 }
 
 // testBroker runs the Broker contract against url: publish, consume with the

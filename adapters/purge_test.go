@@ -11,7 +11,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // runPurge: Broker.Purge deletes exactly the dead letters its filters
@@ -88,10 +88,10 @@ func TestPurgeMemory(t *testing.T) { runPurge(t, "mem://") }
 
 func TestPurgeKafka(t *testing.T) { runPurge(t, suiteKafka(t)) }
 
-func TestPurgeRabbitMQ(t *testing.T) { runPurge(t, testenv.RabbitMQ(t)) }
+func TestPurgeRabbitMQ(t *testing.T) { runPurge(t, envtest.RabbitMQ(t)) }
 
 func TestPurgeSQS(t *testing.T) {
-	runPurge(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
+	runPurge(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1")
 }
 
 // TestPublishRefusesEmptyID: a message without an ID is refused before

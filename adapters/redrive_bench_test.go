@@ -12,8 +12,8 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/benchround"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/benchtest"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // BenchmarkRedriveRate is issue 21's measure: a filtered redrive of 10,000
@@ -33,13 +33,13 @@ func BenchmarkRedriveRate(b *testing.B) {
 		url  func(testing.TB) string
 	}{
 		{"mem", func(testing.TB) string { return "mem://" }},
-		{"rabbitmq", func(t testing.TB) string { return testenv.RabbitMQ(t) }},
+		{"rabbitmq", func(t testing.TB) string { return envtest.RabbitMQ(t) }},
 		{"kafka", func(t testing.TB) string { return suiteKafka(t) }},
 		{"sqs", func(t testing.TB) string {
-			return "sqs://us-east-1?endpoint=" + testenv.SQS(t) + "&visibility_timeout=60s&wait=1"
+			return "sqs://us-east-1?endpoint=" + envtest.SQS(t) + "&visibility_timeout=60s&wait=1"
 		}},
-		{"nats", func(t testing.TB) string { return testenv.NATS(t) }},
-		{"redis", func(t testing.TB) string { return testenv.Redis(t) + "?lease=60s" }},
+		{"nats", func(t testing.TB) string { return envtest.NATS(t) }},
+		{"redis", func(t testing.TB) string { return envtest.Redis(t) + "?lease=60s" }},
 	}
 	for _, br := range brokers {
 		b.Run(br.name, func(b *testing.B) {
@@ -51,9 +51,9 @@ func BenchmarkRedriveRate(b *testing.B) {
 }
 
 func benchRedriveRate(b *testing.B, url string) {
-	selected := benchround.EnvInt("ONCELY_REDRIVE_BENCH_SELECTED", 10000)
-	others := benchround.EnvInt("ONCELY_REDRIVE_BENCH_OTHERS", 2000)
-	rate := float64(benchround.EnvInt("ONCELY_REDRIVE_BENCH_RATE", 1000))
+	selected := benchtest.EnvInt("ONCELY_REDRIVE_BENCH_SELECTED", 10000)
+	others := benchtest.EnvInt("ONCELY_REDRIVE_BENCH_OTHERS", 2000)
+	rate := float64(benchtest.EnvInt("ONCELY_REDRIVE_BENCH_RATE", 1000))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	br, err := adapters.Open(ctx, url)

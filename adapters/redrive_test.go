@@ -10,7 +10,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // brokerHarness runs adaptertest.RunRedrive against a Broker opened by URL,
@@ -72,10 +72,10 @@ func TestRedriveMemory(t *testing.T) { runRedrive(t, "mem://") }
 
 func TestRedriveKafka(t *testing.T) { runRedrive(t, suiteKafka(t)+"?tiers=100ms,1s") }
 
-func TestRedriveRabbitMQ(t *testing.T) { runRedrive(t, testenv.RabbitMQ(t)+"?tiers=100ms,1s") }
+func TestRedriveRabbitMQ(t *testing.T) { runRedrive(t, envtest.RabbitMQ(t)+"?tiers=100ms,1s") }
 
 func TestRedriveSQS(t *testing.T) {
-	runRedrive(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
+	runRedrive(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1")
 }
 
-func TestRedriveRedis(t *testing.T) { runRedrive(t, testenv.Redis(t)+"?lease=5s") }
+func TestRedriveRedis(t *testing.T) { runRedrive(t, envtest.Redis(t)+"?lease=5s") }

@@ -16,7 +16,7 @@ import (
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // dependency is a Prober a test turns down and up.
@@ -451,7 +451,7 @@ func TestTrimmedCopyReported(t *testing.T) {
 // when it closes, with the outage's duration as text.
 func TestBreakerLogs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs testenv.Buffer
+		var logs envtest.Buffer
 		db := &dependency{}
 		db.down.Store(true)
 		h := consumer.HandlerFunc(func(context.Context, *consumer.Message) error {

@@ -15,7 +15,7 @@ import (
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -30,9 +30,9 @@ func TestMain(m *testing.M) {
 }
 
 // logCheck sees every line the runtime logs in the tests that use discard
-// (see testenv.LogCheck): TestMain fails the run when one carried a
+// (see envtest.LogCheck): TestMain fails the run when one carried a
 // time.Duration attribute.
-var logCheck = testenv.NewLogCheck(slog.DiscardHandler)
+var logCheck = envtest.NewLogCheck(slog.DiscardHandler)
 
 var discard = slog.New(logCheck)
 

@@ -13,7 +13,7 @@ import (
 
 	memorybroker "github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/retry"
 )
@@ -23,7 +23,7 @@ import (
 // WARN line (Logging's), the runtime's own lines about it staying at Info;
 // durations are text. Catches: the runtime repeating the attempt's warning.
 func TestOneWarnPerFailedAttempt(t *testing.T) {
-	var logs testenv.Buffer
+	var logs envtest.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	b := memorybroker.NewBroker()
 	require.NoError(t, b.Publish(context.Background(), "src", &consumer.Message{ID: "m-1"}))

@@ -17,10 +17,10 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/benchround"
+	"github.com/oncely/oncely/internal/benchtest"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/outbox"
 )
 
@@ -32,12 +32,12 @@ func benchBroker(b *testing.B, kind string, dests ...string) adapters.Broker {
 	var u string
 	switch kind {
 	case "rabbitmq":
-		u = testenv.RabbitMQ(b)
+		u = envtest.RabbitMQ(b)
 	case "kfake-process":
 		u = "kafka://" + strings.Join(kafkatest.Process(b), ",")
 	case "kafka":
 		if !kafkatest.Real() {
-			testenv.Missing(b, "Kafka", fmt.Errorf("%s is not set", kafkatest.Env))
+			envtest.Missing(b, "Kafka", fmt.Errorf("%s is not set", kafkatest.Env))
 			return nil
 		}
 		addrs := kafkatest.Brokers(b)
@@ -48,7 +48,7 @@ func benchBroker(b *testing.B, kind string, dests ...string) adapters.Broker {
 	}
 	br, err := adapters.Open(context.Background(), u, adapters.WithLogger(quiet()))
 	if err != nil {
-		testenv.Missing(b, kind, err)
+		envtest.Missing(b, kind, err)
 		return nil
 	}
 	b.Cleanup(func() { _ = br.Close() })
@@ -142,7 +142,7 @@ func (c *counting) Publish(ctx context.Context, dest string, msgs ...*consumer.M
 // them claimed nothing.
 func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) (rounds, empty int64) {
 	c := &counting{Broker: br, want: int64(n), full: make(chan struct{})}
-	r, err := outbox.NewRelay(db.Pool, c, outbox.Config{Schema: db.Schema, Logger: quiet(), Workers: benchround.EnvInt("ONCELY_BENCH_WORKERS", 0)})
+	r, err := outbox.NewRelay(db.Pool, c, outbox.Config{Schema: db.Schema, Logger: quiet(), Workers: benchtest.EnvInt("ONCELY_BENCH_WORKERS", 0)})
 	require.NoError(b, err)
 	var all, none atomic.Int64
 	r.SetRoundEnded(func(n int, _ error) {
@@ -181,30 +181,30 @@ func relayDrain(b *testing.B, db *pgtest.DB, br adapters.Broker, n int) (rounds,
 // kafka` as a child process) and kafka (Apache Kafka at KAFKA_BROKERS). Run
 // it with -benchtime 1x.
 func BenchmarkRelayThroughput(b *testing.B) {
-	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 50_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 3)
+	n, rounds := benchtest.EnvInt("ONCELY_BENCH_MESSAGES", 50_000), benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 3)
 	for _, kind := range []string{"rabbitmq", "kfake-process", "kafka"} {
 		b.Run(kind, func(b *testing.B) {
 			dest := pgtest.SchemaName(b.Name())
 			hDest, rDest := dest+"_h", dest+"_r"
 			br := benchBroker(b, kind, hDest, rDest)
 			db := pgtest.New(b, pgtest.Options{MaxConns: 8})
-			res := benchround.Rounds{Messages: n}
+			res := benchtest.Rounds{Messages: n}
 			var relayRounds, emptyRounds int64
 			for range b.N {
 				for round := range rounds {
 					hand := func() (time.Duration, time.Duration) {
 						refill(b, db, hDest, n)
-						c, start := benchround.CPUTime(), time.Now()
+						c, start := benchtest.CPUTime(), time.Now()
 						handLoop(b, db, br, hDest)
-						return time.Since(start), benchround.CPUTime() - c
+						return time.Since(start), benchtest.CPUTime() - c
 					}
 					relay := func() (time.Duration, time.Duration) {
 						refill(b, db, rDest, n)
-						c, start := benchround.CPUTime(), time.Now()
+						c, start := benchtest.CPUTime(), time.Now()
 						all, none := relayDrain(b, db, br, n)
 						relayRounds += all
 						emptyRounds += none
-						return time.Since(start), benchround.CPUTime() - c
+						return time.Since(start), benchtest.CPUTime() - c
 					}
 					var hd, hc, rd, rc time.Duration
 					if round%2 == 0 {

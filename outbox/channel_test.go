@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/store/postgres"
 )
@@ -61,14 +61,14 @@ func TestLongSchemaSendsAndWakes(t *testing.T) {
 // longSchemaDB is pgtest.New with a schema name of exactly 63 bytes.
 func longSchemaDB(t *testing.T) *pgtest.DB {
 	t.Helper()
-	url := testenv.Postgres(t)
+	url := envtest.Postgres(t)
 	base := pgtest.SchemaName(t.Name())
 	db := &pgtest.DB{URL: url, Schema: base + strings.Repeat("x", 63-len(base))}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, url)
 	if err != nil {
-		testenv.Missing(t, "PostgreSQL", err)
+		envtest.Missing(t, "PostgreSQL", err)
 		return nil
 	}
 	defer admin.Close(ctx)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	natsadapter "github.com/oncely/oncely/adapters/nats"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/outbox"
 )
 
@@ -27,10 +27,10 @@ import (
 func TestNATSDeletedStreamDelaysOnlyItself(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
-	url := testenv.NATS(t)
+	url := envtest.NATS(t)
 	ab, err := adapters.Open(ctx, url, adapters.WithLogger(quiet()))
 	if err != nil {
-		testenv.Missing(t, "NATS", err)
+		envtest.Missing(t, "NATS", err)
 		return
 	}
 	defer ab.Close()

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/tcpproxy"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/proxytest"
 	"github.com/oncely/oncely/outbox"
 )
 
@@ -81,17 +81,17 @@ func TestPublishFailureKeepsRows(t *testing.T) {
 // once it is back.
 func TestRabbitMQOutage(t *testing.T) {
 	db := pgtest.New(t)
-	raw := testenv.RabbitMQ(t)
+	raw := envtest.RabbitMQ(t)
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
-	p, err := tcpproxy.New(u.Host)
+	p, err := proxytest.New(u.Host)
 	require.NoError(t, err)
 	defer p.Close()
 	u.Host = p.Addr()
 	ctx := context.Background()
 	ab, err := adapters.Open(ctx, u.String(), adapters.WithLogger(quiet()))
 	if err != nil {
-		testenv.Missing(t, "RabbitMQ", err)
+		envtest.Missing(t, "RabbitMQ", err)
 		return
 	}
 	defer ab.Close()

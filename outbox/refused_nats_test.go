@@ -11,8 +11,8 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/retry"
 )
@@ -25,9 +25,9 @@ import (
 func TestNATSRefusesOversizedRow(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
-	ab, err := adapters.Open(ctx, testenv.NATS(t), adapters.WithLogger(quiet()))
+	ab, err := adapters.Open(ctx, envtest.NATS(t), adapters.WithLogger(quiet()))
 	if err != nil {
-		testenv.Missing(t, "NATS", err)
+		envtest.Missing(t, "NATS", err)
 		return
 	}
 	defer ab.Close()

@@ -16,8 +16,8 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
-	"github.com/oncely/oncely/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -30,8 +30,8 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// logCheck sees every line the tests' loggers write (see testenv.LogCheck).
-var logCheck = testenv.NewLogCheck(func() slog.Handler {
+// logCheck sees every line the tests' loggers write (see envtest.LogCheck).
+var logCheck = envtest.NewLogCheck(func() slog.Handler {
 	if os.Getenv("ONCELY_TEST_LOG") != "" {
 		return slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
 	}

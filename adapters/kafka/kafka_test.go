@@ -20,7 +20,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/memory"
@@ -702,7 +702,7 @@ func TestKcatProducedRecords(t *testing.T) {
 	t.Parallel()
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {
-		testenv.Missing(t, "kcat", err)
+		envtest.Missing(t, "kcat", err)
 		return
 	}
 	addrs := brokers(t)

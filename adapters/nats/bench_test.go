@@ -17,7 +17,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/benchround"
+	"github.com/oncely/oncely/internal/benchtest"
 )
 
 // rawDepth is the raw loop's pull buffer: what the Source holds ahead of
@@ -42,7 +42,7 @@ var rawDepth = sourceShare(PrefetchDefault)
 // Prefetch (128, 0.13 % of a round) when its clock starts. Run it with
 // -bench Consume -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
-	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 1)
+	n, rounds := benchtest.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 1)
 	c := connect(b)
 	source := adaptertest.SourceName("bench")
 	ms := make([]*consumer.Message, n)
@@ -54,18 +54,18 @@ func BenchmarkConsume(b *testing.B) {
 		c.publish(b, source, chunk...)
 	}
 	b.Logf("filled %s with %d messages in %s", source, n, time.Since(start).Round(time.Millisecond))
-	res := benchround.Rounds{Messages: n}
+	res := benchtest.Rounds{Messages: n}
 	var rawWrites, oncelyWrites int64
 	b.ResetTimer()
 	for i := range b.N {
 		for r := range rounds {
 			name := fmt.Sprintf("b%d-%d", i, r)
 			c.cleanup(b, source, "oncely-"+name)
-			c0, w0 := benchround.CPUTime(), writeCalls()
+			c0, w0 := benchtest.CPUTime(), writeCalls()
 			raw := drainRaw(b, c, source, "raw-"+name, n)
-			c1, w1 := benchround.CPUTime(), writeCalls()
+			c1, w1 := benchtest.CPUTime(), writeCalls()
 			onc := drainOncely(b, c, source, "oncely-"+name, n)
-			res.AddCPU(c1-c0, benchround.CPUTime()-c1)
+			res.AddCPU(c1-c0, benchtest.CPUTime()-c1)
 			rawWrites, oncelyWrites = rawWrites+w1-w0, oncelyWrites+writeCalls()-w1
 			res.Add(b, raw, onc)
 		}

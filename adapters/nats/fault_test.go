@@ -13,7 +13,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/tcpproxy"
+	"github.com/oncely/oncely/internal/proxytest"
 )
 
 // faultAckWait is the Sources' AckWait in the fault matrix: short, so a
@@ -25,7 +25,7 @@ const faultAckWait = 2 * time.Second
 // letters straight from the server.
 type faultHarness struct {
 	srv   *privateServer
-	proxy *tcpproxy.Proxy
+	proxy *proxytest.Proxy
 	c     *conn // straight to srv
 }
 
@@ -33,7 +33,7 @@ var _ adaptertest.Faulter = (*faultHarness)(nil)
 
 func newFaultHarness(t *testing.T) *faultHarness {
 	srv := startPrivateServer(t)
-	proxy, err := tcpproxy.New(srv.addr())
+	proxy, err := proxytest.New(srv.addr())
 	if err != nil {
 		t.Fatal(err)
 	}

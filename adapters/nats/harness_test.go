@@ -12,7 +12,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,7 +32,7 @@ type conn struct {
 
 func connect(t testing.TB) *conn {
 	t.Helper()
-	url := testenv.NATS(t)
+	url := envtest.NATS(t)
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", url, err)

@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/oncely/oncely/adapters/adaptertest"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/namestest"
-	"github.com/oncely/oncely/internal/testenv"
 )
 
 // TestStreamNamesInjective: 200,000 random (source, consumer) pairs, the
@@ -74,7 +74,7 @@ func TestStreamNames(t *testing.T) {
 // the pair's subject; the new stream is refused at start with an error that
 // says so and points at the migration, and the old stream keeps its message.
 func TestStreamOfEarlierVersion(t *testing.T) {
-	nc, err := nats.Connect(testenv.NATS(t))
+	nc, err := nats.Connect(envtest.NATS(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/tcpproxy"
+	"github.com/oncely/oncely/internal/proxytest"
 )
 
 // TestServerOutage: the Source reaches the server through a TCP proxy that
@@ -26,7 +26,7 @@ import (
 // handled) and one that loses what was in flight when the connection broke.
 func TestServerOutage(t *testing.T) {
 	c := connect(t)
-	proxy, err := tcpproxy.New(strings.TrimPrefix(c.url, "nats://"))
+	proxy, err := proxytest.New(strings.TrimPrefix(c.url, "nats://"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // privateServer is a nats-server of the test's own with JetStream, storing
@@ -32,7 +32,7 @@ func startPrivateServer(t testing.TB) *privateServer {
 	t.Helper()
 	bin, err := exec.LookPath("nats-server")
 	if err != nil {
-		testenv.Missing(t, "nats-server (apt-get install -y nats-server)", err)
+		envtest.Missing(t, "nats-server (apt-get install -y nats-server)", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

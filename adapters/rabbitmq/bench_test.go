@@ -18,7 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/benchround"
+	"github.com/oncely/oncely/internal/benchtest"
 	"github.com/oncely/oncely/middleware/metrics"
 	"github.com/oncely/oncely/middleware/tracing"
 )
@@ -38,7 +38,7 @@ const benchPrefetch = PrefetchDefault
 // broker runs on this machine, the broker's. Run it with -bench Consume
 // -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
-	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 1)
+	n, rounds := benchtest.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 1)
 	queue := uniqueName("bench")
 	cleanupTopology(b, queue, "bench", testTiers)
 	ms := make([]*consumer.Message, n)
@@ -54,18 +54,18 @@ func BenchmarkConsume(b *testing.B) {
 	}
 	var rawBroker, oncelyBroker time.Duration
 	broker, brokerOK := brokerProcess()
-	res := benchround.Rounds{Messages: n}
+	res := benchtest.Rounds{Messages: n}
 	for range b.N {
 		for range rounds {
 			fill()
-			c0, b0 := benchround.CPUTime(), broker()
+			c0, b0 := benchtest.CPUTime(), broker()
 			raw := drainRaw(b, queue, n)
-			rawCPU := benchround.CPUTime() - c0
+			rawCPU := benchtest.CPUTime() - c0
 			rawBroker += broker() - b0
 			fill()
-			c0, b0 = benchround.CPUTime(), broker()
+			c0, b0 = benchtest.CPUTime(), broker()
 			onc := drainOncely(b, queue, n, "oncely")
-			res.AddCPU(rawCPU, benchround.CPUTime()-c0)
+			res.AddCPU(rawCPU, benchtest.CPUTime()-c0)
 			oncelyBroker += broker() - b0
 			res.Add(b, raw, onc)
 		}
@@ -85,7 +85,7 @@ func BenchmarkConsume(b *testing.B) {
 // plus tracing whose sampler samples nothing. It reports each as a multiple
 // of bare's rate in the same round (the median of the rounds' ratios).
 func BenchmarkObservability(b *testing.B) {
-	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 3)
+	n, rounds := benchtest.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 3)
 	queue := uniqueName("obsbench")
 	cleanupTopology(b, queue, "bench", testTiers)
 	ms := make([]*consumer.Message, n)
@@ -103,9 +103,9 @@ func BenchmarkObservability(b *testing.B) {
 				b.StopTimer()
 				publish(b, queue, ms...)
 				b.StartTimer()
-				c0 := benchround.CPUTime()
+				c0 := benchtest.CPUTime()
 				took[mode] = drainOncely(b, queue, n, mode)
-				cpu[mode] = benchround.CPUTime() - c0
+				cpu[mode] = benchtest.CPUTime() - c0
 			}
 			withMetrics = append(withMetrics, took["oncely"].Seconds()/took["oncely+metrics"].Seconds())
 			withTracing = append(withTracing, took["oncely"].Seconds()/took["oncely+tracing"].Seconds())

@@ -9,7 +9,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/tcpproxy"
+	"github.com/oncely/oncely/internal/proxytest"
 )
 
 // faultHarness answers the fault matrix: its Sources reach the test broker
@@ -18,7 +18,7 @@ import (
 type faultHarness struct {
 	harness
 	url   string
-	proxy *tcpproxy.Proxy
+	proxy *proxytest.Proxy
 }
 
 var _ adaptertest.Faulter = (*faultHarness)(nil)

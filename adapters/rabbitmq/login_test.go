@@ -12,14 +12,14 @@ import (
 	"time"
 
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // withUserinfo returns the test broker's URL with user and password (and
 // vhost, when not empty) replaced.
 func withUserinfo(t *testing.T, user, pass, vhost string) string {
 	t.Helper()
-	u, err := url.Parse(testenv.RabbitMQ(t))
+	u, err := url.Parse(envtest.RabbitMQ(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestWrongPasswordReported(t *testing.T) {
 	_, err = Dial(ctx, Config{URL: raw})
 	check("Dial", start, err)
 
-	conn, err := Dial(ctx, Config{URL: testenv.RabbitMQ(t)})
+	conn, err := Dial(ctx, Config{URL: envtest.RabbitMQ(t)})
 	if err != nil {
 		t.Fatalf("the right password: %v", err)
 	}
@@ -137,7 +137,7 @@ func TestSilentBrokerBoundedByHandshakeTimeout(t *testing.T) {
 // (amqp091-go says ErrCredentials for any failure at that step), and the
 // login not bounded by HandshakeTimeout.
 func TestUnansweredLoginSaysSo(t *testing.T) {
-	target, err := url.Parse(testenv.RabbitMQ(t))
+	target, err := url.Parse(envtest.RabbitMQ(t))
 	if err != nil {
 		t.Fatal(err)
 	}

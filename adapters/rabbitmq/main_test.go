@@ -16,7 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -45,15 +45,15 @@ var retryFast = retry.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval
 // testTiers are short retry tiers for tests.
 var testTiers = retry.Tiers{100 * time.Millisecond, 300 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second}
 
-// logCheck sees every line the tests' loggers write (see testenv.LogCheck);
+// logCheck sees every line the tests' loggers write (see envtest.LogCheck);
 // TestMain fails the run when a line carried a time.Duration attribute.
 // (testing.Verbose is known only once the tests run.)
-var logCheck = sync.OnceValue(func() *testenv.LogCheck {
+var logCheck = sync.OnceValue(func() *envtest.LogCheck {
 	next := slog.DiscardHandler
 	if testing.Verbose() {
 		next = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})
 	}
-	return testenv.NewLogCheck(next)
+	return envtest.NewLogCheck(next)
 })
 
 func testLogger() *slog.Logger { return slog.New(logCheck()) }
@@ -67,7 +67,7 @@ func uniqueName(prefix string) string {
 func newSource(t testing.TB, cfg Config) *Source {
 	t.Helper()
 	if cfg.URL == "" {
-		cfg.URL = testenv.RabbitMQ(t)
+		cfg.URL = envtest.RabbitMQ(t)
 	}
 	if cfg.Tiers == nil {
 		cfg.Tiers = testTiers
@@ -106,7 +106,7 @@ func cleanupTopology(t testing.TB, queue, consumerName string, tiers retry.Tiers
 	if _, dup := cleaned.LoadOrStore(key, true); dup {
 		return
 	}
-	url := testenv.RabbitMQ(t)
+	url := envtest.RabbitMQ(t)
 	t.Cleanup(func() {
 		defer cleaned.Delete(key)
 		conn, err := amqp.Dial(url)
@@ -139,7 +139,7 @@ var (
 	pubErr  error
 )
 
-func testURL(t testing.TB) string { return testenv.RabbitMQ(t) }
+func testURL(t testing.TB) string { return envtest.RabbitMQ(t) }
 
 // openChannel opens a channel on a new connection to the test broker;
 // closeConn closes the connection.
@@ -158,7 +158,7 @@ func openChannel(t testing.TB) (ch *amqp.Channel, closeConn func()) {
 
 func publish(t testing.TB, queue string, msgs ...*consumer.Message) {
 	t.Helper()
-	url := testenv.RabbitMQ(t)
+	url := envtest.RabbitMQ(t)
 	pubOnce.Do(func() {
 		pub, pubErr = NewPublisher(PublisherConfig{URL: url, Logger: testLogger()})
 	})
@@ -276,7 +276,7 @@ func rabbitmqctl(t testing.TB, args ...string) string {
 	t.Helper()
 	path, err := exec.LookPath("rabbitmqctl")
 	if err != nil {
-		testenv.Missing(t, "rabbitmqctl", err)
+		envtest.Missing(t, "rabbitmqctl", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

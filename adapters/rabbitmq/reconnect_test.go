@@ -10,14 +10,14 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/tcpproxy"
+	"github.com/oncely/oncely/internal/proxytest"
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/memory"
 )
 
 // proxied returns the test broker URL rewritten to go through a TCP proxy
 // the test can cut, and the proxy.
-func proxied(t testing.TB) (string, *tcpproxy.Proxy) {
+func proxied(t testing.TB) (string, *proxytest.Proxy) {
 	t.Helper()
 	u, err := url.Parse(testURL(t))
 	if err != nil {
@@ -27,7 +27,7 @@ func proxied(t testing.TB) (string, *tcpproxy.Proxy) {
 	if port == "" {
 		port = "5672"
 	}
-	p, err := tcpproxy.New(u.Hostname() + ":" + port)
+	p, err := proxytest.New(u.Hostname() + ":" + port)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestBrokerClosesConnection(t *testing.T) {
 // receivedBehindProxy publishes three messages to a fresh queue and returns
 // a Source connected through a proxy the test can cut, the queue, and the
 // three deliveries the Source received (unsettled).
-func receivedBehindProxy(t *testing.T, prefix string) (*Source, *tcpproxy.Proxy, string, []consumer.Delivery) {
+func receivedBehindProxy(t *testing.T, prefix string) (*Source, *proxytest.Proxy, string, []consumer.Delivery) {
 	t.Helper()
 	addr, proxy := proxied(t)
 	queue := uniqueName(prefix)

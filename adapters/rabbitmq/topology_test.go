@@ -11,7 +11,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // TestTopologyMismatch pre-declares the source queue as a classic queue;
@@ -133,7 +133,7 @@ func TestDeliveryLimitDeadLetters(t *testing.T) {
 	addr, proxy := proxied(t)
 	queue := uniqueName("limit")
 	cleanupTopology(t, queue, "ledger", testTiers)
-	var logs testenv.Buffer
+	var logs envtest.Buffer
 	src := newSource(t, Config{URL: addr, Queue: queue, Consumer: "ledger", DeliveryLimit: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	publish(t, queue, &consumer.Message{ID: "crasher", Body: []byte("x")})
 	for i := range 2 {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/benchround"
+	"github.com/oncely/oncely/internal/benchtest"
 )
 
 // benchBatch is the raw loop's XREADGROUP COUNT: the runtime's default
@@ -30,20 +30,20 @@ const benchBatch = 128
 // and the CPU per message of this process on each side. Run it with
 // -bench Consume -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
-	n, rounds := benchround.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchround.EnvInt("ONCELY_BENCH_ROUNDS", 1)
+	n, rounds := benchtest.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 1)
 	client := newClient(b)
 	stream := adaptertest.SourceName("bench")
 	b.Cleanup(func() { _ = client.Del(context.Background(), stream).Err() })
 	fill(b, client, stream, n)
-	res := benchround.Rounds{Messages: n}
+	res := benchtest.Rounds{Messages: n}
 	for i := range b.N {
 		for r := range rounds {
 			round := fmt.Sprintf("%d-%d", i, r)
-			c0 := benchround.CPUTime()
+			c0 := benchtest.CPUTime()
 			raw := drainRaw(b, client, stream, "raw-"+round, n)
-			c1 := benchround.CPUTime()
+			c1 := benchtest.CPUTime()
 			onc := drainOncely(b, client, stream, "oncely-"+round, n)
-			res.AddCPU(c1-c0, benchround.CPUTime()-c1)
+			res.AddCPU(c1-c0, benchtest.CPUTime()-c1)
 			res.Add(b, raw, onc)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/tcpproxy"
+	"github.com/oncely/oncely/internal/proxytest"
 )
 
 // faultHarness answers the fault matrix on a private redis-server that
@@ -23,7 +23,7 @@ import (
 type faultHarness struct {
 	harness
 	srv    *privateRedis
-	proxy  *tcpproxy.Proxy
+	proxy  *proxytest.Proxy
 	direct *goredis.Client
 
 	refuseMu sync.Mutex
@@ -34,7 +34,7 @@ var _ adaptertest.Faulter = (*faultHarness)(nil)
 
 func newFaultHarness(t *testing.T) *faultHarness {
 	srv := startRedisServer(t, true)
-	proxy, err := tcpproxy.New(srv.addr())
+	proxy, err := proxytest.New(srv.addr())
 	if err != nil {
 		t.Fatal(err)
 	}

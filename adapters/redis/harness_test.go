@@ -15,7 +15,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 func TestMain(m *testing.M) {
@@ -30,8 +30,8 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// logCheck sees every line the tests' loggers write (see testenv.LogCheck).
-var logCheck = testenv.NewLogCheck(slog.DiscardHandler)
+// logCheck sees every line the tests' loggers write (see envtest.LogCheck).
+var logCheck = envtest.NewLogCheck(slog.DiscardHandler)
 
 func quietLogger() *slog.Logger { return slog.New(logCheck) }
 
@@ -39,7 +39,7 @@ func quietLogger() *slog.Logger { return slog.New(logCheck) }
 // the end of t.
 func newClient(t testing.TB, hooks ...goredis.Hook) *goredis.Client {
 	t.Helper()
-	opts, err := goredis.ParseURL(testenv.Redis(t))
+	opts, err := goredis.ParseURL(envtest.Redis(t))
 	if err != nil {
 		t.Fatal(err)
 	}

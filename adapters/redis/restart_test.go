@@ -15,7 +15,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // privateRedis is a redis-server of the test's own, without persistence,
@@ -41,7 +41,7 @@ func startRedisServer(t testing.TB, persist bool) *privateRedis {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		testenv.Missing(t, "redis-server (apt-get install -y redis-server)", err)
+		envtest.Missing(t, "redis-server (apt-get install -y redis-server)", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 // (fails under CI) when it does not answer.
 func emulator(t testing.TB) (string, *awssqs.Client) {
 	t.Helper()
-	endpoint := testenv.SQS(t)
+	endpoint := envtest.SQS(t)
 	return endpoint, newTestClient(endpoint, nil)
 }
 
@@ -86,9 +86,9 @@ func uniqueQueue(prefix string) string {
 	return fmt.Sprintf("oncely-%s-%08x", prefix, rand.Uint32())
 }
 
-// logCheck sees every line the tests' loggers write (see testenv.LogCheck);
+// logCheck sees every line the tests' loggers write (see envtest.LogCheck);
 // TestMain fails the run when a line carried a time.Duration attribute.
-var logCheck = testenv.NewLogCheck(slog.DiscardHandler)
+var logCheck = envtest.NewLogCheck(slog.DiscardHandler)
 
 func quietLogger() *slog.Logger { return slog.New(logCheck) }
 

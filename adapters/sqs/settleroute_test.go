@@ -14,7 +14,7 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/tcpproxy"
+	"github.com/oncely/oncely/internal/proxytest"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -92,7 +92,7 @@ func TestRuntimeSQSDownHoldsRetry(t *testing.T) {
 	endpoint, client := emulator(t)
 	u, err := url.Parse(endpoint)
 	require.NoError(t, err)
-	proxy, err := tcpproxy.New(u.Host)
+	proxy, err := proxytest.New(u.Host)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = proxy.Close() })
 	src := newSource(t, "http://"+proxy.Addr(), Config{QueueName: uniqueQueue("sqsdown"), VisibilityTimeout: 30 * time.Second})

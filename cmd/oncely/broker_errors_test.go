@@ -6,14 +6,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // TestRefusedLoginHint runs a command against RabbitMQ with a wrong
 // password. Catches: the CLI telling the user to check that a broker is
 // running when it answered and refused the login, and the password shown.
 func TestRefusedLoginHint(t *testing.T) {
-	u, err := url.Parse(testenv.RabbitMQ(t))
+	u, err := url.Parse(envtest.RabbitMQ(t))
 	require.NoError(t, err)
 	u.User = url.UserPassword("guest", "wrong-s3cret-pw")
 	code, _, errs := cli(t, nil, nil, "lag", "--broker", u.String(), "--source", "s", "--consumer", "c")

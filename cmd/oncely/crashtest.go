@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oncely/oncely/internal/crashtest"
+	"github.com/oncely/oncely/internal/crashrun"
 )
 
 func runCrashTest(ctx context.Context, a *app, args []string) error {
@@ -56,14 +56,14 @@ per-account order.`)
 	dedupe := fs.String("dedupe", "both", "ledger -dedupe setting: true, false or both")
 	instancesList := fs.String("instances", "1", "ledger processes per round, started together; comma-separated to run several, e.g. 1,3")
 	handlerBatchList := fs.String("handler-batch", "0", "the ledger's -batch (payments per transaction; 0: one at a time); comma-separated to run several, e.g. 0,10; above 1 only with dedupe true")
-	timedEvery := fs.Int("timed-every", crashtest.TimedEveryDefault, "every Nth kill is timed (0.3-3 s after the start), the others aimed at 1-80 % of the round's payments; 1: all timed")
-	batch := fs.Int("batch", crashtest.BatchDefault, "payments published per round")
-	concurrency := fs.Int("concurrency", crashtest.ConcurrencyDefault, "the ledger's -concurrency")
-	delay := fs.Duration("handler-delay", crashtest.HandlerDelayDefault, "the ledger's -handler-delay (time per payment; with --handler-batch, per batch)")
+	timedEvery := fs.Int("timed-every", crashrun.TimedEveryDefault, "every Nth kill is timed (0.3-3 s after the start), the others aimed at 1-80 % of the round's payments; 1: all timed")
+	batch := fs.Int("batch", crashrun.BatchDefault, "payments published per round")
+	concurrency := fs.Int("concurrency", crashrun.ConcurrencyDefault, "the ledger's -concurrency")
+	delay := fs.Duration("handler-delay", crashrun.HandlerDelayDefault, "the ledger's -handler-delay (time per payment; with --handler-batch, per batch)")
 	logDir := fs.String("log-dir", "", "keep the ledger's logs here (default: a temporary directory, removed)")
 	kafkaBrokers := fs.String("kafka-brokers", a.getenv("KAFKA_BROKERS"), "Kafka to test, host:port[,host:port] (default $KAFKA_BROKERS; empty: start oncely dev kafka)")
 	endToEnd := fs.Bool("end-to-end", false, "run payments → ledger outbox → oncely relay → broker → a downstream consumer, SIGKILLing the relay too (dedupe true only)")
-	accounts := fs.Int("accounts", crashtest.AccountsDefault, "accounts a round's payments go to, in turn")
+	accounts := fs.Int("accounts", crashrun.AccountsDefault, "accounts a round's payments go to, in turn")
 	membership := fs.String("kafka-membership", "static", "Kafka group membership: static (instance_id=ledger-crashtest), dynamic (the URL without it) or both")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -137,7 +137,7 @@ per-account order.`)
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Fprintln(a.stderr, "building examples/ledger and cmd/oncely …")
-	bins, err := crashtest.Build(ctx, tmp)
+	bins, err := crashrun.Build(ctx, tmp)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ per-account order.`)
 		fmt.Fprintf(a.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 	}
 
-	var results []crashtest.Result
+	var results []crashrun.Result
 	var errs []error
 	for _, name := range names {
 		// The runs on this broker, in order: label and URL.
@@ -169,7 +169,7 @@ per-account order.`)
 		case "kafka":
 			base := "kafka://" + *kafkaBrokers
 			if *kafkaBrokers == "" {
-				k, err := crashtest.StartKafka(ctx, bins.Oncely, filepath.Join(tmp, "kafka.log"))
+				k, err := crashrun.StartKafka(ctx, bins.Oncely, filepath.Join(tmp, "kafka.log"))
 				if err != nil {
 					errs = append(errs, fmt.Errorf("kafka: %w", err))
 					continue
@@ -196,7 +196,7 @@ per-account order.`)
 							url = withParam(url, "prefetch=20")
 						}
 					}
-					res, err := crashRuns(ctx, run, url, modes, *logDir, crashtest.Config{DatabaseURL: dbURL, Ledger: bins.Ledger,
+					res, err := crashRuns(ctx, run, url, modes, *logDir, crashrun.Config{DatabaseURL: dbURL, Ledger: bins.Ledger,
 						Kills: *kills, Batch: *batch, Accounts: *accounts, Concurrency: *concurrency, HandlerDelay: *delay, Progress: progress,
 						EndToEnd: *endToEnd, Oncely: bins.Oncely, Instances: n, HandlerBatch: hb, TimedEvery: *timedEvery})
 					results = append(results, res...)
@@ -212,7 +212,7 @@ per-account order.`)
 		}
 	}
 	if len(results) > 0 {
-		if err := crashtest.WriteTable(a.stdout, results); err != nil {
+		if err := crashrun.WriteTable(a.stdout, results); err != nil {
 			return err
 		}
 	}
@@ -220,8 +220,8 @@ per-account order.`)
 }
 
 // crashRuns runs cfg against url labelled name once per dedupe mode.
-func crashRuns(ctx context.Context, name, url string, modes []bool, logDir string, cfg crashtest.Config) ([]crashtest.Result, error) {
-	var results []crashtest.Result
+func crashRuns(ctx context.Context, name, url string, modes []bool, logDir string, cfg crashrun.Config) ([]crashrun.Result, error) {
+	var results []crashrun.Result
 	var errs []error
 	for _, d := range modes {
 		if cfg.HandlerBatch > 1 && !d {
@@ -235,7 +235,7 @@ func crashRuns(ctx context.Context, name, url string, modes []bool, logDir strin
 				return results, err
 			}
 		}
-		res, err := crashtest.Run(ctx, c)
+		res, err := crashrun.Run(ctx, c)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s dedupe=%t: run abandoned after %d kills: %w", name, d, len(res.Kills), err))
 		} else {

@@ -24,9 +24,9 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/memory"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -172,11 +172,11 @@ func TestDLQAndLagKafka(t *testing.T) {
 }
 
 func TestDLQAndLagSQS(t *testing.T) {
-	testDLQ(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1", nil)
+	testDLQ(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1", nil)
 }
 
 func TestDLQAndLagRabbitMQ(t *testing.T) {
-	testDLQ(t, testenv.RabbitMQ(t)+"?tiers=100ms", nil)
+	testDLQ(t, envtest.RabbitMQ(t)+"?tiers=100ms", nil)
 }
 
 // testDLQ drives dlq list, show, redrive (dry run, filters, rate) and lag
@@ -371,7 +371,7 @@ func sumLag(t *testing.T, out, source string) (lag, dead int) {
 }
 
 func TestMigrate(t *testing.T) {
-	dbURL := testenv.Postgres(t)
+	dbURL := envtest.Postgres(t)
 	schema := fmt.Sprintf("cli_migrate_%d", rand.Uint32())
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	require.NoError(t, err)
@@ -393,7 +393,7 @@ func TestMigrate(t *testing.T) {
 // TestPrune: `oncely prune` deletes the claims older than --retention and
 // keeps the others.
 func TestPrune(t *testing.T) {
-	dbURL := testenv.Postgres(t)
+	dbURL := envtest.Postgres(t)
 	schema := fmt.Sprintf("cli_prune_%d", rand.Uint32())
 	pool, err := pgxpool.New(context.Background(), dbURL)
 	require.NoError(t, err)
@@ -431,7 +431,7 @@ func TestDevKafka(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	require.NoError(t, ln.Close())
 
-	var out, errb testenv.Buffer
+	var out, errb envtest.Buffer
 	a := newApp(&out, &errb, func(string) string { return "" })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)

@@ -29,7 +29,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/rabbitmq"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/postgres"
 )
@@ -345,7 +345,7 @@ func best(rs []benchRun) benchRun {
 
 func BenchmarkLedgerKafka(b *testing.B) {
 	payments := benchPayments(b, 200000)
-	dbURL := testenv.Postgres(b)
+	dbURL := envtest.Postgres(b)
 	admin, err := pgxpool.New(context.Background(), dbURL)
 	if err != nil {
 		b.Fatal(err)
@@ -656,8 +656,8 @@ func applyRecords(ctx context.Context, pool *pgxpool.Pool, claimSQL, group strin
 
 func BenchmarkLedgerRabbitMQ(b *testing.B) {
 	payments := benchPayments(b, 50000)
-	dbURL := testenv.Postgres(b)
-	rabbitURL := testenv.RabbitMQ(b)
+	dbURL := envtest.Postgres(b)
+	rabbitURL := envtest.RabbitMQ(b)
 	admin, err := pgxpool.New(context.Background(), dbURL)
 	if err != nil {
 		b.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // TestLedgerEventsBrokers: on every real broker, the events destination does
@@ -44,7 +44,7 @@ func TestLedgerEventsBrokers(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var logs testenv.Buffer
+			var logs envtest.Buffer
 			cfg := config{brokerURL: brokerURL, databaseURL: e.dbURL, dedupe: true, concurrency: 4, source: source, consumer: name,
 				schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, events: events, relay: true}
 			done := make(chan error, 1)

@@ -14,7 +14,7 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/rabbitmq"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -29,7 +29,7 @@ import (
 // Catches: events lost to a destination nobody created, and every bug
 // eventsCheck names.
 func TestLedgerEventsRabbitMQ(t *testing.T) {
-	rabbitURL := testenv.RabbitMQ(t)
+	rabbitURL := envtest.RabbitMQ(t)
 	for _, tc := range []struct {
 		dedupe bool
 		batch  int
@@ -63,7 +63,7 @@ func TestLedgerEventsRabbitMQ(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var logs testenv.Buffer
+			var logs envtest.Buffer
 			cfg := config{brokerURL: rabbitURL, databaseURL: e.dbURL, dedupe: tc.dedupe, concurrency: 4, batch: tc.batch, source: source, consumer: name,
 				schema: e.schema, maxAttempts: 3, retryDelay: 50 * time.Millisecond, events: events, relay: true}
 			done := make(chan error, 1)

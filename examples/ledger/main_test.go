@@ -24,7 +24,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 func TestMain(m *testing.M) {
@@ -75,7 +75,7 @@ type ledgerEnv struct {
 }
 
 func newLedgerEnv(t *testing.T) *ledgerEnv {
-	dbURL := testenv.Postgres(t)
+	dbURL := envtest.Postgres(t)
 	ctx := context.Background()
 	schema := fmt.Sprintf("ledger_test_%d", rand.Uint32())
 	pool, err := pgxpool.New(ctx, dbURL)
@@ -137,7 +137,7 @@ func TestLedger(t *testing.T) {
 			e.publish(t, pay("p1", "acc-17", 250), pay("p2", "acc-17", -50), pay("p1", "acc-17", 250), pay("p3", "acc-42", 1000),
 				pay("bad", "poison", 1), &consumer.Message{ID: "junk", Body: []byte("{not json")})
 			ctx, cancel := context.WithCancel(context.Background())
-			var logs testenv.Buffer
+			var logs envtest.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			addr := freeAddr(t)
 			cfg := config{brokerURL: e.broker, databaseURL: e.dbURL, dedupe: dedupe, concurrency: 4, source: "payments", consumer: consumerName,

@@ -21,8 +21,8 @@ import (
 	"github.com/oncely/oncely/adapters/kafka"
 	"github.com/oncely/oncely/adapters/rabbitmq"
 	"github.com/oncely/oncely/adapters/sqs"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
-	"github.com/oncely/oncely/internal/testenv"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -35,12 +35,12 @@ func brokerCases() []brokerCase {
 		{name: "kafka", url: func(t *testing.T) string {
 			return "kafka://" + strings.Join(kafkatest.Brokers(t), ",") + "?partitions=" + strconv.Itoa(startPartitions)
 		}, topology: kafkaTopology},
-		{name: "rabbitmq", url: func(t *testing.T) string { return testenv.RabbitMQ(t) }, topology: rabbitTopology},
+		{name: "rabbitmq", url: func(t *testing.T) string { return envtest.RabbitMQ(t) }, topology: rabbitTopology},
 		{name: "sqs", url: func(t *testing.T) string {
-			return "sqs://us-east-1?wait=1&endpoint=" + url.QueryEscape(testenv.SQS(t))
+			return "sqs://us-east-1?wait=1&endpoint=" + url.QueryEscape(envtest.SQS(t))
 		}, topology: sqsTopology},
-		{name: "redis", url: func(t *testing.T) string { return testenv.Redis(t) + "?lease=5s" }, topology: redisTopology},
-		{name: "nats", url: func(t *testing.T) string { return testenv.NATS(t) }, topology: natsTopology},
+		{name: "redis", url: func(t *testing.T) string { return envtest.Redis(t) + "?lease=5s" }, topology: redisTopology},
+		{name: "nats", url: func(t *testing.T) string { return envtest.NATS(t) }, topology: natsTopology},
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/retry"
 )
 
@@ -43,7 +43,7 @@ const instances = 5
 // instance is one ledger child process.
 type instance struct {
 	cmd  *exec.Cmd
-	logs *testenv.Buffer
+	logs *envtest.Buffer
 	done chan error
 }
 
@@ -62,7 +62,7 @@ func startInstances(t *testing.T, brokerURL, dbURL string, args ...string) []*in
 		cmd.Stdin = gate
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
-		in := &instance{cmd: cmd, logs: &testenv.Buffer{}, done: make(chan error, 1)}
+		in := &instance{cmd: cmd, logs: &envtest.Buffer{}, done: make(chan error, 1)}
 		cmd.Stderr = in.logs
 		require.NoError(t, cmd.Start())
 		go func() {
@@ -119,7 +119,7 @@ func TestInstancesStartTogether(t *testing.T) {
 	for _, bc := range brokerCases() {
 		t.Run(bc.name, func(t *testing.T) {
 			ctx := context.Background()
-			dbURL := testenv.Postgres(t)
+			dbURL := envtest.Postgres(t)
 			pool, err := pgxpool.New(ctx, dbURL)
 			require.NoError(t, err)
 			defer pool.Close()

@@ -1,4 +1,4 @@
-package durationlog
+package archtest
 
 import (
 	"go/ast"

@@ -1,9 +1,9 @@
-// Package benchround keeps the rounds of an adapter benchmark that drains
+// Package benchtest keeps the rounds of an adapter benchmark that drains
 // the same messages with a hand-written client loop (raw) and with oncely,
 // alternately, so both see the same machine load; it reports the total rates
 // and oncely's as a multiple of raw (x_baseline: the median of the rounds'
 // ratios).
-package benchround
+package benchtest
 
 import (
 	"os"

@@ -11,7 +11,7 @@
 //	tab.Navigate(srv.URL)
 //	tab.WaitFor(`document.querySelector("[data-testid=done]") !== null`)
 //
-// The browser is found by testenv.Chromium (CHROMIUM_PATH, else chromium on
+// The browser is found by envtest.Chromium (CHROMIUM_PATH, else chromium on
 // PATH): under CI=true a missing browser fails the test, elsewhere it skips.
 package browsertest
 
@@ -23,7 +23,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // Defaults of Config.
@@ -39,7 +39,7 @@ const closeTimeout = 10 * time.Second
 
 // Config configures Start. The zero value is ready to use.
 type Config struct {
-	// Path is Chromium's executable. Zero: testenv.Chromium (CHROMIUM_PATH,
+	// Path is Chromium's executable. Zero: envtest.Chromium (CHROMIUM_PATH,
 	// else chromium on PATH).
 	Path string
 	// Timeout bounds each tab: its actions fail with
@@ -67,7 +67,7 @@ type Browser struct {
 func Start(t testing.TB, cfg Config) *Browser {
 	t.Helper()
 	if cfg.Path == "" {
-		cfg.Path = testenv.Chromium(t)
+		cfg.Path = envtest.Chromium(t)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/internal/browsertest"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // TestMain checks no goroutine outlives the tests: each browser, its tabs
@@ -156,7 +156,7 @@ func TestMissingChromium(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			testenv.Chromium(tb)
+			envtest.Chromium(tb)
 		}()
 		<-done
 		if ci == "true" && (!tb.failed || tb.skipped) || ci == "" && (tb.failed || !tb.skipped) {

@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
-	"github.com/oncely/oncely/internal/testenv"
 )
 
 // watchedBroker records the options of each Redrive and signals its
@@ -109,7 +109,7 @@ func jobOf(t *testing.T, resp *http.Response) string {
 func TestActionsMemory(t *testing.T) { testActions(t, memBroker(t)) }
 
 func TestActionsRabbitMQ(t *testing.T) {
-	br, err := adapters.Open(t.Context(), testenv.RabbitMQ(t))
+	br, err := adapters.Open(t.Context(), envtest.RabbitMQ(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = br.Close() })
 	testActions(t, br)
@@ -255,7 +255,7 @@ func (s jobState) withoutTime() jobState {
 // SQS needs a body on every message (seeded letters have one) and is slow
 // here: each read of the dead-letter queue ends with a 1 s long poll.
 func TestActionsSQS(t *testing.T) {
-	br, err := adapters.Open(t.Context(), "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1")
+	br, err := adapters.Open(t.Context(), "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = br.Close() })
 	testActions(t, br)

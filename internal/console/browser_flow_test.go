@@ -14,8 +14,8 @@ import (
 
 	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/internal/browsertest"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
-	"github.com/oncely/oncely/internal/testenv"
 )
 
 // flowRate is the redrive rate the flow asks for, in messages per second.
@@ -238,7 +238,7 @@ func TestBrowserFlowKafka(t *testing.T) {
 
 func TestBrowserFlowRabbitMQ(t *testing.T) {
 	source, name := flowNames()
-	runFlow(t, testenv.RabbitMQ(t), source, name, flowOptions{})
+	runFlow(t, envtest.RabbitMQ(t), source, name, flowOptions{})
 }
 
 func TestBrowserFlowSQS(t *testing.T) {
@@ -246,15 +246,15 @@ func TestBrowserFlowSQS(t *testing.T) {
 	// Each read of an SQS dead-letter queue ends with three empty receives
 	// (3 s or more), so this run leaves out the message page (the others
 	// cover it) to stay well inside the tab's deadline.
-	runFlow(t, "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1", source, name, flowOptions{skipMessage: true})
+	runFlow(t, "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1", source, name, flowOptions{skipMessage: true})
 }
 
 func TestBrowserFlowNATS(t *testing.T) {
 	source, name := flowNames()
-	runFlow(t, testenv.NATS(t), source, name, flowOptions{})
+	runFlow(t, envtest.NATS(t), source, name, flowOptions{})
 }
 
 func TestBrowserFlowRedis(t *testing.T) {
 	source, name := flowNames()
-	runFlow(t, testenv.Redis(t)+"?lease=5s", source, name, flowOptions{})
+	runFlow(t, envtest.Redis(t)+"?lease=5s", source, name, flowOptions{})
 }

@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncely/oncely/adapters"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 func TestUnknownConsumerMemory(t *testing.T) { testUnknownConsumer(t, memBroker(t)) }
-func TestUnknownConsumerRedis(t *testing.T)  { testUnknownConsumer(t, openBroker(t, testenv.Redis(t))) }
+func TestUnknownConsumerRedis(t *testing.T)  { testUnknownConsumer(t, openBroker(t, envtest.Redis(t))) }
 func TestUnknownConsumerRabbitMQ(t *testing.T) {
-	testUnknownConsumer(t, openBroker(t, testenv.RabbitMQ(t)))
+	testUnknownConsumer(t, openBroker(t, envtest.RabbitMQ(t)))
 }
 
 func openBroker(t *testing.T, rawURL string) adapters.Broker {

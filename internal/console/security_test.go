@@ -13,8 +13,8 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/testenv"
 )
 
 const hostile = `<script>alert("x")</script>`
@@ -42,7 +42,7 @@ var rawMarkup = regexp.MustCompile(`(?i)<script>|<script>alert|<img src=x|onmous
 func TestHostileMessagesAreEscapedMemory(t *testing.T) { testHostile(t, memBroker(t)) }
 
 func TestHostileMessagesAreEscapedRabbitMQ(t *testing.T) {
-	br, err := adapters.Open(t.Context(), testenv.RabbitMQ(t))
+	br, err := adapters.Open(t.Context(), envtest.RabbitMQ(t))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = br.Close() })
 	testHostile(t, br)

@@ -1,4 +1,4 @@
-// Package crashtest kills the ledger example (examples/ledger) with SIGKILL
+// Package crashrun kills the ledger example (examples/ledger) with SIGKILL
 // at random moments and counts what the kills did to its effects: payments
 // lost (no ledger_entries row) and payments applied twice (more than one
 // row for a message ID).
@@ -41,7 +41,7 @@
 // services; for Kafka the harness starts `oncely dev kafka` as a separate
 // child process on a free port (see StartKafka). mem:// dies with the
 // process and cannot be crash-tested.
-package crashtest
+package crashrun
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package crashtest_test
+package crashrun_test
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncely/oncely/internal/crashtest"
+	"github.com/oncely/oncely/internal/crashrun"
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/kafkatest"
-	"github.com/oncely/oncely/internal/testenv"
 )
 
 var (
 	buildOnce sync.Once
-	bins      crashtest.Binaries
+	bins      crashrun.Binaries
 	buildErr  error
 	binDir    string
 )
@@ -32,14 +32,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func binaries(t *testing.T) crashtest.Binaries {
+func binaries(t *testing.T) crashrun.Binaries {
 	t.Helper()
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "oncely-crashtest-test-")
 		if buildErr == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			bins, buildErr = crashtest.Build(ctx, binDir)
+			bins, buildErr = crashrun.Build(ctx, binDir)
 		}
 	})
 	require.NoError(t, buildErr)
@@ -52,20 +52,20 @@ func binaries(t *testing.T) crashtest.Binaries {
 // aimed kill and three in ten of all kills mid-stream, and every poison
 // payment dead-lettered. Options change the run's Config (such as its kill
 // window or its instances).
-func crash(t *testing.T, name, url string, batch, kills int, options ...func(*crashtest.Config)) crashtest.Result {
-	dbURL := testenv.Postgres(t)
+func crash(t *testing.T, name, url string, batch, kills int, options ...func(*crashrun.Config)) crashrun.Result {
+	dbURL := envtest.Postgres(t)
 	b := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 	logDir := t.TempDir()
-	cfg := crashtest.Config{
+	cfg := crashrun.Config{
 		Name: name, BrokerURL: url, DatabaseURL: dbURL, Ledger: b.Ledger, Dedupe: true, Kills: kills, Batch: batch, LogDir: logDir,
-		Progress: t.Logf, MinKill: crashtest.MinKillDefault, MaxKill: crashtest.MaxKillDefault,
+		Progress: t.Logf, MinKill: crashrun.MinKillDefault, MaxKill: crashrun.MaxKillDefault,
 	}
 	for _, o := range options {
 		o(&cfg)
 	}
-	res, err := run(ctx, t, cfg, func(res crashtest.Result) bool { return res.Lost() > 0 || res.Duplicated() > 0 })
+	res, err := run(ctx, t, cfg, func(res crashrun.Result) bool { return res.Lost() > 0 || res.Duplicated() > 0 })
 	require.NoError(t, err)
 	require.Len(t, res.Kills, kills)
 	for i, k := range res.Kills {
@@ -87,10 +87,10 @@ func crash(t *testing.T, name, url string, batch, kills int, options ...func(*cr
 
 // run runs cfg, logs the result's table and, when the run failed or bad
 // reports a broken guarantee, the processes' logs.
-func run(ctx context.Context, t *testing.T, cfg crashtest.Config, bad func(crashtest.Result) bool) (crashtest.Result, error) {
-	res, err := crashtest.Run(ctx, cfg)
+func run(ctx context.Context, t *testing.T, cfg crashrun.Config, bad func(crashrun.Result) bool) (crashrun.Result, error) {
+	res, err := crashrun.Run(ctx, cfg)
 	var table strings.Builder
-	_ = crashtest.WriteTable(&table, []crashtest.Result{res})
+	_ = crashrun.WriteTable(&table, []crashrun.Result{res})
 	t.Logf("\n%s", table.String())
 	if err != nil || bad(res) {
 		dumpLogs(t, cfg.LogDir)
@@ -111,28 +111,28 @@ func dumpLogs(t *testing.T, dir string) {
 
 func TestCrashRabbitMQ(t *testing.T) {
 	t.Parallel()
-	crash(t, "rabbitmq", testenv.RabbitMQ(t), 200, 10)
+	crash(t, "rabbitmq", envtest.RabbitMQ(t), 200, 10)
 }
 
 func TestCrashSQS(t *testing.T) {
 	t.Parallel()
 	// The emulator takes fewer messages a second: smaller batches keep the
 	// kills mid-stream and the run within about 90s.
-	crash(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=5s&wait=1", 100, 10)
+	crash(t, "sqs", "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=5s&wait=1", 100, 10)
 }
 
 func TestCrashRedis(t *testing.T) {
 	t.Parallel()
 	// A killed ledger's entries stay pending with its consumer until the
 	// lease ends: a short lease keeps each round within seconds.
-	crash(t, "redis", testenv.Redis(t)+"?lease=2s", 200, 10)
+	crash(t, "redis", envtest.Redis(t)+"?lease=2s", 200, 10)
 }
 
 func TestCrashKafka(t *testing.T) {
 	t.Parallel()
-	testenv.Postgres(t)
+	envtest.Postgres(t)
 	b := binaries(t)
-	k, err := crashtest.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
+	k, err := crashrun.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
 	require.NoError(t, err)
 	t.Cleanup(k.Stop)
 	crash(t, "kafka", k.URL+"?instance_id=ledger-crashtest", 200, 10)
@@ -143,8 +143,8 @@ func TestCrashKafka(t *testing.T) {
 // claim's transaction, and waits delay once per batch, inside the
 // transaction, so most kills land while batches hold uncommitted claims. A
 // round of n payments so lasts about n/size/concurrency × delay.
-func batchMode(size, concurrency int, delay time.Duration) func(*crashtest.Config) {
-	return func(c *crashtest.Config) {
+func batchMode(size, concurrency int, delay time.Duration) func(*crashrun.Config) {
+	return func(c *crashrun.Config) {
 		c.HandlerBatch, c.Concurrency, c.HandlerDelay = size, concurrency, delay
 	}
 }
@@ -159,7 +159,7 @@ func batchMode(size, concurrency int, delay time.Duration) func(*crashtest.Confi
 // payment) that acks or drops its batch-mates.
 func TestCrashRabbitMQBatch(t *testing.T) {
 	t.Parallel()
-	crash(t, "rabbitmq-batch", testenv.RabbitMQ(t), 200, 10, batchMode(10, 4, 500*time.Millisecond))
+	crash(t, "rabbitmq-batch", envtest.RabbitMQ(t), 200, 10, batchMode(10, 4, 500*time.Millisecond))
 }
 
 // TestCrashSQSBatch is TestCrashSQS with the ledger's batch handler: a
@@ -179,7 +179,7 @@ func TestCrashRabbitMQBatch(t *testing.T) {
 // so that a copy is applied beside it.
 func TestCrashSQSBatch(t *testing.T) {
 	t.Parallel()
-	crash(t, "sqs-batch", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=3s&wait=1", 100, 10, batchMode(10, 2, 500*time.Millisecond))
+	crash(t, "sqs-batch", "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=3s&wait=1", 100, 10, batchMode(10, 2, 500*time.Millisecond))
 }
 
 // TestCrashRedisBatch is TestCrashRedis with the ledger's batch handler: a
@@ -193,7 +193,7 @@ func TestCrashSQSBatch(t *testing.T) {
 // runs, so that another consumer reclaims and applies them beside it.
 func TestCrashRedisBatch(t *testing.T) {
 	t.Parallel()
-	crash(t, "redis-batch", testenv.Redis(t)+"?lease=2s", 200, 10, batchMode(10, 4, 500*time.Millisecond))
+	crash(t, "redis-batch", envtest.Redis(t)+"?lease=2s", 200, 10, batchMode(10, 4, 500*time.Millisecond))
 }
 
 // TestCrashKafkaBatch is TestCrashKafka with the ledger's batch handler, on
@@ -207,9 +207,9 @@ func TestCrashRedisBatch(t *testing.T) {
 // restart and applied again (duplicates).
 func TestCrashKafkaBatch(t *testing.T) {
 	t.Parallel()
-	testenv.Postgres(t)
+	envtest.Postgres(t)
 	b := binaries(t)
-	k, err := crashtest.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
+	k, err := crashrun.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
 	require.NoError(t, err)
 	t.Cleanup(k.Stop)
 	crash(t, "kafka-batch", k.URL+"?instance_id=ledger-crashtest", 200, 10, batchMode(10, 4, 250*time.Millisecond))
@@ -226,13 +226,13 @@ func TestCrashKafkaBatch(t *testing.T) {
 func TestCrashKafkaReal(t *testing.T) {
 	t.Parallel()
 	if !kafkatest.Real() {
-		testenv.Missing(t, "Kafka ("+kafkatest.Env+")", errors.New("not set"))
+		envtest.Missing(t, "Kafka ("+kafkatest.Env+")", errors.New("not set"))
 		return
 	}
 	url := "kafka://" + strings.Join(kafkatest.Brokers(t), ",")
-	var dynamic, static crashtest.Result
+	var dynamic, static crashrun.Result
 	// Three kills only (each waits out a session), so each must land
-	// mid-stream: rounds 1–3 are aimed (see crashtest.Config.TimedEvery), at
+	// mid-stream: rounds 1–3 are aimed (see crashrun.Config.TimedEvery), at
 	// a batch twice the usual size.
 	if !t.Run("dynamic", func(t *testing.T) { dynamic = crash(t, "kafka-dynamic", url, 400, 3) }) {
 		return
@@ -266,24 +266,24 @@ func TestCrashKafkaReal(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	_, err := crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "mem://", Kills: -1})
+	_, err := crashrun.Run(context.Background(), crashrun.Config{BrokerURL: "mem://", Kills: -1})
 	require.ErrorContains(t, err, "mem:// lives inside the ledger process")
 	require.ErrorContains(t, err, "DatabaseURL is required")
 	require.ErrorContains(t, err, "the Ledger field (the built examples/ledger binary) is required")
 	require.ErrorContains(t, err, "the Kills, Batch, Concurrency and Accounts fields must be >= 1")
-	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: -1})
+	_, err = crashrun.Run(context.Background(), crashrun.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: -1})
 	require.ErrorContains(t, err, "the HandlerBatch field must be >= 0, got -1")
-	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", Instances: -1, TimedEvery: -2})
+	_, err = crashrun.Run(context.Background(), crashrun.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", Instances: -1, TimedEvery: -2})
 	require.ErrorContains(t, err, "the Instances and TimedEvery fields must be >= 0 (0: the default), got -1 and -2")
-	_, err = crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: 10})
+	_, err = crashrun.Run(context.Background(), crashrun.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", HandlerBatch: 10})
 	require.ErrorContains(t, err, "the HandlerBatch field needs Dedupe")
 }
 
 func TestWriteTable(t *testing.T) {
 	var b strings.Builder
-	res := crashtest.Result{Broker: "kafka", Instances: 3, Dedupe: false, Messages: 398, Poison: 2, PoisonDeadLettered: 2, Elapsed: 12 * time.Second,
-		Kills: []crashtest.Kill{{After: time.Second, Aimed: true, Target: 40, DoneBefore: 50, Duplicated: 12, Resumed: 2468 * time.Millisecond}, {After: 2 * time.Second, DoneBefore: 0}}}
-	require.NoError(t, crashtest.WriteTable(&b, []crashtest.Result{res}))
+	res := crashrun.Result{Broker: "kafka", Instances: 3, Dedupe: false, Messages: 398, Poison: 2, PoisonDeadLettered: 2, Elapsed: 12 * time.Second,
+		Kills: []crashrun.Kill{{After: time.Second, Aimed: true, Target: 40, DoneBefore: 50, Duplicated: 12, Resumed: 2468 * time.Millisecond}, {After: 2 * time.Second, DoneBefore: 0}}}
+	require.NoError(t, crashrun.WriteTable(&b, []crashrun.Result{res}))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	require.Len(t, lines, 2)
 	require.Equal(t, strings.Fields("broker instances dedupe kills mid-stream aimed mid-stream kills with loss kills with duplicates worst kill lost duplicated messages poison in DLQ unclean exits resume median resume max time"), strings.Fields(lines[0]))
@@ -293,18 +293,18 @@ func TestWriteTable(t *testing.T) {
 }
 
 func TestEndToEndConfigErrors(t *testing.T) {
-	_, err := crashtest.Run(context.Background(), crashtest.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", EndToEnd: true})
+	_, err := crashrun.Run(context.Background(), crashrun.Config{BrokerURL: "amqp://127.0.0.1", DatabaseURL: "postgres://127.0.0.1", Ledger: "ledger", EndToEnd: true})
 	require.ErrorContains(t, err, "the EndToEnd field needs the Oncely field")
 	require.ErrorContains(t, err, "the EndToEnd field needs Dedupe")
 }
 
 func TestWriteTableEndToEnd(t *testing.T) {
 	var b strings.Builder
-	res := crashtest.Result{Broker: "sqs", Dedupe: true, EndToEnd: true, Messages: 120, Accounts: 10, EventsOutOfOrder: 3, Kills: []crashtest.Kill{
-		{After: time.Second, EventsLost: 2, Relay: crashtest.RelayKill{Mode: crashtest.RelayInMark, Waited: true, Unmarked: 4}},
-		{After: time.Second, EventsTwice: 1, Relay: crashtest.RelayKill{Mode: crashtest.RelayAfterMark, Waited: true}},
+	res := crashrun.Result{Broker: "sqs", Dedupe: true, EndToEnd: true, Messages: 120, Accounts: 10, EventsOutOfOrder: 3, Kills: []crashrun.Kill{
+		{After: time.Second, EventsLost: 2, Relay: crashrun.RelayKill{Mode: crashrun.RelayInMark, Waited: true, Unmarked: 4}},
+		{After: time.Second, EventsTwice: 1, Relay: crashrun.RelayKill{Mode: crashrun.RelayAfterMark, Waited: true}},
 	}}
-	require.NoError(t, crashtest.WriteTable(&b, []crashtest.Result{res}))
+	require.NoError(t, crashrun.WriteTable(&b, []crashrun.Result{res}))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	require.Len(t, lines, 5)
 	require.Equal(t, strings.Fields("broker relay kills mid-round in mark after mark events lost events twice out of order accounts accounts mismatched payments"), strings.Fields(lines[3]))

@@ -1,4 +1,4 @@
-package crashtest_test
+package crashrun_test
 
 import (
 	"context"
@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncely/oncely/internal/crashtest"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/crashrun"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
-// endToEnd runs the end-to-end crash test (crashtest.Config.EndToEnd) with
+// endToEnd runs the end-to-end crash test (crashrun.Config.EndToEnd) with
 // 10 kills of the ledger and 10 of the relay against url: payments →
 // ledger (claims + outbox) → `oncely relay` → broker → a downstream
 // consumer with claims of its own. A round has 60 good payments to 10
@@ -31,22 +31,22 @@ import (
 // claims (events twice), a key's rows published in reverse (out of order),
 // events sent without a key (out of order), an event sent outside the
 // payment's transaction (events lost or twice).
-func endToEnd(t *testing.T, name, url string, options ...func(*crashtest.Config)) crashtest.Result {
-	dbURL := testenv.Postgres(t)
+func endToEnd(t *testing.T, name, url string, options ...func(*crashrun.Config)) crashrun.Result {
+	dbURL := envtest.Postgres(t)
 	b := binaries(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	logDir := t.TempDir()
 	const kills, batch = 10, 61
-	cfg := crashtest.Config{
+	cfg := crashrun.Config{
 		Name: name, BrokerURL: url, DatabaseURL: dbURL, Ledger: b.Ledger, Oncely: b.Oncely, EndToEnd: true, Dedupe: true,
 		Kills: kills, Batch: batch, Accounts: 10, Concurrency: 2, HandlerDelay: 60 * time.Millisecond,
-		MinKill: crashtest.MinKillDefault, MaxKill: 2 * time.Second, LogDir: logDir, Progress: t.Logf,
+		MinKill: crashrun.MinKillDefault, MaxKill: 2 * time.Second, LogDir: logDir, Progress: t.Logf,
 	}
 	for _, o := range options {
 		o(&cfg)
 	}
-	res, err := run(ctx, t, cfg, func(res crashtest.Result) bool {
+	res, err := run(ctx, t, cfg, func(res crashrun.Result) bool {
 		return res.Lost()+res.Duplicated()+res.EventsLost()+res.EventsTwice()+res.EventsOutOfOrder+res.AccountsMismatched > 0
 	})
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func endToEnd(t *testing.T, name, url string, options ...func(*crashtest.Config)
 
 func TestEndToEndRabbitMQ(t *testing.T) {
 	t.Parallel()
-	endToEnd(t, "rabbitmq", testenv.RabbitMQ(t))
+	endToEnd(t, "rabbitmq", envtest.RabbitMQ(t))
 }
 
 // TestEndToEndRabbitMQBatch is TestEndToEndRabbitMQ with the ledger's batch
@@ -75,7 +75,7 @@ func TestEndToEndRabbitMQ(t *testing.T) {
 // payment's under its own cause.
 func TestEndToEndRabbitMQBatch(t *testing.T) {
 	t.Parallel()
-	endToEnd(t, "rabbitmq-batch", testenv.RabbitMQ(t), batchMode(10, 2, 500*time.Millisecond))
+	endToEnd(t, "rabbitmq-batch", envtest.RabbitMQ(t), batchMode(10, 2, 500*time.Millisecond))
 }
 
 // TestEndToEndKafka runs on a dev cluster of its own, as TestCrashKafka:
@@ -83,9 +83,9 @@ func TestEndToEndRabbitMQBatch(t *testing.T) {
 // in order.
 func TestEndToEndKafka(t *testing.T) {
 	t.Parallel()
-	testenv.Postgres(t)
+	envtest.Postgres(t)
 	b := binaries(t)
-	k, err := crashtest.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
+	k, err := crashrun.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
 	require.NoError(t, err)
 	t.Cleanup(k.Stop)
 	endToEnd(t, "kafka", k.URL+"?instance_id=ledger-crashtest")
@@ -97,15 +97,15 @@ func TestEndToEndKafka(t *testing.T) {
 // downstream's claims see it.
 func TestEndToEndSQS(t *testing.T) {
 	t.Parallel()
-	endToEnd(t, "sqs", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=3s&wait=1")
+	endToEnd(t, "sqs", "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=3s&wait=1")
 }
 
 func TestEndToEndNATS(t *testing.T) {
 	t.Parallel()
-	endToEnd(t, "nats", testenv.NATS(t)+"?ack_wait=5s")
+	endToEnd(t, "nats", envtest.NATS(t)+"?ack_wait=5s")
 }
 
 func TestEndToEndRedis(t *testing.T) {
 	t.Parallel()
-	endToEnd(t, "redis", testenv.Redis(t)+"?lease=2s")
+	endToEnd(t, "redis", envtest.Redis(t)+"?lease=2s")
 }

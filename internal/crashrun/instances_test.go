@@ -1,4 +1,4 @@
-package crashtest_test
+package crashrun_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncely/oncely/internal/crashtest"
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/crashrun"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // The three-instance crash tests run three ledger processes of the same
@@ -35,7 +35,7 @@ import (
 // instances runs the ledger as three instances at concurrency 2, and
 // bounds each round: its payments must all have an effect within 30 s of
 // the restart (each broker's lease here is 3 s at most).
-func instances(c *crashtest.Config) {
+func instances(c *crashrun.Config) {
 	c.Instances, c.Concurrency, c.RoundTimeout = 3, 2, 30*time.Second
 }
 
@@ -45,7 +45,7 @@ func instances(c *crashtest.Config) {
 // consumer could take a whole round).
 func TestCrashRabbitMQInstances(t *testing.T) {
 	t.Parallel()
-	crash(t, "rabbitmq-x3", testenv.RabbitMQ(t)+"?prefetch=20", 200, 10, instances)
+	crash(t, "rabbitmq-x3", envtest.RabbitMQ(t)+"?prefetch=20", 200, 10, instances)
 }
 
 // TestCrashSQSInstances runs three competing consumers on one queue:
@@ -55,7 +55,7 @@ func TestCrashRabbitMQInstances(t *testing.T) {
 // minute.
 func TestCrashSQSInstances(t *testing.T) {
 	t.Parallel()
-	crash(t, "sqs-x3", "sqs://us-east-1?endpoint="+testenv.SQS(t)+"&visibility_timeout=3s&wait=1", 100, 8, instances)
+	crash(t, "sqs-x3", "sqs://us-east-1?endpoint="+envtest.SQS(t)+"&visibility_timeout=3s&wait=1", 100, 8, instances)
 }
 
 // TestCrashRedisInstances runs three consumers of one group (each its own
@@ -63,7 +63,7 @@ func TestCrashSQSInstances(t *testing.T) {
 // by the others, or by its restart, once the 2 s lease ends.
 func TestCrashRedisInstances(t *testing.T) {
 	t.Parallel()
-	crash(t, "redis-x3", testenv.Redis(t)+"?lease=2s", 200, 10, instances)
+	crash(t, "redis-x3", envtest.Redis(t)+"?lease=2s", 200, 10, instances)
 }
 
 // TestCrashNATSInstances runs three pullers of one durable consumer: what a
@@ -71,7 +71,7 @@ func TestCrashRedisInstances(t *testing.T) {
 // Eight kills (each round waits out an AckWait) keep it within a minute.
 func TestCrashNATSInstances(t *testing.T) {
 	t.Parallel()
-	crash(t, "nats-x3", testenv.NATS(t)+"?ack_wait=3s", 200, 8, instances)
+	crash(t, "nats-x3", envtest.NATS(t)+"?ack_wait=3s", 200, 8, instances)
 }
 
 // TestCrashKafkaInstances runs three static members of one group (instance
@@ -81,9 +81,9 @@ func TestCrashNATSInstances(t *testing.T) {
 // restarts join together.
 func TestCrashKafkaInstances(t *testing.T) {
 	t.Parallel()
-	testenv.Postgres(t)
+	envtest.Postgres(t)
 	b := binaries(t)
-	k, err := crashtest.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
+	k, err := crashrun.StartKafka(context.Background(), b.Oncely, filepath.Join(t.TempDir(), "kafka.log"))
 	require.NoError(t, err)
 	t.Cleanup(k.Stop)
 	crash(t, "kafka-x3", k.URL+"?instance_id=ledger-crashtest", 200, 10, instances)

@@ -1,10 +1,10 @@
-package crashtest_test
+package crashrun_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // TestCrashNATS kills the ledger on NATS JetStream 10 times mid-stream, with
@@ -12,7 +12,7 @@ import (
 // the claims absorb what it had applied without acking.
 func TestCrashNATS(t *testing.T) {
 	t.Parallel()
-	crash(t, "nats", testenv.NATS(t)+"?ack_wait=5s", 200, 10)
+	crash(t, "nats", envtest.NATS(t)+"?ack_wait=5s", 200, 10)
 }
 
 // TestCrashNATSBatch is TestCrashNATS with the ledger's batch handler: a
@@ -28,5 +28,5 @@ func TestCrashNATS(t *testing.T) {
 // progress being reported, so that a copy is applied beside it.
 func TestCrashNATSBatch(t *testing.T) {
 	t.Parallel()
-	crash(t, "nats-batch", testenv.NATS(t)+"?ack_wait=3s", 200, 8, batchMode(10, 4, 500*time.Millisecond))
+	crash(t, "nats-batch", envtest.NATS(t)+"?ack_wait=3s", 200, 8, batchMode(10, 4, 500*time.Millisecond))
 }

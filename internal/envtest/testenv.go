@@ -1,7 +1,7 @@
-// Package testenv locates the services integration tests need. Under CI=true a
+// Package envtest locates the services integration tests need. Under CI=true a
 // missing service fails the test; elsewhere it skips, so `go test ./...` on a
 // laptop without services still runs the unit tests.
-package testenv
+package envtest
 
 import (
 	"net"

@@ -22,7 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // Env is the variable naming the brokers: comma-separated host:port.
@@ -41,7 +41,7 @@ func Brokers(t testing.TB, opts ...kfake.Opt) []string {
 	t.Helper()
 	raw := os.Getenv(Env)
 	if raw == "" {
-		if testenv.CI() {
+		if envtest.CI() {
 			t.Fatalf("%s is not set: the Kafka integration tests need a real broker under CI=true; run ./scripts/test.sh, which starts one", Env)
 		}
 		c, err := kfake.NewCluster(opts...)
@@ -54,7 +54,7 @@ func Brokers(t testing.TB, opts ...kfake.Opt) []string {
 	addrs := strings.Split(raw, ",")
 	conn, err := net.DialTimeout("tcp", addrs[0], 2*time.Second)
 	if err != nil {
-		testenv.Missing(t, "Kafka at "+Env+"="+raw, err)
+		envtest.Missing(t, "Kafka at "+Env+"="+raw, err)
 		return nil
 	}
 	_ = conn.Close()

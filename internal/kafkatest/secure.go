@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 )
 
 // The variables naming the SASL_SSL listener scripts/kafka.sh opens besides
@@ -29,20 +29,20 @@ type SecureBroker struct {
 
 // Secure returns the SASL_SSL listener once it accepts TCP connections.
 // Under CI=true an unset variable or an unreachable listener fails t
-// (testenv.Missing); elsewhere it skips t (kfake has no TLS).
+// (envtest.Missing); elsewhere it skips t (kfake has no TLS).
 func Secure(t testing.TB) SecureBroker {
 	t.Helper()
 	b := SecureBroker{Addr: os.Getenv(SASLBrokersEnv), CA: os.Getenv(TLSCAEnv),
 		User: os.Getenv(SASLUserEnv), Password: os.Getenv(SASLPasswordEnv)}
 	for env, v := range map[string]string{SASLBrokersEnv: b.Addr, TLSCAEnv: b.CA, SASLUserEnv: b.User, SASLPasswordEnv: b.Password} {
 		if v == "" {
-			testenv.Missing(t, "Kafka's SASL_SSL listener", errors.New(env+" is not set"))
+			envtest.Missing(t, "Kafka's SASL_SSL listener", errors.New(env+" is not set"))
 			return SecureBroker{}
 		}
 	}
 	conn, err := net.DialTimeout("tcp", b.Addr, 2*time.Second)
 	if err != nil {
-		testenv.Missing(t, "Kafka's SASL_SSL listener at "+SASLBrokersEnv+"="+b.Addr, err)
+		envtest.Missing(t, "Kafka's SASL_SSL listener at "+SASLBrokersEnv+"="+b.Addr, err)
 		return SecureBroker{}
 	}
 	_ = conn.Close()

@@ -1,5 +1,5 @@
 // Package pgtest gives each test its own migrated PostgreSQL schema and a
-// pgxpool, from internal/testenv.Postgres (TEST_DATABASE_URL), and drops the
+// pgxpool, from internal/envtest.Postgres (TEST_DATABASE_URL), and drops the
 // schema when the test ends.
 package pgtest
 
@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/oncely/oncely/internal/testenv"
+	"github.com/oncely/oncely/internal/envtest"
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
@@ -57,14 +57,14 @@ func New(t testing.TB, opts ...Options) *DB {
 	if o.MaxConns == 0 {
 		o.MaxConns = MaxConnsDefault
 	}
-	url := testenv.Postgres(t)
+	url := envtest.Postgres(t)
 	schema := SchemaName(t.Name())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
 	admin, err := pgx.Connect(ctx, url)
 	if err != nil {
-		testenv.Missing(t, "PostgreSQL", err)
+		envtest.Missing(t, "PostgreSQL", err)
 		return nil
 	}
 	defer admin.Close(ctx)
@@ -99,7 +99,7 @@ func (db *DB) Config(t testing.TB) *pgxpool.Config {
 }
 
 // NewPool opens another pool on the test's schema, after configure (if not
-// nil) adjusted its Config (for example to dial through a tcpproxy: set
+// nil) adjusted its Config (for example to dial through a proxytest.Proxy: set
 // ConnConfig.Host and ConnConfig.Port). The pool is closed when the test ends.
 func (db *DB) NewPool(t testing.TB, configure func(*pgxpool.Config)) *pgxpool.Pool {
 	t.Helper()

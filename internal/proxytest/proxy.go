@@ -1,8 +1,8 @@
-// Package tcpproxy is a small TCP proxy for fault tests: it listens on
+// Package proxytest is a small TCP proxy for fault tests: it listens on
 // 127.0.0.1, forwards every connection to a target, and can cut the current
 // connections and refuse new ones on demand, simulating a server that crashes
 // and comes back.
-package tcpproxy
+package proxytest
 
 import (
 	"errors"

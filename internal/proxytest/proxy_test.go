@@ -1,4 +1,4 @@
-package tcpproxy_test
+package proxytest_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/oncely/oncely/internal/tcpproxy"
+	"github.com/oncely/oncely/internal/proxytest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -75,7 +75,7 @@ func dialAndTalk(addr string) error {
 }
 
 func TestForwardCutRefuseAccept(t *testing.T) {
-	p, err := tcpproxy.New(echoServer(t))
+	p, err := proxytest.New(echoServer(t))
 	require.NoError(t, err)
 	defer p.Close()
 
@@ -112,7 +112,7 @@ func TestForwardCutRefuseAccept(t *testing.T) {
 }
 
 func TestCloseResetsConnections(t *testing.T) {
-	p, err := tcpproxy.New(echoServer(t))
+	p, err := proxytest.New(echoServer(t))
 	require.NoError(t, err)
 	c, err := net.Dial("tcp", p.Addr())
 	require.NoError(t, err)
@@ -133,7 +133,7 @@ func TestUnreachableTarget(t *testing.T) {
 	require.NoError(t, err)
 	// Start the proxy while the target port is taken, so it cannot get that
 	// port itself (and forward to itself), then free it.
-	p, err := tcpproxy.New(ln.Addr().String())
+	p, err := proxytest.New(ln.Addr().String())
 	require.NoError(t, err)
 	defer p.Close()
 	require.NoError(t, ln.Close()) // nothing listens on the target now

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/testenv"
 )
 
 // pgCluster runs pg_ctlcluster on the local cluster: the only version under
@@ -26,7 +26,7 @@ func pgCluster(t *testing.T, action string) error {
 		err = fmt.Errorf("%d PostgreSQL versions under /etc/postgresql, want 1", len(versions))
 	}
 	if err != nil {
-		testenv.Missing(t, "a local PostgreSQL cluster to stop and start", err)
+		envtest.Missing(t, "a local PostgreSQL cluster to stop and start", err)
 	}
 	cluster := os.Getenv("PG_FAULT_CLUSTER")
 	if cluster == "" {

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/tcpproxy"
+	"github.com/oncely/oncely/internal/proxytest"
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
@@ -99,12 +99,12 @@ func claimed(t testing.TB, db *pgtest.DB, consumerName, id string) bool {
 	return ok
 }
 
-// proxied starts a tcpproxy in front of the test's server and opens a pool
+// proxied starts a proxytest.Proxy in front of the test's server and opens a pool
 // that dials through it.
-func proxied(t testing.TB, db *pgtest.DB, maxConns int32) (*tcpproxy.Proxy, *pgxpool.Pool) {
+func proxied(t testing.TB, db *pgtest.DB, maxConns int32) (*proxytest.Proxy, *pgxpool.Pool) {
 	t.Helper()
 	cfg := db.Config(t)
-	p, err := tcpproxy.New(net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
+	p, err := proxytest.New(net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	host, port, err := net.SplitHostPort(p.Addr())

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
-	"github.com/oncely/oncely/internal/testenv"
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
@@ -88,7 +88,7 @@ func TestPruneExactMultipleOfBatch(t *testing.T) {
 
 func TestRunPruner(t *testing.T) {
 	db := pgtest.New(t)
-	var logs testenv.Buffer
+	var logs envtest.Buffer
 	s := newStore(t, db, pgstore.Config{Retention: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
