@@ -21,7 +21,7 @@
 //	INSERT INTO ledger_entries (message_id, account, amount_cents) …   -- no unique constraint on message_id
 //
 // The same transaction sends a ledger.applied event through the outbox
-// (store/postgres/outbox) to the destination -events (default
+// (package outbox) to the destination -events (default
 // "ledger-applied", on the same broker; -events "" turns it off): key the
 // account, ID outbox.DeriveID(<-consumer>, <payment ID>, 0), body
 //

@@ -35,7 +35,7 @@ func eventID(paymentID string) string { return eventType + "/" + paymentID }
 // ledger is the handler's state: balances per account and its outbox, the
 // follow-up events not yet published.
 //
-// This is the memory stand-in for store/postgres/outbox: there, the
+// This is the memory stand-in for package outbox: there, the
 // handler's writes and outbox.Send's row join the claim's transaction, and
 // the Relay publishes committed rows. The memory store cannot roll back
 // (store/memory), so Handle writes the balance and the event together under

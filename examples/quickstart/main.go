@@ -15,7 +15,7 @@
 //
 // The same handlers run on Kafka, RabbitMQ or SQS by changing the broker URL;
 // examples/ledger is the production-shaped version with Postgres, and
-// store/postgres/outbox is the real outbox (outbox.Send in the claim's
+// package outbox is the real outbox (outbox.Send in the claim's
 // transaction, outbox.Relay or `oncely relay`).
 package main
 

@@ -14,7 +14,7 @@ import (
 // crash between the two leaves an event pending, and it is published again
 // with the same ID: at least once, deduplicated by the consumers downstream.
 //
-// It is the quickstart's stand-in for outbox.Relay (store/postgres/outbox),
+// It is the quickstart's stand-in for outbox.Relay (package outbox),
 // which does the same from the outbox table, with per-key order across
 // relays, backoff, cleanup and metrics.
 type relay struct {

@@ -1,5 +1,5 @@
 -- Outbox: messages a handler sends in its own transaction; a relay
--- (store/postgres/outbox) publishes committed rows and marks them published.
+-- (package outbox) publishes committed rows and marks them published.
 CREATE TABLE {{schema}}.outbox (
     seq          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     message_id   text        NOT NULL,
