@@ -41,6 +41,9 @@
 // services; for Kafka the harness starts `oncely dev kafka` as a separate
 // child process on a free port (see StartKafka). mem:// dies with the
 // process and cannot be crash-tested.
+//
+// It is production code, the engine of `oncely crashtest`; its own tests
+// (crashrun_test.go and the others) are the suite's bounded crash runs.
 package crashrun
 
 import (
