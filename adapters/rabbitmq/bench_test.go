@@ -59,7 +59,7 @@ func BenchmarkConsume(b *testing.B) {
 		defer b.StartTimer()
 		start := time.Now()
 		publish(b, queue, ms...)
-		b.Logf("filled %s with %d messages in %s", queue, n, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "%s: filled %s with %d messages in %s\n", b.Name(), queue, n, time.Since(start).Round(time.Millisecond))
 	}
 	var rawBroker, oncelyBroker time.Duration
 	broker, brokerOK := brokerProcess()

@@ -3,6 +3,7 @@ package sqs
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,12 +59,12 @@ func BenchmarkThroughput(b *testing.B) {
 		var hand, oncely, handStop, oncelyStop time.Duration
 		for range rounds {
 			h, hs := benchRun(b, client, "hand", func(ctx context.Context, url string) (time.Time, time.Time) { return handWritten(ctx, b, client, url) })
-			o, os := benchRun(b, client, "oncely", func(ctx context.Context, url string) (time.Time, time.Time) {
+			o, oss := benchRun(b, client, "oncely", func(ctx context.Context, url string) (time.Time, time.Time) {
 				return oncelyConsumer(ctx, b, endpoint, url)
 			})
 			res.Add(b, h, o)
-			b.Logf("stop: baseline %s, oncely %s", hs.Round(time.Millisecond), os.Round(time.Millisecond))
-			hand, oncely, handStop, oncelyStop = hand+h, oncely+o, handStop+hs, oncelyStop+os
+			fmt.Fprintf(os.Stderr, "%s: stop: baseline %s, oncely %s\n", b.Name(), hs.Round(time.Millisecond), oss.Round(time.Millisecond))
+			hand, oncely, handStop, oncelyStop = hand+h, oncely+o, handStop+hs, oncelyStop+oss
 		}
 		b.ReportMetric(float64(oncelyStop.Milliseconds())/float64(rounds), "stop_ms")
 		b.ReportMetric(float64(handStop.Milliseconds())/float64(rounds), "baseline_stop_ms")
