@@ -178,7 +178,7 @@ type heldLetter struct {
 
 // batchRemover is a dlqSession that removes many letters in fewer round
 // trips than one remove each. Redrive uses it where it measurably pays
-// (docs/benchmarks.md, "Dead-letter redrive (issue 21)").
+// (docs/benchmarks-log.md, "Dead-letter redrive (issue 21)").
 type batchRemover interface {
 	// removeAll removes hs, letters this session handed out; on an error
 	// some may be left.

@@ -265,7 +265,7 @@ type rabbitSession struct {
 }
 
 // rabbitGetters is the number of channels Redrive and Purge read a
-// dead-letter queue with (docs/benchmarks.md, "Dead-letter redrive (issue
+// dead-letter queue with (docs/benchmarks-log.md, "Dead-letter redrive (issue
 // 21)"); their order across channels is not the queue's.
 const rabbitGetters = 4
 

@@ -40,7 +40,7 @@ const sqsHold = 60
 
 // sqsReceivers is the most receives (of up to ten letters each) a session
 // has in flight at once, and sqsDeleters the most DeleteMessageBatch calls
-// (of up to ten) removeAll has. In BenchmarkRedriveRate (docs/benchmarks.md,
+// (of up to ten) removeAll has. In BenchmarkRedriveRate (docs/benchmarks-log.md,
 // "Dead-letter redrive (issue 21)") a redrive took 17.0–18.4 s with one
 // receive at a time, 25.0 s with one DeleteMessage a letter, and 10.4–11.3 s
 // with both.

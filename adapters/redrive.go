@@ -14,7 +14,7 @@ import (
 // the originals are removed only after the whole batch was confirmed. One
 // publish and one confirmation per letter took 45–54 s for 10,000 letters on
 // RabbitMQ and 23.5 s on NATS; batched, a redrive at Rate 1000 keeps the
-// pace on every broker (docs/benchmarks.md, "Dead-letter redrive (issue
+// pace on every broker (docs/benchmarks-log.md, "Dead-letter redrive (issue
 // 21)").
 const (
 	// redriveBatch bounds the letters published in one batch.

@@ -7,7 +7,7 @@ import "sync"
 // turn and runs one item of each. It is the oracle of the property tests
 // (TestScheduleProperties runs both schedulers on the same inputs) and the
 // baseline the runtime's scheduler must beat on the broker-backed
-// benchmarks to exist (docs/benchmarks.md, "Complexity that pays for
+// benchmarks to exist (docs/benchmarks-log.md, "Complexity that pays for
 // itself"); should it stop winning by 3 %, this becomes the only scheduler.
 //
 // A lane with items is busy: it is either running on a worker or waiting in

@@ -31,7 +31,7 @@ import (
 //
 // This is clever code, and it stays only while it pays: on the Kafka
 // throughput benchmark against a real broker it beats the plain scheduler
-// by more than 3 % (docs/benchmarks.md, "Complexity that pays for itself");
+// by more than 3 % (docs/benchmarks-log.md, "Complexity that pays for itself");
 // elsewhere the two are equal. Should a change make that margin vanish,
 // delete it and make plainScheduler the only one.
 type scheduler[T any] struct {

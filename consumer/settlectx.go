@@ -25,7 +25,7 @@ import (
 // Why not context.WithTimeout per settlement, the simple version: it starts
 // and stops a timer per ack, and on the Kafka pipeline (BenchmarkThroughput,
 // no-op handler) that cost 20–35 % of the throughput; this type stays only
-// because of that measurement (docs/benchmarks.md, "Complexity that pays for
+// because of that measurement (docs/benchmarks-log.md, "Complexity that pays for
 // itself").
 type settleCtx struct {
 	context.Context

@@ -25,7 +25,7 @@ import (
 // 0.37-0.40 write calls a message (the raw loop 0.06-0.07); in bursts 0.08-0.09,
 // its CPU a message fell 13-14 %, and N1's round median rose from 0.69 to
 // 0.82 at load 4-8 and from 0.78 to 0.80 at load 0.3-2 (see
-// docs/benchmarks.md, "NATS JetStream"). Writing the bursts without the
+// docs/benchmarks-log.md, "NATS JetStream"). Writing the bursts without the
 // flush (the flusher coalescing on its own) kept 0.30 writes a message and
 // no gain. The linger (2026-12-04, alternating runs of 3 rounds): write
 // calls 0.051 -> 0.042 a message and run medians 0.84-0.88 -> 0.89-0.95.

@@ -41,7 +41,7 @@ func MessageFromMsg(m jetstream.Msg, keyHeader string) *consumer.Message {
 //
 // Coordinates only on redeliveries: a map of the stream, sequence and
 // count on every message cost N1 4 % (alternating runs, pooled medians
-// 0.853 with it, 0.892 without; see docs/benchmarks.md, "NATS
+// 0.853 with it, 0.892 without; see docs/benchmarks-log.md, "NATS
 // JetStream"); the stream is the Source's (StreamName), the sequence is
 // Offset.
 func fillMessage(msg *consumer.Message, m jetstream.Msg, keyHeader string) uint64 {

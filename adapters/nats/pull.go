@@ -39,7 +39,7 @@ type puller struct {
 // that keeps this bound: what made N1 pay (0.95 of the raw loop, pooled
 // over 15 rounds, 2026-12-04) is the split it allows; an inbox over
 // Messages().Next with the pull buffers cut to fit did not (see
-// docs/benchmarks.md, "NATS JetStream", fourth look).
+// docs/benchmarks-log.md, "NATS JetStream", fourth look).
 func retryShare(prefetch int) int { return max(2, prefetch/8) }
 
 func sourceShare(prefetch int) int { return prefetch - retryShare(prefetch) }

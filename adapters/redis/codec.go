@@ -50,7 +50,7 @@ func (c codec) fields(id, key string, body []byte, headers map[string]string) []
 // Headers map of a plain entry: 4 allocations a message instead of 6
 // (TestCodecMessage logs them). In R2 (2026-12-03, alternating runs)
 // oncely's CPU a message fell 8-11 % and the round median rose from 0.75 to
-// 0.78 at load 5 and from 0.77 to 0.82 at load 2 (see docs/benchmarks.md,
+// 0.78 at load 5 and from 0.77 to 0.82 at load 2 (see docs/benchmarks-log.md,
 // "Redis Streams (R2)").
 func (c codec) message(stream string, e goredis.XMessage, count int64) *consumer.Message {
 	msg := new(consumer.Message)

@@ -35,7 +35,7 @@ type delivery struct {
 // read (one slice for the XREADGROUP reply, one look at the lease
 // generation) was measured in BenchmarkConsume and did not pay 3 %
 // (pooled median of 30 rounds 0.80 against 0.82 before, inside the
-// rounds' spread), so it was not kept. See docs/benchmarks.md, "Redis
+// rounds' spread), so it was not kept. See docs/benchmarks-log.md, "Redis
 // Streams (R2)".
 func (s *Source) newDelivery(stream string, e goredis.XMessage, count int64) *delivery {
 	d := &delivery{s: s, stream: stream, entryID: e.ID, count: max(count, 1), gen: s.leases.current()}

@@ -3,6 +3,7 @@ package sqs
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,58 +15,63 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/benchtest"
 )
 
 const (
 	benchMessages  = 20_000
 	benchReceivers = 4
-	benchRounds    = 2
 )
 
-// BenchmarkThroughput compares, in one run against the emulator, a
-// hand-written aws-sdk-go-v2 loop (benchReceivers goroutines each receiving
-// 10 and deleting them with DeleteMessageBatch) with the oncely SQS consumer
-// (same number of receivers, no-op handler), each draining benchMessages
-// messages pre-filled with SendMessageBatch. The two alternate benchRounds
-// times so that load from other processes on the machine hits both alike;
-// each rate is total messages over total drain time, from the start to the
-// last delete (hand-written) or the last ack (oncely). It reports both rates
-// and their ratio as x_baseline.
+// BenchmarkThroughput compares, in one run against the emulator, the
+// baseline with the oncely SQS consumer (the same number of receivers,
+// no-op handler), each draining benchMessages messages pre-filled with
+// SendMessageBatch. The two alternate ONCELY_BENCH_ROUNDS times (default 2)
+// so that load from other processes on the machine hits both alike; each
+// round's time runs from the start to the last delete (baseline) or the last
+// ack (oncely).
 //
-// Stopping is timed apart, after the drain: the hand-written loop waits for
-// its receive calls in flight (it makes no new one once it has deleted every
+// The baseline is the loop the AWS SDK for Go v2's SQS examples teach:
+// ReceiveMessage with up to 10 messages and a wait, handle them, delete them
+// with one DeleteMessageBatch, repeat (the GetMessages and DeleteMessages
+// actions of
+// https://docs.aws.amazon.com/code-library/latest/ug/go_2_sqs_code_examples.html,
+// source in https://github.com/awsdocs/aws-doc-sdk-examples/tree/main/gov2/sqs),
+// here with a no-op handling, run by benchReceivers goroutines as the oncely
+// side runs benchReceivers receivers, wait 1 s on both sides.
+//
+// Stopping is timed apart, after the drain: the baseline waits for its
+// receive calls in flight (it makes no new one once it has deleted every
 // message, as it knows their number), oncely's Stop for the long polls it
 // made after the last message (it cannot know there are no more) and then
 // releases what they took; both take up to the wait, 1 s here. stop_ms is
 // oncely's mean Stop, baseline_stop_ms the loop's; x_baseline_with_stop is
-// the ratio with both included. Run it with
+// the ratio of the totals with both included. Logged last: oncely's rate as
+// a multiple of the baseline's (x_baseline, the median of the rounds'
+// ratios). Run it with
 //
 //	go test -run '^$' -bench Throughput -benchtime 1x ./adapters/sqs/
 func BenchmarkThroughput(b *testing.B) {
 	endpoint, client := emulator(b)
+	rounds := benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 2)
 	for b.Loop() {
+		res := benchtest.Rounds{Messages: benchMessages}
 		var hand, oncely, handStop, oncelyStop time.Duration
-		for round := range benchRounds {
+		for range rounds {
 			h, hs := benchRun(b, client, "hand", func(ctx context.Context, url string) (time.Time, time.Time) { return handWritten(ctx, b, client, url) })
-			o, os := benchRun(b, client, "oncely", func(ctx context.Context, url string) (time.Time, time.Time) {
+			o, oss := benchRun(b, client, "oncely", func(ctx context.Context, url string) (time.Time, time.Time) {
 				return oncelyConsumer(ctx, b, endpoint, url)
 			})
-			b.Logf("round %d: hand-written %.0f msgs/s (stop %s), oncely %.0f msgs/s (stop %s)", round+1, rate(1, h), hs.Round(time.Millisecond), rate(1, o), os.Round(time.Millisecond))
-			hand, oncely, handStop, oncelyStop = hand+h, oncely+o, handStop+hs, oncelyStop+os
+			res.Add(b, h, o)
+			fmt.Fprintf(os.Stderr, "%s: stop: baseline %s, oncely %s\n", b.Name(), hs.Round(time.Millisecond), oss.Round(time.Millisecond))
+			hand, oncely, handStop, oncelyStop = hand+h, oncely+o, handStop+hs, oncelyStop+oss
 		}
-		baseline, got := rate(benchRounds, hand), rate(benchRounds, oncely)
-		b.ReportMetric(got, "msgs/s")
-		b.ReportMetric(baseline, "baseline_msgs/s")
-		b.ReportMetric(got/baseline, "x_baseline")
-		b.ReportMetric(float64(oncelyStop.Milliseconds())/benchRounds, "stop_ms")
-		b.ReportMetric(float64(handStop.Milliseconds())/benchRounds, "baseline_stop_ms")
+		b.ReportMetric(float64(oncelyStop.Milliseconds())/float64(rounds), "stop_ms")
+		b.ReportMetric(float64(handStop.Milliseconds())/float64(rounds), "baseline_stop_ms")
 		b.ReportMetric(float64(hand+handStop)/float64(oncely+oncelyStop), "x_baseline_with_stop")
-		b.Logf("%d×%d messages, %d receivers: hand-written loop %.0f msgs/s, oncely consumer %.0f msgs/s, ratio %.2f",
-			benchRounds, benchMessages, benchReceivers, baseline, got, got/baseline)
+		res.Report(b, fmt.Sprintf("aws-sdk-go-v2 ReceiveMessage + DeleteMessageBatch loop, %d goroutines", benchReceivers))
 	}
 }
-
-func rate(rounds int, d time.Duration) float64 { return float64(rounds*benchMessages) / d.Seconds() }
 
 // benchRun fills a fresh queue and returns how long drain takes to empty it
 // and how long it then takes to stop. drain returns when the last message
@@ -127,7 +133,8 @@ func prefill(ctx context.Context, b *testing.B, client *awssqs.Client, url strin
 	}
 }
 
-// handWritten is the baseline: receive 10, delete them in one batch, repeat.
+// handWritten is the baseline (see BenchmarkThroughput): benchReceivers
+// goroutines each receiving up to 10, deleting them in one batch, repeat.
 func handWritten(ctx context.Context, b *testing.B, client *awssqs.Client, url string) (drained, stopped time.Time) {
 	var done atomic.Int64
 	var wg sync.WaitGroup

@@ -6,6 +6,7 @@
 package benchtest
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -43,7 +44,9 @@ type Rounds struct {
 	ratios            []float64
 }
 
-// Add records one round's drain times and logs the round.
+// Add records one round's drain times and writes the round's line to
+// stderr at once: a benchmark's log keeps only its first 10 lines, and
+// Report's summary, logged last, must stay among them.
 func (r *Rounds) Add(tb testing.TB, raw, oncely time.Duration) {
 	tb.Helper()
 	r.raw += raw
@@ -51,7 +54,7 @@ func (r *Rounds) Add(tb testing.TB, raw, oncely time.Duration) {
 	ratio := raw.Seconds() / oncely.Seconds()
 	r.ratios = append(r.ratios, ratio)
 	n := float64(r.Messages)
-	tb.Logf("round %d: raw %.0f msgs/s, oncely %.0f msgs/s, ratio %.3f", len(r.ratios), n/raw.Seconds(), n/oncely.Seconds(), ratio)
+	fmt.Fprintf(os.Stderr, "%s: round %d: raw %.0f msgs/s, oncely %.0f msgs/s, ratio %.3f\n", tb.Name(), len(r.ratios), n/raw.Seconds(), n/oncely.Seconds(), ratio)
 }
 
 // AddCPU records one round's process CPU time on each side; Report then

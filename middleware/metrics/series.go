@@ -28,7 +28,7 @@ type seriesKey struct{ source, consumer string }
 // benchmark): with plain CounterVec, HistogramVec and GaugeVec looked up by
 // WithLabelValues on every message instead (≈ 200 ns more a message), the
 // Kafka BenchmarkObservability's steady metrics rate fell from 0.81–1.11 to
-// 0.49–0.62 of bare (docs/benchmarks.md, "Complexity that pays for itself").
+// 0.49–0.62 of bare (docs/benchmarks-log.md, "Complexity that pays for itself").
 type series struct {
 	// Updated on every attempt, together so that it touches few cache lines.
 	running atomic.Int64  // handlers in flight
