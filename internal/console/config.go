@@ -196,9 +196,10 @@ func (c Config) loginRequired() bool { return len(c.Tokens) > 0 || len(c.TokenHa
 // than loopback without a login token.
 var ErrTokenRequired = errors.New("a login token is required to listen on an address other than loopback")
 
-// CheckAddr refuses to serve on addr (host:port) without a token unless
-// its host is a loopback address (127.0.0.0/8, ::1 or localhost). An empty
-// host listens on every interface, so it needs a token too.
+// CheckAddr returns ErrTokenRequired (wrapped) for serving on addr
+// (host:port) without a token unless its host is a loopback address
+// (127.0.0.0/8, ::1 or localhost); oncely console then generates a token.
+// An empty host listens on every interface, so it needs a token too.
 func CheckAddr(addr string, haveToken bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
