@@ -20,8 +20,8 @@ Serves the dead-letter console, a web UI: consumers with their lag and
 dead-letter depth, dead letters grouped by failure fingerprint, messages
 with their headers, failure and body, plans (which selected dead letters
 were already applied), rate-limited redrives with live progress and cancel,
-deletes, and the audit table of every action (Postgres, migrations 0003
-and 0005: run oncely migrate first). See docs/console.md.
+deletes, and the audit table of every action (Postgres, migrations 0003,
+0005 and 0006: run oncely migrate first). See docs/console.md.
 
 It listens on 127.0.0.1:8080 by default, without a login. On any address
 other than loopback the browser logs in with a token: --token (or

@@ -40,7 +40,7 @@ type Config struct {
 	Broker adapters.Broker
 
 	// Pool reaches the Postgres holding the idempotency claims (for plans)
-	// and the console_audit table (migrations 0003, 0005). Required; not
+	// and the console_audit table (migrations 0003, 0005, 0006). Required; not
 	// closed.
 	Pool *pgxpool.Pool
 

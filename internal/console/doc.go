@@ -24,7 +24,7 @@
 // page and a cancel (/jobs/{id}/cancel) that stops between two messages;
 // a delete (…/delete) needs ConfirmWord typed. Both take at most the plan's
 // count (limit) of what the filter selects, and each is written to the
-// console_audit table (migrations 0003, 0005): who, from which address and
+// console_audit table (migrations 0003, 0005, 0006): who, from which address and
 // session, when, what, counts.
 //
 // Safety: a Host header other than localhost, a loopback address or
@@ -76,7 +76,9 @@
 //	jobs:      jobs-table job-row (data-job) job-link job-status job-redriven no-jobs
 //	deleted:   delete-result deleted-count delete-outcome
 //	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-client audit-session audit-action
-//	           audit-selection audit-outcome audit-counts audit-id no-audit
+//	           audit-selection audit-outcome audit-counts audit-id-count audit-id audit-ids-link no-audit
+//	auditrow:  auditrow-summary audit-actor audit-action audit-selection audit-outcome audit-id-count
+//	           audit-ids audit-id audit-ids-next no-audit-ids
 //	outbox:    outbox-table outbox-row outbox-seq outbox-id outbox-destination
 //	           outbox-attempts outbox-reason outbox-more no-outbox-dead
 package console

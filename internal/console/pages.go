@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/oncely/oncely/adapters"
@@ -269,5 +270,43 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.render(w, r, http.StatusOK, "audit", "Audit", rows)
+	return nil
+}
+
+// auditRowPage lists the message IDs of one audit row, auditIDsPage at a
+// time from the one after the query's "after"-th on.
+func (s *Server) auditRowPage(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("row"), 10, 64)
+	if err != nil {
+		return httpErrorf(http.StatusNotFound, "no such audit row")
+	}
+	after := 0
+	if v := r.URL.Query().Get("after"); v != "" {
+		if after, err = strconv.Atoi(v); err != nil || after < 0 {
+			return httpErrorf(http.StatusBadRequest, "after: want a number >= 0")
+		}
+	}
+	e, ok, err := s.audit.entry(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return httpErrorf(http.StatusNotFound, "no such audit row")
+	}
+	ids, more, err := s.audit.messageIDs(r.Context(), id, after, auditIDsPage)
+	if err != nil {
+		return err
+	}
+	next := 0
+	if more {
+		next = after + len(ids)
+	}
+	s.render(w, r, http.StatusOK, "auditrow", fmt.Sprintf("Audit row %d", id), struct {
+		Entry AuditEntry
+		IDs   []string
+		// First is the position of IDs[0] (1 for the first), Next the
+		// after of the next page, 0 on the last.
+		First, Next int
+	}{e, ids, after + 1, next})
 	return nil
 }
