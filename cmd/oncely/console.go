@@ -51,6 +51,7 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 	rate := fs.Float64("rate", console.DefaultRate, "redrive rate the forms offer, messages per second")
 	maxRate := fs.Float64("max-rate", console.DefaultMaxRate, "highest redrive rate accepted")
 	scanLimit := fs.Int("scan-limit", console.DefaultScanLimit, "most dead letters a page reads (plans and actions read all)")
+	filterBudget := fs.Duration("filter-budget", console.DefaultFilterBudget, "longest a page filters the dead letters it read; then it shows what it scanned and says it is partial")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key); the session cookie is then Secure")
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
 	var trustedProxies prefixFlag
@@ -115,7 +116,7 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 		return fmt.Errorf("console: schema %s is at version %d, this build needs %d (the audit table): run oncely migrate", *db.schema, v, len(ms))
 	}
 	cfg := console.Config{Broker: br, Pool: pool, Schema: *db.schema, Consumers: watch, User: *user, ReadOnly: *readOnly,
-		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, AllowedHosts: append(hosts, allowedHosts...), TokenHashes: tokenHashes,
+		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, FilterBudget: *filterBudget, AllowedHosts: append(hosts, allowedHosts...), TokenHashes: tokenHashes,
 		TrustedProxies: trustedProxies, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
 	if (*token != "" || len(tokenHashes) > 0) && *tlsCert == "" && len(trustedProxies) == 0 && !isLoopbackAddr(*addr) {
 		cfg.Logger.Warn("console: the login token and session cookie travel in plain HTTP: serve TLS (--tls-cert, --tls-key), "+

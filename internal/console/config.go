@@ -22,6 +22,8 @@ const (
 	DefaultRate      = 10.0
 	DefaultMaxRate   = 1000.0
 	DefaultScanLimit = 100_000
+	// DefaultFilterBudget is Config.FilterBudget's default.
+	DefaultFilterBudget = 2 * time.Second
 	DefaultUser      = "console"
 	// ConfirmWord is what a delete needs typed in its confirmation field.
 	ConfirmWord = "delete"
@@ -85,6 +87,14 @@ type Config struct {
 	// read the whole destination. Default DefaultScanLimit.
 	ScanLimit int
 
+	// FilterBudget is the longest a page (groups, messages) spends
+	// filtering the dead letters it read. When it runs out the page shows
+	// what the filter selected among those it scanned and says it is
+	// partial ("scanned N of M; refine the filter"). Plans, redrives and
+	// deletes are not bounded by it: they filter the whole destination.
+	// Default DefaultFilterBudget.
+	FilterBudget time.Duration
+
 	// AllowedHosts are the host names or IP addresses, each optionally
 	// with ":port" (then only on that port), that requests may carry in
 	// their Host header besides localhost and the loopback addresses
@@ -106,7 +116,8 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Now is the clock the pages' ages ("5 min ago") and per-group trends
-	// (last hour, last day) are computed from. Default time.Now.
+	// (last hour, last day) are computed from, and FilterBudget measured
+	// by. Default time.Now.
 	Now func() time.Time
 }
 
@@ -125,6 +136,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ScanLimit == 0 {
 		c.ScanLimit = DefaultScanLimit
+	}
+	if c.FilterBudget == 0 {
+		c.FilterBudget = DefaultFilterBudget
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -177,6 +191,9 @@ func (c Config) validate() error {
 	}
 	if c.ScanLimit < 0 {
 		errs = append(errs, fmt.Errorf("ScanLimit %d: want >= 0", c.ScanLimit))
+	}
+	if c.FilterBudget < 0 {
+		errs = append(errs, fmt.Errorf("FilterBudget %v: want > 0", c.FilterBudget))
 	}
 	for _, p := range c.Consumers {
 		if p.Source == "" || p.Name == "" {
