@@ -24,7 +24,7 @@ const (
 	DefaultScanLimit = 100_000
 	// DefaultFilterBudget is Config.FilterBudget's default.
 	DefaultFilterBudget = 2 * time.Second
-	DefaultUser      = "console"
+	DefaultUser         = "console"
 	// ConfirmWord is what a delete needs typed in its confirmation field.
 	ConfirmWord = "delete"
 )
