@@ -39,7 +39,8 @@
 // escaped by html/template, bodies are shown as pretty JSON, text or a hex
 // dump, cut when long. Pages that read the dead letters run one at a time
 // per session or client (429 otherwise), and the text filter searches 64
-// KiB per field. CheckAddr refuses a non-loopback address without a token.
+// KiB per field within Config.FilterBudget. CheckAddr reports a
+// non-loopback address without a token (oncely console generates one).
 //
 // # Element contract
 //
@@ -53,7 +54,7 @@
 //	           consumer-link lag dlq-depth backlog-error no-consumers open-form open-source open-consumer open-submit
 //	filters:   filter-form filter-reason filter-text filter-since filter-until filter-submit filter-clear
 //	groups:    consumer-name source-name groups-total selected-count all-messages-link plan-filter
-//	           scan-truncated groups-table group-row (data-group) group-count group-last-hour
+//	           scan-truncated filter-partial filter-scanned filter-read groups-table group-row (data-group) group-count group-last-hour
 //	           group-last-day group-reason
 //	           group-error-type group-link group-pattern group-frame group-first-seen
 //	           group-last-seen group-plan no-dead-letters
