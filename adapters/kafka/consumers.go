@@ -7,21 +7,19 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // HasGroup reports whether group consumed topic: its dead-letter topic of
 // topic exists (every Source creates it at start) or it committed an offset
-// on topic. It returns ErrNoTopic when topic does not exist. The client
-// answers metadata from a cache up to kgo's MetadataMinAge (5s) old, so a
-// group whose Source started within that time may not be seen yet.
+// on topic. It returns ErrNoTopic when topic does not exist. It asks the
+// brokers each time, never a cache: a group whose Source has started is
+// found however long this Client has lived.
 func (c *Client) HasGroup(ctx context.Context, topic, group string) (bool, error) {
 	dlq := DeadLetterTopic(topic, group)
-	// Every topic, none by name: a broker with auto.create.topics.enable
-	// creates a topic a metadata request names (kadm asks for that), which
-	// would make the consumer exist by looking it up.
-	md, err := c.adm.ListTopics(ctx)
+	md, err := c.topics(ctx)
 	if err != nil {
-		return false, fmt.Errorf("kafka: listing topics: %w", err)
+		return false, err
 	}
 	if _, ok := md[topic]; !ok {
 		return false, fmt.Errorf("%w: %s", ErrNoTopic, topic)
@@ -42,11 +40,11 @@ func (c *Client) HasGroup(ctx context.Context, topic, group string) (bool, error
 // Groups returns the groups that consumed topic, unsorted: those with a
 // dead-letter topic of topic (DeadLetterTopicGroup) and those that
 // committed offsets on topic. It returns ErrNoTopic when topic does not
-// exist.
+// exist. Like HasGroup, it asks the brokers, never a cache.
 func (c *Client) Groups(ctx context.Context, topic string) ([]string, error) {
-	md, err := c.adm.ListTopics(ctx)
+	md, err := c.topics(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("kafka: listing topics: %w", err)
+		return nil, err
 	}
 	if _, ok := md[topic]; !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNoTopic, topic)
@@ -64,6 +62,27 @@ func (c *Client) Groups(ctx context.Context, topic string) ([]string, error) {
 	for g, r := range c.adm.FetchManyOffsets(ctx, listed.Groups()...) {
 		if r.Err == nil && committedOn(r.Fetched, topic) {
 			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// topics returns the names of the topics the brokers list now. It sends
+// its own metadata request rather than kadm's ListTopics, which answers
+// from the client's metadata cache (up to kgo's MetadataMinAge, 5 s, old)
+// and so misses a dead-letter topic a Source created since. The request
+// names no topic: a broker with auto.create.topics.enable creates a topic a
+// metadata request names, which would make a consumer exist by looking it
+// up. Topics the brokers answer with an error (not authorized) are left out.
+func (c *Client) topics(ctx context.Context) (map[string]struct{}, error) {
+	resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, c.cl) // Topics nil: every topic
+	if err != nil {
+		return nil, fmt.Errorf("kafka: listing topics: %w", err)
+	}
+	out := make(map[string]struct{}, len(resp.Topics))
+	for _, t := range resp.Topics {
+		if t.Topic != nil && t.ErrorCode == 0 {
+			out[*t.Topic] = struct{}{}
 		}
 	}
 	return out, nil

@@ -993,3 +993,34 @@ func TestExpectedCommitErrors(t *testing.T) {
 func kadmClient(t testing.TB, addrs []string) *kadm.Client {
 	return kadm.NewClient(client(t, addrs))
 }
+
+// A Client that looked a group up before its Source started finds it right
+// after: the lookup asks the brokers, not the client's metadata cache,
+// which would still hold the topic list without the new dead-letter topic
+// for up to MetadataMinAge (5 s). The bug it catches: `oncely dlq`, `lag`
+// or the console calling a consumer that has just started missing.
+func TestHasGroupRightAfterTheSourceStarted(t *testing.T) {
+	t.Parallel()
+	addrs := brokers(t)
+	topic := uniqueTopic("lookup")
+	group := topic
+	createTopic(t, addrs, topic, 1)
+	c, err := NewClient(addrs)
+	require.NoError(t, err)
+	defer c.Close()
+	ok, err := c.HasGroup(t.Context(), topic, group)
+	require.NoError(t, err)
+	require.False(t, ok, "before the Source started")
+	groups, err := c.Groups(t.Context(), topic)
+	require.NoError(t, err)
+	require.NotContains(t, groups, group)
+
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group})
+	defer func() { require.NoError(t, src.Close(context.Background())) }()
+	ok, err = c.HasGroup(t.Context(), topic, group)
+	require.NoError(t, err)
+	require.True(t, ok, "right after the Source started")
+	groups, err = c.Groups(t.Context(), topic)
+	require.NoError(t, err)
+	require.Contains(t, groups, group)
+}

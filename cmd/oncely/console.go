@@ -20,13 +20,15 @@ Serves the dead-letter console, a web UI: consumers with their lag and
 dead-letter depth, dead letters grouped by failure fingerprint, messages
 with their headers, failure and body, plans (which selected dead letters
 were already applied), rate-limited redrives with live progress and cancel,
-deletes, and the audit table of every action (Postgres, migrations 0003
-and 0005: run oncely migrate first). See docs/console.md.
+deletes, and the audit table of every action (Postgres, migrations 0003,
+0005 and 0006: run oncely migrate first). See docs/console.md.
 
-It listens on 127.0.0.1:8080 by default. Any address other than loopback
-needs --token (or ONCELY_CONSOLE_TOKEN, which keeps it out of the process
-list) or --token-file: the browser logs in with a token; serve it over TLS
-there (--tls-cert and --tls-key, or a TLS proxy named with --trusted-proxy).
+It listens on 127.0.0.1:8080 by default, without a login. On any address
+other than loopback the browser logs in with a token: --token (or
+ONCELY_CONSOLE_TOKEN, which keeps it out of the process list), --token-file,
+or else one the console generates at start and prints once to stderr (a new
+one each run); serve it over TLS there (--tls-cert and --tls-key, or a TLS
+proxy named with --trusted-proxy).
 The audit table names the actor: --user (default $USER) for --token, each
 token's NAME for --token-file (per-user tokens, stored as SHA-256: add one
 with printf 'NAME: %s\n' "$(printf %s "$TOKEN" | sha256sum | cut -c1-64)").
@@ -39,16 +41,17 @@ gets 421, so a web page that rebinds its DNS name to this machine reads
 nothing. Behind a proxy, add the name the proxy forwards.`)
 	brokerURL := fs.String("broker", "", "broker URL (default $BROKER_URL; prefer the variable for a URL with a password or token: a command line shows in the process list): "+strings.Join(brokerForms(), " | "))
 	db := databaseFlags(fs)
-	addr := fs.String("addr", "127.0.0.1:8080", "listen address; other than loopback only with --token")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address; other than loopback with a login token (--token, --token-file, or one generated and printed at start)")
 	var watch watchFlag
 	fs.Var(&watch, "watch", "a SOURCE/CONSUMER the overview lists (repeat, or comma-separate); others open by URL")
-	token := fs.String("token", "", "login token, random, at least 22 characters and 128 bits (default $ONCELY_CONSOLE_TOKEN); required off loopback")
+	token := fs.String("token", "", "login token, random, at least 22 characters and 128 bits (default $ONCELY_CONSOLE_TOKEN); off loopback without it or --token-file, one is generated and printed once")
 	tokenFile := fs.String("token-file", "", "per-user tokens: a file of NAME: SHA256-OF-TOKEN lines; the audit names each token's user")
 	user := fs.String("user", "", "name the audit table records for actions (default $USER, else console)")
 	readOnly := fs.Bool("read-only", false, "refuse redrives, deletes and cancels (403) and hide their buttons")
 	rate := fs.Float64("rate", console.DefaultRate, "redrive rate the forms offer, messages per second")
 	maxRate := fs.Float64("max-rate", console.DefaultMaxRate, "highest redrive rate accepted")
 	scanLimit := fs.Int("scan-limit", console.DefaultScanLimit, "most dead letters a page reads (plans and actions read all)")
+	filterBudget := fs.Duration("filter-budget", console.DefaultFilterBudget, "longest a page filters the dead letters it read; then it shows what it scanned and says it is partial")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with this PEM certificate (with --tls-key); the session cookie is then Secure")
 	tlsKey := fs.String("tls-key", "", "the PEM private key of --tls-cert")
 	var trustedProxies prefixFlag
@@ -70,16 +73,16 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 			return usagef("console: --token-file: %v", err)
 		}
 	}
-	if err := console.CheckAddr(*addr, *token != "" || len(tokenHashes) > 0); err != nil {
-		if errors.Is(err, console.ErrTokenRequired) {
-			return usagef("console: --addr %s is not a loopback address: give --token (or ONCELY_CONSOLE_TOKEN) or --token-file so that the browser must log in, or listen on 127.0.0.1", *addr)
-		}
-		return usagef("console: --addr: %v", err)
-	}
 	if *token != "" {
 		if err := console.CheckToken(*token); err != nil {
 			return usagef("console: --token: %v; a random one, such as this fresh %s, passes", err, console.NewToken())
 		}
+	}
+	generated := false
+	if err := console.CheckAddr(*addr, *token != "" || len(tokenHashes) > 0); errors.Is(err, console.ErrTokenRequired) {
+		*token, generated = console.NewToken(), true
+	} else if err != nil {
+		return usagef("console: --addr: %v", err)
 	}
 	hosts, err := boundHosts(*addr)
 	if err != nil {
@@ -113,7 +116,7 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 		return fmt.Errorf("console: schema %s is at version %d, this build needs %d (the audit table): run oncely migrate", *db.schema, v, len(ms))
 	}
 	cfg := console.Config{Broker: br, Pool: pool, Schema: *db.schema, Consumers: watch, User: *user, ReadOnly: *readOnly,
-		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, AllowedHosts: append(hosts, allowedHosts...), TokenHashes: tokenHashes,
+		DefaultRate: *rate, MaxRate: *maxRate, ScanLimit: *scanLimit, FilterBudget: *filterBudget, AllowedHosts: append(hosts, allowedHosts...), TokenHashes: tokenHashes,
 		TrustedProxies: trustedProxies, Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
 	if (*token != "" || len(tokenHashes) > 0) && *tlsCert == "" && len(trustedProxies) == 0 && !isLoopbackAddr(*addr) {
 		cfg.Logger.Warn("console: the login token and session cookie travel in plain HTTP: serve TLS (--tls-cert, --tls-key), "+
@@ -142,6 +145,10 @@ nothing. Behind a proxy, add the name the proxy forwards.`)
 	scheme := "http"
 	if *tlsCert != "" {
 		scheme = "https"
+	}
+	if generated {
+		// Written once, to the terminal only: never through the logger.
+		fmt.Fprintf(a.stderr, "console: --addr %s is not loopback and no --token or --token-file was given: log in with this token, generated for this run and shown only now:\n\n    %s\n\n", *addr, *token)
 	}
 	fmt.Fprintf(a.stdout, "console on %s://%s (%s%s; stop with Ctrl-C)\n", scheme, ln.Addr(), br.Kind(), mode)
 	served := make(chan error, 1)

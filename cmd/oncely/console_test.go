@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/memory"
+	"github.com/oncely/oncely/internal/console"
 	"github.com/oncely/oncely/internal/pgtest"
 )
 
@@ -25,13 +27,7 @@ func TestConsoleRefusesUnsafeSetups(t *testing.T) {
 	code, out, _ := cli(t, nil, nil, "--help")
 	require.Equal(t, 0, code)
 	require.Regexp(t, `(?m)^  console +serve the dead-letter console`, out)
-	code, _, errs := cli(t, nil, nil, "console", "--broker", "mem://", "--database-url", "postgres://x", "--addr", "0.0.0.0:8080")
-	require.Equal(t, 2, code)
-	require.Contains(t, errs, "not a loopback address: give --token")
-	code, _, errs = cli(t, nil, nil, "console", "--addr", ":8080")
-	require.Equal(t, 2, code)
-	require.Contains(t, errs, "--token")
-	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": "short"}, nil, "console", "--addr", ":8080")
+	code, _, errs := cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": "short"}, nil, "console", "--addr", ":8080")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "too weak: it has 5 characters, want at least 22")
 	code, _, errs = cli(t, map[string]string{"ONCELY_CONSOLE_TOKEN": "                "}, nil, "console", "--addr", ":8080")
@@ -193,4 +189,64 @@ func TestReadTokenFile(t *testing.T) {
 	code, _, errs := cli(t, nil, nil, "console", "--addr", ":8080", "--token-file", filepath.Join(dir, "missing"))
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "--token-file")
+}
+
+// Off loopback without --token or --token-file, oncely console generates
+// a token, prints it once to stderr (never to stdout or through the
+// logger), and the login takes that token and no other. The bug it
+// catches: a console that refuses to start there, or serves it without a
+// login.
+func TestConsoleGeneratesTokenOffLoopback(t *testing.T) {
+	db := pgtest.New(t)
+	b := memory.NewBroker()
+	out := &signalWriter{ready: make(chan struct{})}
+	errs := &signalWriter{ready: make(chan struct{})}
+	a := newApp(out, errs, func(string) string { return "" })
+	a.openOpts = []adapters.Option{adapters.WithMemoryBroker(b)}
+	a.memoryShared = true
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() {
+		code <- a.run(ctx, []string{"console", "--broker", "mem://", "--database-url", db.URL, "--schema", db.Schema,
+			"--addr", "0.0.0.0:0", "--user", "dave"})
+	}()
+	select {
+	case <-out.ready:
+	case c := <-code:
+		t.Fatalf("console exited with %d: %s%s", c, out.String(), errs.String())
+	}
+	m := regexp.MustCompile(`console on http://\S+:(\d+) `).FindStringSubmatch(out.String())
+	require.NotNil(t, m, out.String())
+	base := "http://127.0.0.1:" + m[1]
+	tokens := regexp.MustCompile(`shown only now:\n\n    (\S+)\n`).FindAllStringSubmatch(errs.String(), -1)
+	require.Len(t, tokens, 1, errs.String())
+	token := tokens[0][1]
+	require.NoError(t, console.CheckToken(token))
+	require.Equal(t, 1, strings.Count(errs.String(), token), "the token is shown once")
+	require.NotContains(t, out.String(), token)
+
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(base + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "a login is required")
+	require.True(t, strings.HasPrefix(resp.Header.Get("Location"), "/login"), resp.Header.Get("Location"))
+	resp, err = client.PostForm(base+"/login", url.Values{"token": {console.NewToken()}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "another token")
+	resp, err = client.PostForm(base+"/login", url.Values{"token": {token}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "the generated token")
+	require.NotEmpty(t, resp.Cookies(), "a session cookie")
+	cancel()
+	select {
+	case c := <-code:
+		require.Equal(t, 0, c)
+	case <-time.After(time.Minute):
+		t.Fatal("console did not stop")
+	}
+	require.Equal(t, 1, strings.Count(errs.String(), token), "the token is shown once, also at stop")
 }

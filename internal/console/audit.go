@@ -22,8 +22,8 @@ const (
 	actionCancel       = "redrive.cancel"
 )
 
-// AuditEntry is one row of the console_audit table (migrations 0003 and
-// 0005).
+// AuditEntry is one row of the console_audit table (migrations 0003,
+// 0005 and 0006).
 type AuditEntry struct {
 	ID    int64
 	At    time.Time
@@ -45,22 +45,35 @@ type AuditEntry struct {
 	Outcome string
 	// MessageIDs are the message IDs a delete or redrive selected, in the
 	// order the broker listed them: each was deleted or redriven unless
-	// Outcome says the action failed or was cancelled. At most
-	// maxAuditIDs; Counts["ids_not_recorded"] counts the rest.
+	// Outcome says the action failed or was cancelled. Writing records
+	// every one; rows read for a list hold the first auditPreviewIDs (see
+	// auditLog.messageIDs for all).
 	MessageIDs []string
+	// MessageCount is how many message IDs the row records; rows older
+	// than migration 0006 recorded at most 10,000, and
+	// Counts["ids_not_recorded"] counts the rest.
+	MessageCount int
 	// Counts are the action's numbers (selected, redriven, deleted, …).
 	Counts map[string]int
 }
 
-// maxAuditIDs is the most message IDs one audit row records.
-const maxAuditIDs = 10_000
+// Audit row sizes.
+const (
+	// maxAuditIDs is the most message IDs the console_audit row itself
+	// holds; console_audit_messages holds the rest.
+	maxAuditIDs = 10_000
+	// auditPreviewIDs is how many message IDs a row shows on the audit
+	// page; its own page lists them all.
+	auditPreviewIDs = 20
+	// auditIDsPage is how many message IDs one page of a row's IDs lists.
+	auditIDsPage = 1000
+)
 
-// idRecorder wraps a filter's Match to record the IDs it selects, for the
-// audit row; safe for concurrent calls.
+// idRecorder wraps a filter's Match to record the IDs it selects, every
+// one, for the audit row; safe for concurrent calls.
 type idRecorder struct {
-	mu      sync.Mutex
-	ids     []string
-	dropped int
+	mu  sync.Mutex
+	ids []string
 }
 
 func (r *idRecorder) match(f Filter) func(adapters.DeadLetter) bool {
@@ -70,39 +83,37 @@ func (r *idRecorder) match(f Filter) func(adapters.DeadLetter) bool {
 		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if len(r.ids) < maxAuditIDs {
-			r.ids = append(r.ids, d.Message.ID)
-		} else {
-			r.dropped++
-		}
+		r.ids = append(r.ids, d.Message.ID)
 		return true
 	}
 }
 
-// record puts the IDs in e, and the count of those left out in its Counts.
+// record puts the IDs in e.
 func (r *idRecorder) record(e *AuditEntry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.MessageIDs = slices.Clone(r.ids)
-	if r.dropped > 0 {
-		if e.Counts == nil {
-			e.Counts = map[string]int{}
-		}
-		e.Counts["ids_not_recorded"] = r.dropped
-	}
 }
 
-// auditLog writes and reads the console_audit table.
+// auditLog writes and reads the console_audit table and its message IDs
+// (console_audit_messages).
 type auditLog struct {
-	pool  *pgxpool.Pool
-	table string
+	pool     *pgxpool.Pool
+	schema   string
+	table    string
+	messages string
+	// inline is the most message IDs the row itself holds: maxAuditIDs.
+	inline int
 }
 
 func newAuditLog(pool *pgxpool.Pool, schema string) auditLog {
-	return auditLog{pool: pool, table: pgx.Identifier{schema, "console_audit"}.Sanitize()}
+	return auditLog{pool: pool, schema: schema, table: pgx.Identifier{schema, "console_audit"}.Sanitize(),
+		messages: pgx.Identifier{schema, "console_audit_messages"}.Sanitize(), inline: maxAuditIDs}
 }
 
-// write records e (its ID and At are set by Postgres) and returns its ID.
+// write records e and every one of its MessageIDs in one transaction (its
+// ID and At are set by Postgres) and returns its ID: the row holds the
+// first a.inline IDs, console_audit_messages the others.
 func (a auditLog) write(ctx context.Context, e AuditEntry) (int64, error) {
 	counts, err := json.Marshal(e.Counts)
 	if err != nil {
@@ -111,31 +122,60 @@ func (a auditLog) write(ctx context.Context, e AuditEntry) (int64, error) {
 	if e.Counts == nil {
 		counts = []byte("{}")
 	}
-	ids := e.MessageIDs
-	if ids == nil {
-		ids = []string{}
+	inline, rest := e.MessageIDs[:min(len(e.MessageIDs), a.inline)], e.MessageIDs[min(len(e.MessageIDs), a.inline):]
+	if inline == nil {
+		inline = []string{}
 	}
 	var id int64
-	err = a.pool.QueryRow(ctx, "INSERT INTO "+a.table+" (actor, client, session, action, source, consumer, selection, job, outcome, counts, message_ids)"+
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-		e.Actor, e.Client, e.Session, e.Action, e.Source, e.Consumer, e.Selection, e.Job, e.Outcome, counts, ids).Scan(&id)
+	err = pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, "INSERT INTO "+a.table+" (actor, client, session, action, source, consumer, selection, job, outcome, counts, message_ids)"+
+			" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+			e.Actor, e.Client, e.Session, e.Action, e.Source, e.Consumer, e.Selection, e.Job, e.Outcome, counts, inline).Scan(&id); err != nil {
+			return err
+		}
+		if len(rest) == 0 {
+			return nil
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{a.schema, "console_audit_messages"}, []string{"audit_id", "seq", "message_id"},
+			pgx.CopyFromSlice(len(rest), func(i int) ([]any, error) { return []any{id, len(inline) + i + 1, rest[i]}, nil }))
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("console: writing the audit row (did oncely migrate run? the table is migrations 0003 and 0005): %w", err)
+		return 0, fmt.Errorf("console: writing the audit row (did oncely migrate run? the tables are migrations 0003, 0005 and 0006): %w", err)
 	}
 	return id, nil
 }
 
-// latest returns the newest n rows, newest first.
+// latest returns the newest n rows, newest first, each with its first
+// auditPreviewIDs message IDs.
 func (a auditLog) latest(ctx context.Context, n int) ([]AuditEntry, error) {
-	rows, err := a.pool.Query(ctx, "SELECT id, at, actor, client, session, action, source, consumer, selection, job, outcome, counts, message_ids FROM "+a.table+
-		" ORDER BY id DESC LIMIT $1", n)
+	return a.read(ctx, "ORDER BY id DESC LIMIT $2", n)
+}
+
+// entry returns audit row id, with its first auditPreviewIDs message IDs;
+// ok is false when there is no such row.
+func (a auditLog) entry(ctx context.Context, id int64) (e AuditEntry, ok bool, err error) {
+	rows, err := a.read(ctx, "WHERE id = $2", id)
+	if err != nil || len(rows) == 0 {
+		return e, false, err
+	}
+	return rows[0], true, nil
+}
+
+// read returns the rows that the SQL clause after FROM selects, with $2
+// (and on) as args, each with its first auditPreviewIDs message IDs.
+func (a auditLog) read(ctx context.Context, clause string, args ...any) ([]AuditEntry, error) {
+	rows, err := a.pool.Query(ctx, "SELECT id, at, actor, client, session, action, source, consumer, selection, job, outcome, counts,"+
+		" message_ids[1:$1], cardinality(message_ids) + (SELECT count(*) FROM "+a.messages+" m WHERE m.audit_id = a.id)"+
+		" FROM "+a.table+" a "+clause, append([]any{auditPreviewIDs}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("console: reading the audit table: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
 		var e AuditEntry
 		var counts []byte
-		if err := r.Scan(&e.ID, &e.At, &e.Actor, &e.Client, &e.Session, &e.Action, &e.Source, &e.Consumer, &e.Selection, &e.Job, &e.Outcome, &counts, &e.MessageIDs); err != nil {
+		if err := r.Scan(&e.ID, &e.At, &e.Actor, &e.Client, &e.Session, &e.Action, &e.Source, &e.Consumer, &e.Selection, &e.Job, &e.Outcome,
+			&counts, &e.MessageIDs, &e.MessageCount); err != nil {
 			return e, err
 		}
 		return e, json.Unmarshal(counts, &e.Counts)
@@ -144,4 +184,25 @@ func (a auditLog) latest(ctx context.Context, n int) ([]AuditEntry, error) {
 		return nil, fmt.Errorf("console: reading the audit table: %w", err)
 	}
 	return out, nil
+}
+
+// messageIDs returns up to n of the message IDs audit row id records, in
+// order, from the one after the after-th on; more reports whether others
+// follow.
+func (a auditLog) messageIDs(ctx context.Context, id int64, after, n int) (ids []string, more bool, err error) {
+	rows, err := a.pool.Query(ctx, "SELECT message_id FROM ("+
+		" SELECT u.seq, u.message_id FROM "+a.table+" a, unnest(a.message_ids) WITH ORDINALITY AS u(message_id, seq) WHERE a.id = $1"+
+		" UNION ALL SELECT seq, message_id FROM "+a.messages+" WHERE audit_id = $1) ids"+
+		" WHERE seq > $2 ORDER BY seq LIMIT $3", id, after, n+1)
+	if err != nil {
+		return nil, false, fmt.Errorf("console: reading the message IDs of audit row %d: %w", id, err)
+	}
+	ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, false, fmt.Errorf("console: reading the message IDs of audit row %d: %w", id, err)
+	}
+	if len(ids) > n {
+		return ids[:n], true, nil
+	}
+	return ids, false, nil
 }

@@ -5,12 +5,10 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/oncely/oncely/adapters"
-	"github.com/oncely/oncely/consumer"
 )
 
 // Every audit row names the client address (behind a trusted proxy, the
@@ -89,13 +87,72 @@ func TestAuditRecordsMessageIDs(t *testing.T) {
 	require.ElementsMatch(t, []string{"a1", "a2", "a3"}, rows[2].MessageIDs)
 	require.ElementsMatch(t, []string{"r1", "r2", "a1", "a2", "a3"}, testids(f.page("/audit"), "audit-id"))
 
-	var rec idRecorder
-	match := rec.match(Filter{})
-	for i := range maxAuditIDs + 7 {
-		require.True(t, match(adapters.DeadLetter{Message: &consumer.Message{ID: fmt.Sprint(i)}}))
+}
+
+// A redrive or delete of more message IDs than the audit row holds
+// records every one, in order: the row the first ones, the
+// console_audit_messages table the rest, in the same transaction; the
+// audit page counts them all and pages through them. The bug it catches:
+// an audit that keeps the first 10,000 IDs and only counts the others.
+func TestAuditRecordsEveryIDOfALargeSelection(t *testing.T) {
+	br := memBroker(t)
+	source, name := names()
+	var letters []letter
+	for i := range 8 {
+		letters = append(letters, letter{id: fmt.Sprintf("big-%d", i), err: "e"})
 	}
-	var e AuditEntry
-	rec.record(&e)
-	require.Len(t, e.MessageIDs, maxAuditIDs)
-	require.Equal(t, map[string]int{"ids_not_recorded": 7}, e.Counts)
+	seed(t, br, source, name, letters, len(letters))
+	f := newFixture(t, br, nil)
+	f.srv.audit.inline = 3 // a lowered cap: the row holds 3, the table 5
+	resp := f.post(consumerURL(source, name)+"redrive", url.Values{"limit": {"8"}, "rate": {"1000"}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	job := f.srv.job(resp.Header.Get("Location")[len("/jobs/"):])
+	require.NotNil(t, job)
+	<-job.done
+	rows, err := f.srv.audit.latest(t.Context(), 1)
+	require.NoError(t, err)
+	require.Equal(t, actionRedriveEnd, rows[0].Action)
+	require.Equal(t, 8, rows[0].Counts["redriven"])
+	require.Equal(t, 8, rows[0].MessageCount)
+	all, more, err := f.srv.audit.messageIDs(t.Context(), rows[0].ID, 0, 100)
+	require.NoError(t, err)
+	require.False(t, more)
+	var want []string
+	for _, l := range letters {
+		want = append(want, l.id)
+	}
+	require.ElementsMatch(t, want, all)
+	require.Equal(t, []string{"8"}, testids(f.page(fmt.Sprintf("/audit/%d", rows[0].ID)), "audit-id-count"))
+	require.ElementsMatch(t, want, testids(f.page(fmt.Sprintf("/audit/%d", rows[0].ID)), "audit-id"))
+
+	// At the real cap: maxAuditIDs+7 IDs, paged auditIDsPage at a time.
+	f.srv.audit.inline = maxAuditIDs
+	ids := make([]string, maxAuditIDs+7)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("id-%05d", i)
+	}
+	id, err := f.srv.audit.write(t.Context(), AuditEntry{Actor: "ann", Action: actionDelete, Source: source, Consumer: name,
+		Selection: "all", Outcome: "done", MessageIDs: ids})
+	require.NoError(t, err)
+	e, ok, err := f.srv.audit.entry(t.Context(), id)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, maxAuditIDs+7, e.MessageCount)
+	require.Equal(t, ids[:auditPreviewIDs], e.MessageIDs)
+	var read []string
+	next, pages := fmt.Sprintf("/audit/%d", id), 0
+	for next != "" {
+		body := f.page(next)
+		pages++
+		read = append(read, testids(body, "audit-id")...)
+		next = ""
+		if m := regexp.MustCompile(`data-testid="audit-ids-next" href="([^"]+)"`).FindStringSubmatch(body); m != nil {
+			next = htmlUnescape(m[1])
+		}
+	}
+	require.Equal(t, ids, read, "every ID, in order, across the pages")
+	require.Equal(t, (maxAuditIDs+7+auditIDsPage-1)/auditIDsPage, pages)
+	body := f.page("/audit")
+	require.Contains(t, testids(body, "audit-id-count"), fmt.Sprint(maxAuditIDs+7))
+	require.Contains(t, body, fmt.Sprintf(`href="/audit/%d"`, id))
 }

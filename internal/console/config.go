@@ -22,7 +22,9 @@ const (
 	DefaultRate      = 10.0
 	DefaultMaxRate   = 1000.0
 	DefaultScanLimit = 100_000
-	DefaultUser      = "console"
+	// DefaultFilterBudget is Config.FilterBudget's default.
+	DefaultFilterBudget = 2 * time.Second
+	DefaultUser         = "console"
 	// ConfirmWord is what a delete needs typed in its confirmation field.
 	ConfirmWord = "delete"
 )
@@ -40,7 +42,7 @@ type Config struct {
 	Broker adapters.Broker
 
 	// Pool reaches the Postgres holding the idempotency claims (for plans)
-	// and the console_audit table (migrations 0003, 0005). Required; not
+	// and the console_audit table (migrations 0003, 0005, 0006). Required; not
 	// closed.
 	Pool *pgxpool.Pool
 
@@ -85,6 +87,14 @@ type Config struct {
 	// read the whole destination. Default DefaultScanLimit.
 	ScanLimit int
 
+	// FilterBudget is the longest a page (groups, messages) spends
+	// filtering the dead letters it read. When it runs out the page shows
+	// what the filter selected among those it scanned and says it is
+	// partial ("scanned N of M; refine the filter"). Plans, redrives and
+	// deletes are not bounded by it: they filter the whole destination.
+	// Default DefaultFilterBudget.
+	FilterBudget time.Duration
+
 	// AllowedHosts are the host names or IP addresses, each optionally
 	// with ":port" (then only on that port), that requests may carry in
 	// their Host header besides localhost and the loopback addresses
@@ -106,7 +116,8 @@ type Config struct {
 	Logger *slog.Logger
 
 	// Now is the clock the pages' ages ("5 min ago") and per-group trends
-	// (last hour, last day) are computed from. Default time.Now.
+	// (last hour, last day) are computed from, and FilterBudget measured
+	// by. Default time.Now.
 	Now func() time.Time
 }
 
@@ -125,6 +136,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ScanLimit == 0 {
 		c.ScanLimit = DefaultScanLimit
+	}
+	if c.FilterBudget == 0 {
+		c.FilterBudget = DefaultFilterBudget
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -178,6 +192,9 @@ func (c Config) validate() error {
 	if c.ScanLimit < 0 {
 		errs = append(errs, fmt.Errorf("ScanLimit %d: want >= 0", c.ScanLimit))
 	}
+	if c.FilterBudget < 0 {
+		errs = append(errs, fmt.Errorf("FilterBudget %v: want > 0", c.FilterBudget))
+	}
 	for _, p := range c.Consumers {
 		if p.Source == "" || p.Name == "" {
 			errs = append(errs, fmt.Errorf("incomplete Consumers entry %q/%q: source and name are both required", p.Source, p.Name))
@@ -196,9 +213,10 @@ func (c Config) loginRequired() bool { return len(c.Tokens) > 0 || len(c.TokenHa
 // than loopback without a login token.
 var ErrTokenRequired = errors.New("a login token is required to listen on an address other than loopback")
 
-// CheckAddr refuses to serve on addr (host:port) without a token unless
-// its host is a loopback address (127.0.0.0/8, ::1 or localhost). An empty
-// host listens on every interface, so it needs a token too.
+// CheckAddr returns ErrTokenRequired (wrapped) for serving on addr
+// (host:port) without a token unless its host is a loopback address
+// (127.0.0.0/8, ::1 or localhost); oncely console then generates a token.
+// An empty host listens on every interface, so it needs a token too.
 func CheckAddr(addr string, haveToken bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

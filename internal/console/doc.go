@@ -24,7 +24,7 @@
 // page and a cancel (/jobs/{id}/cancel) that stops between two messages;
 // a delete (…/delete) needs ConfirmWord typed. Both take at most the plan's
 // count (limit) of what the filter selects, and each is written to the
-// console_audit table (migrations 0003, 0005): who, from which address and
+// console_audit table (migrations 0003, 0005, 0006): who, from which address and
 // session, when, what, counts.
 //
 // Safety: a Host header other than localhost, a loopback address or
@@ -39,7 +39,8 @@
 // escaped by html/template, bodies are shown as pretty JSON, text or a hex
 // dump, cut when long. Pages that read the dead letters run one at a time
 // per session or client (429 otherwise), and the text filter searches 64
-// KiB per field. CheckAddr refuses a non-loopback address without a token.
+// KiB per field within Config.FilterBudget. CheckAddr reports a
+// non-loopback address without a token (oncely console generates one).
 //
 // # Element contract
 //
@@ -53,7 +54,7 @@
 //	           consumer-link lag dlq-depth backlog-error no-consumers open-form open-source open-consumer open-submit
 //	filters:   filter-form filter-reason filter-text filter-since filter-until filter-submit filter-clear
 //	groups:    consumer-name source-name groups-total selected-count all-messages-link plan-filter
-//	           scan-truncated groups-table group-row (data-group) group-count group-last-hour
+//	           scan-truncated filter-partial filter-scanned filter-read groups-table group-row (data-group) group-count group-last-hour
 //	           group-last-day group-reason
 //	           group-error-type group-link group-pattern group-frame group-first-seen
 //	           group-last-seen group-plan no-dead-letters
@@ -76,7 +77,9 @@
 //	jobs:      jobs-table job-row (data-job) job-link job-status job-redriven no-jobs
 //	deleted:   delete-result deleted-count delete-outcome
 //	audit:     audit-table audit-row (data-action) audit-at audit-actor audit-client audit-session audit-action
-//	           audit-selection audit-outcome audit-counts audit-id no-audit
+//	           audit-selection audit-outcome audit-counts audit-id-count audit-id audit-ids-link no-audit
+//	auditrow:  auditrow-summary audit-actor audit-action audit-selection audit-outcome audit-id-count
+//	           audit-ids audit-id audit-ids-next no-audit-ids
 //	outbox:    outbox-table outbox-row outbox-seq outbox-id outbox-destination
 //	           outbox-attempts outbox-reason outbox-more no-outbox-dead
 package console

@@ -141,14 +141,25 @@ func (f Filter) Match(d adapters.DeadLetter) bool {
 
 // Select returns the dead letters of dls that f selects.
 func (f Filter) Select(dls []adapters.DeadLetter) []adapters.DeadLetter {
+	sel, _ := f.selectUntil(dls, func() bool { return false })
+	return sel
+}
+
+// selectUntil returns the dead letters of dls that f selects among the
+// first scanned, those it matched before expired reported true: it asks
+// before each dead letter. An empty f selects dls without asking.
+func (f Filter) selectUntil(dls []adapters.DeadLetter, expired func() bool) (sel []adapters.DeadLetter, scanned int) {
 	if f.Empty() {
-		return dls
+		return dls, len(dls)
 	}
-	var out []adapters.DeadLetter
 	for _, d := range dls {
+		if expired() {
+			break
+		}
+		scanned++
 		if f.Match(d) {
-			out = append(out, d)
+			sel = append(sel, d)
 		}
 	}
-	return out
+	return sel, scanned
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/oncely/oncely/adapters"
@@ -136,37 +137,52 @@ func (f filterView) Link(path string, kv ...string) string {
 	return u
 }
 
+// scanView is how much of the dead letters a page's filter went through.
+type scanView struct {
+	// Scanned is how many dead letters the filter went through; Read
+	// how many the page read (at most ScanLimit).
+	Scanned, Read int
+	// Truncated: the page read ScanLimit dead letters and stopped there.
+	Truncated bool
+	// Partial: the filter ran out of FilterBudget after Scanned.
+	Partial bool
+	Budget  time.Duration
+}
+
 // selection reads the request's target and filter, the target's dead
-// letters (at most ScanLimit, truncated when it stopped there) and those of
-// them the filter selects.
-func (s *Server) selection(r *http.Request) (t target, f Filter, dls, sel []adapters.DeadLetter, truncated bool, err error) {
+// letters (at most ScanLimit) and those of them the filter selects within
+// FilterBudget.
+func (s *Server) selection(r *http.Request) (t target, f Filter, sel []adapters.DeadLetter, scan scanView, err error) {
 	t = targetOf(r)
 	if f, err = filterOf(r); err != nil {
 		return
 	}
-	if dls, truncated, err = s.letters(r.Context(), t); err != nil {
+	dls, truncated, err := s.letters(r.Context(), t)
+	if err != nil {
 		return
 	}
-	return t, f, dls, f.Select(dls), truncated, nil
+	deadline := s.cfg.Now().Add(s.cfg.FilterBudget)
+	// A browser that went away ends the scan too.
+	sel, scanned := f.selectUntil(dls, func() bool { return r.Context().Err() != nil || !s.cfg.Now().Before(deadline) })
+	return t, f, sel, scanView{Scanned: scanned, Read: len(dls), Truncated: truncated, Partial: scanned < len(dls), Budget: s.cfg.FilterBudget}, nil
 }
 
 func (s *Server) groupsPage(w http.ResponseWriter, r *http.Request) error {
-	t, f, dls, sel, truncated, err := s.selection(r)
+	t, f, sel, scan, err := s.selection(r)
 	if err != nil {
 		return err
 	}
 	s.render(w, r, http.StatusOK, "groups", "Dead letters of "+t.Consumer, struct {
 		filterView
-		Groups    []Group
-		Scanned   int
-		Selected  int
-		Truncated bool
-	}{filterView{t, f, reasons}, GroupLetters(sel, s.cfg.Now()), len(dls), len(sel), truncated})
+		scanView
+		Groups   []Group
+		Selected int
+	}{filterView{t, f, reasons}, scan, GroupLetters(sel, s.cfg.Now()), len(sel)})
 	return nil
 }
 
 func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
-	t, f, dls, sel, truncated, err := s.selection(r)
+	t, f, sel, scan, err := s.selection(r)
 	if err != nil {
 		return err
 	}
@@ -179,12 +195,11 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.render(w, r, http.StatusOK, "messages", "Dead letters of "+t.Consumer, struct {
 		filterView
-		Group     *Group
-		Rows      []adapters.DeadLetter
-		Selected  int
-		Scanned   int
-		Truncated bool
-	}{filterView{t, f, reasons}, group, rows, len(sel), len(dls), truncated})
+		scanView
+		Group    *Group
+		Rows     []adapters.DeadLetter
+		Selected int
+	}{filterView{t, f, reasons}, scan, group, rows, len(sel)})
 	return nil
 }
 
@@ -269,5 +284,43 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.render(w, r, http.StatusOK, "audit", "Audit", rows)
+	return nil
+}
+
+// auditRowPage lists the message IDs of one audit row, auditIDsPage at a
+// time from the one after the query's "after"-th on.
+func (s *Server) auditRowPage(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseInt(r.PathValue("row"), 10, 64)
+	if err != nil {
+		return httpErrorf(http.StatusNotFound, "no such audit row")
+	}
+	after := 0
+	if v := r.URL.Query().Get("after"); v != "" {
+		if after, err = strconv.Atoi(v); err != nil || after < 0 {
+			return httpErrorf(http.StatusBadRequest, "after: want a number >= 0")
+		}
+	}
+	e, ok, err := s.audit.entry(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return httpErrorf(http.StatusNotFound, "no such audit row")
+	}
+	ids, more, err := s.audit.messageIDs(r.Context(), id, after, auditIDsPage)
+	if err != nil {
+		return err
+	}
+	next := 0
+	if more {
+		next = after + len(ids)
+	}
+	s.render(w, r, http.StatusOK, "auditrow", fmt.Sprintf("Audit row %d", id), struct {
+		Entry AuditEntry
+		IDs   []string
+		// First is the position of IDs[0] (1 for the first), Next the
+		// after of the next page, 0 on the last.
+		First, Next int
+	}{e, ids, after + 1, next})
 	return nil
 }

@@ -118,6 +118,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /jobs/{job}/progress", s.authed(s.jobProgress))
 	mux.HandleFunc("POST /jobs/{job}/cancel", s.authed(s.action(s.cancelJob)))
 	mux.HandleFunc("GET /audit", s.authed(s.page(s.auditPage)))
+	mux.HandleFunc("GET /audit/{row}", s.authed(s.page(s.auditRowPage)))
 	mux.HandleFunc("GET /outbox", s.authed(s.page(s.outboxPage)))
 	mux.HandleFunc("/", s.page(func(http.ResponseWriter, *http.Request) error {
 		return httpErrorf(http.StatusNotFound, "no such page")
