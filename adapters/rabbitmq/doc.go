@@ -118,10 +118,12 @@
 // vhost ErrVhostRefused; errors name user and vhost, never the password.
 // amqps:// connections use Config.TLS.
 //
-// Close cancels the consumer, waits for settlements in flight, writes the
-// pending acks, closes the consume channel, then the publish channel, then
-// the connection: no ack is lost, and the queue keeps exactly the
-// unprocessed messages. After a graceful stop no settled delivery lies
+// Close waits for settlements in flight, writes the pending acks, closes
+// the consume channel, then the publish channel, then the connection: no
+// ack is lost, the queue keeps exactly the unprocessed messages, and the
+// next consumer gets each key's messages in their order (Close sends no
+// basic.cancel: a quorum queue would requeue the deliveries on their way to
+// the cancelled consumer ahead of the earlier ones it still holds). After a graceful stop no settled delivery lies
 // above an unsettled one (the runtime settled all it received; the rest
 // came later), so the pending acks go out as one multiple ack. One broker
 // limit remains: RabbitMQ's quorum-queue client (measured with 3.10; 4.x

@@ -156,7 +156,7 @@ func (src *Source) connect(ctx context.Context) (_ *session, err error) {
 		for d := range deliveries {
 			src.accept(sess, d)
 		}
-		if !sess.closing.Load() { // after Close's basic.cancel the channel lives on until acks are in
+		if !sess.closing.Load() { // Close closes the channel itself, after its acks
 			src.die(sess, errors.New("consumer stopped: its channel closed or the broker cancelled it"))
 		}
 	})

@@ -270,16 +270,21 @@ func (src *Source) park(dv *delivery, wait time.Duration) {
 	})
 }
 
-// Close stops intake in order, so no ack is lost: it cancels the consumer
-// (basic.cancel), waits for settlements in flight (the runtime has settled
-// before it calls Close), sends the acks of every settled delivery still
-// pending in the coalescer (a settlement after this point fails with
-// ErrStaleDelivery), closes the consume channel (the broker processes the
-// acks sent before it, within the quorum-queue limit the package
-// documentation describes, and requeues the unsettled deliveries), then the
-// publish channel and the connection. Closing the connection first was
-// measured to leave 50–109 acked messages in a quorum queue. Close is
-// idempotent.
+// Close stops intake in order, so no ack is lost and each key's order
+// holds for the next consumer: it waits for settlements in flight (the
+// runtime has settled before it calls Close), sends the acks of every
+// settled delivery still pending in the coalescer (a settlement after this
+// point fails with ErrStaleDelivery), closes the consume channel (the
+// broker processes the acks sent before it, within the quorum-queue limit
+// the package documentation describes, and requeues every unsettled
+// delivery at once, in delivery order), then the publish channel and the
+// connection. It sends no basic.cancel: a quorum queue requeues the
+// deliveries on their way to a cancelled consumer as they arrive, ahead of
+// the earlier ones the Source still holds, which broke per-key order for
+// the next consumer (measured with RabbitMQ 3.10: 7 runs of 30 of the
+// fault matrix's clean-stop case, 0 of 30 without the cancel). Closing the
+// connection first was measured to leave 50–109 acked messages in a
+// quorum queue. Close is idempotent.
 func (src *Source) Close(ctx context.Context) error {
 	src.closeOnce.Do(func() {
 		src.mu.Lock()
@@ -323,7 +328,6 @@ func (src *Source) shutdown(ctx context.Context, sess *session) error {
 			errs = append(errs, err)
 		}
 	}
-	step("cancelling the consumer", func() error { return sess.ch.Cancel(sess.tag, false) })
 	if err := src.settling.wait(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("waiting for settlements in flight: %w", err))
 	}

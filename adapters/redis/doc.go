@@ -30,7 +30,12 @@
 //
 // Each Source is one consumer of the group with a name unique to it
 // (host-pid-random). Receive reads new entries with XREADGROUP and never
-// more than it was asked for; nothing is fetched outside Receive. Ack is
+// more than it was asked for; nothing is fetched outside Receive. Each read
+// also lists, in the same round trip, the Source's own pending entries
+// above the last one it received: entries a read took whose reply was lost
+// (a connection cut under it, a client retry) are delivered then, with
+// Attempt 1 and before the entries read after them, so per-key order holds
+// (see orphans.go). Ack is
 // XACK after the handler's effect committed, queued and written by one
 // goroutine in pipelines (Close writes what is queued; an ack lost with the
 // process leaves its entry pending, reclaimed after the lease and absorbed

@@ -97,7 +97,7 @@ func (h *faultHarness) FaultCase(f adaptertest.Fault) adaptertest.FaultCase {
 			h.proxy.Refuse()
 			h.proxy.Cut()
 			return h.proxy.Accept
-		}, KnownViolation: cutReadLost}
+		}}
 	case adaptertest.CopyRefused:
 		return adaptertest.FaultCase{Inject: func(_ testing.TB, source string) func() {
 			h.refuseMu.Lock()
@@ -146,14 +146,6 @@ func (h *faultHarness) breakDeadLetters(t testing.TB, source string) func() {
 		}
 	}
 }
-
-// cutReadLost is the open defect of the cut cases: an XREADGROUP the
-// server answers on a connection the cut closed puts entries in the
-// Source's pending list that it never receives. They come back only when
-// their lease ends, by a reclaim that counts a delivery (Attempt 2 for a
-// message no handler saw) and after later entries of their key were
-// handled (per-key order broken). Seen in about one run of three.
-const cutReadLost = "redis: entries read on a connection the cut closed wait for their lease, out of key order and with Attempt 2"
 
 // wipe removes what a persisting server stored: the next start is empty.
 func (r *privateRedis) wipe() {

@@ -55,6 +55,7 @@ func (s *Source) recoverGroup(ctx context.Context, err error) bool {
 		s.log.WarnContext(ctx, "redis: the consumer group is gone and recreating it failed; trying again on the next call", "error", gerr)
 		return false
 	}
+	s.groupEpoch.Add(1)
 	s.log.WarnContext(ctx, "redis: the consumer group was gone (Redis restarted without persistence, or the stream or group was deleted); recreated it at the start of the stream", "error", err)
 	return true
 }

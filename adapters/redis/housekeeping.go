@@ -90,6 +90,7 @@ func (h *housekeeping) run(ctx context.Context, s *Source, max int) ([]consumer.
 			h.pass = nil
 		}
 		if len(ds) > 0 {
+			s.noteReclaimed(ds)
 			return ds, nil
 		}
 	}

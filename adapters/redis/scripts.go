@@ -11,7 +11,10 @@ import goredis "github.com/redis/go-redis/v9"
 // retry stream (KEYS[2]), then reads up to ARGV[3] new entries for consumer
 // ARGV[2] of group ARGV[1]: the retry stream's first, then the source's
 // (KEYS[3]). It returns {retry entries, source entries, the next due time
-// ("" when none), Redis's time}, both times in Unix milliseconds.
+// ("" when none), Redis's time, the consumer's pending entries of the retry
+// stream from ARGV[5], those of the source stream from ARGV[6]} (XPENDING
+// extended replies, up to ARGV[3] each, listed before the reads), both
+// times in Unix milliseconds.
 var receiveScript = goredis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -30,6 +33,8 @@ for _, m in ipairs(due) do
 end
 local max = tonumber(ARGV[3])
 local out = {{}, {}, '', now}
+out[5] = redis.call('XPENDING', KEYS[2], ARGV[1], ARGV[5], '+', max, ARGV[2])
+out[6] = redis.call('XPENDING', KEYS[3], ARGV[1], ARGV[6], '+', max, ARGV[2])
 local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', max, 'STREAMS', KEYS[2], '>')
 if r then out[1] = r[1][2] end
 if #out[1] < max then

@@ -33,9 +33,12 @@ type Source struct {
 	acks    *acker
 	leases  *renewer
 
-	recv sync.Mutex // serialises the housekeeping and fast read of Receive
-	hk   housekeeping
-	now  func() time.Time // Receive's clock for the retry looks: time.Now
+	recv        sync.Mutex // serialises the reads of Receive
+	hk          housekeeping
+	now         func() time.Time // Receive's clock for the retry looks: time.Now
+	cursors     map[string]*readCursor
+	cursorEpoch int64
+	groupEpoch  atomic.Int64 // counts the recreations of the group (recoverGroup)
 
 	mu        sync.Mutex
 	closed    bool
@@ -177,17 +180,20 @@ func (s *Source) fast(ctx context.Context, n int) (ds []consumer.Delivery, wait 
 		return nil, min(s.cfg.Block, s.hk.nextRetryLook.Sub(now)), nil
 	}
 	res, err := receiveScript.Run(ctx, s.client, []string{s.delayed, s.retry, s.cfg.Stream},
-		s.cfg.Consumer, s.name, n, moveBatch).Slice()
+		s.cfg.Consumer, s.name, n, moveBatch, s.cursor(s.retry).start(), s.cursor(s.cfg.Stream).start()).Slice()
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(res) != 4 {
+	if len(res) != 6 {
 		return nil, 0, fmt.Errorf("redis: unexpected receive script reply %v", res)
 	}
 	for i, stream := range []string{s.retry, s.cfg.Stream} {
-		for _, e := range parseEntries(res[i]) {
-			ds = append(ds, s.newDelivery(stream, e, 1))
+		pending := parsePending(res[4+i])
+		got, err := s.admit(ctx, stream, pending, len(pending) >= n, parseEntries(res[i]), n-len(ds))
+		if err != nil {
+			return nil, 0, err
 		}
+		ds = append(ds, got...)
 	}
 	look := retryLook
 	if next, err := strconv.ParseInt(fmt.Sprint(res[2]), 10, 64); err == nil {
@@ -199,27 +205,39 @@ func (s *Source) fast(ctx context.Context, n int) (ds []consumer.Delivery, wait 
 }
 
 // block waits up to wait, rounded up to the millisecond, for new entries
-// of the source stream. It never waits without a bound: XREADGROUP counts
+// of the source stream, after the orphans pending with this consumer (see
+// admit), in the same round trip. It never waits without a bound: XREADGROUP counts
 // BLOCK in whole milliseconds and BLOCK 0 waits forever, deaf to ctx and
 // Close.
 func (s *Source) block(ctx context.Context, max int, wait time.Duration) ([]consumer.Delivery, error) {
-	res, err := s.client.XReadGroup(ctx, &goredis.XReadGroupArgs{
+	s.recv.Lock()
+	defer s.recv.Unlock()
+	pipe := s.client.Pipeline()
+	pend := pipe.XPendingExt(ctx, &goredis.XPendingExtArgs{
+		Stream: s.cfg.Stream, Group: s.cfg.Consumer, Start: s.cursor(s.cfg.Stream).start(), End: "+", Count: int64(max), Consumer: s.name,
+	})
+	read := pipe.XReadGroup(ctx, &goredis.XReadGroupArgs{
 		Group: s.cfg.Consumer, Consumer: s.name, Streams: []string{s.cfg.Stream, ">"},
-		Count: int64(max), Block: blockFor(wait),
-	}).Result()
-	if errors.Is(err, goredis.Nil) {
-		return nil, nil
-	}
+		Count: int64(max), Block: blockFor(s.pipelineWait(wait)),
+	})
+	_, _ = pipe.Exec(ctx) // each command's error is looked at below
+	listed, err := pend.Result()
 	if err != nil {
 		return nil, err
 	}
-	var ds []consumer.Delivery
-	for _, st := range res {
-		for _, e := range st.Messages {
-			ds = append(ds, s.newDelivery(st.Stream, e, 1))
-		}
+	res, err := read.Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, err
 	}
-	return ds, nil
+	pending := make([]pendingEntry, len(listed))
+	for i, p := range listed {
+		pending[i] = pendingEntry{id: p.ID, count: p.RetryCount}
+	}
+	var fresh []goredis.XMessage
+	for _, st := range res {
+		fresh = append(fresh, st.Messages...)
+	}
+	return s.admit(ctx, s.cfg.Stream, pending, len(pending) >= max, fresh, max)
 }
 
 // blockFor is the BLOCK of a read waiting up to wait: wait rounded up to
