@@ -7,22 +7,69 @@ import (
 	"golang.org/x/tools/go/analysis"
 )
 
+// Import paths of the clients whose calls are effects outside the database.
+const (
+	pathRedis = "github.com/redis/go-redis/v9"
+	pathNATS  = "github.com/nats-io/nats.go"
+	pathNATSJ = "github.com/nats-io/nats.go/jetstream"
+	pathSQS   = "github.com/aws/aws-sdk-go-v2/service/sqs"
+	pathSNS   = "github.com/aws/aws-sdk-go-v2/service/sns"
+	pathGRPC  = "google.golang.org/grpc"
+)
+
+// redisWrites are the go-redis commands that change data or publish: the
+// commands a handler uses for effects. Reads (Get, HGet, Exists, …) are
+// not effects and are not reported.
+var redisWrites = map[string]bool{
+	"Set": true, "SetNX": true, "SetEx": true, "SetArgs": true, "MSet": true, "GetSet": true, "GetDel": true,
+	"Del": true, "Unlink": true, "Expire": true, "Incr": true, "IncrBy": true, "Decr": true, "DecrBy": true,
+	"HSet": true, "HDel": true, "HIncrBy": true, "LPush": true, "RPush": true, "LPop": true, "RPop": true,
+	"SAdd": true, "SRem": true, "ZAdd": true, "ZRem": true, "ZIncrBy": true,
+	"XAdd": true, "XAck": true, "XDel": true, "Publish": true, "SPublish": true,
+}
+
+// natsPublishes are the nats.go calls that publish a message, on *nats.Conn
+// and on a JetStreamContext.
+var natsPublishes = map[string]bool{
+	"Publish": true, "PublishMsg": true, "PublishRequest": true, "Request": true, "RequestMsg": true,
+	"PublishAsync": true, "PublishMsgAsync": true,
+}
+
 // outsideEffect returns a description of call when it is an effect on a
 // system other than the database, which the claim's transaction cannot roll
-// back, or "": a request through net/http (http.Get, Post, PostForm, Head,
-// (*http.Client).Do, Get, Post, PostForm, Head), a produce through franz-go
-// (*kgo.Client).Produce, ProduceSync, TryProduce, or a publish through
-// amqp091 (*Channel).Publish, PublishWithContext,
-// PublishWithDeferredConfirm, PublishWithDeferredConfirmWithContext.
+// back, or "":
 //
-// What it does not catch: other clients (gRPC, SDKs of cloud services,
-// other broker libraries), and effects behind a function of another package.
+//   - a request through net/http (http.Get, Post, PostForm, Head,
+//     (*http.Client).Do, Get, Post, PostForm, Head);
+//   - a produce through franz-go ((*kgo.Client).Produce, ProduceSync,
+//     TryProduce);
+//   - a publish through amqp091 ((*Channel).Publish, PublishWithContext,
+//     PublishWithDeferredConfirm, PublishWithDeferredConfirmWithContext);
+//   - a go-redis command that writes or publishes (see redisWrites), on
+//     *redis.Client, *redis.ClusterClient or the redis.Cmdable interface;
+//   - a nats.go publish or request (see natsPublishes) on *nats.Conn or a
+//     nats.JetStreamContext, and on the jetstream package's JetStream;
+//   - an AWS SDK v2 SQS SendMessage or SendMessageBatch, an SNS Publish or
+//     PublishBatch;
+//   - a gRPC call: (*grpc.ClientConn).Invoke, NewStream, and every method of
+//     generated client code (a method whose last parameter is
+//     ...grpc.CallOption).
+//
+// What it does not catch: other clients (sarama, other cloud SDKs, clients
+// of other HTTP libraries), and effects behind a function of another
+// package. A gRPC method that only reads is reported too: mark it
+// //oncely:allow txescape REASON.
 func outsideEffect(pass *analysis.Pass, call *ast.CallExpr) string {
 	fn := callee(pass.TypesInfo, call)
 	if fn == nil || fn.Pkg() == nil {
 		return ""
 	}
-	recv := fn.Type().(*types.Signature).Recv()
+	sig := fn.Type().(*types.Signature)
+	recv := sig.Recv()
+	if recv != nil && grpcCallOptions(sig) {
+		return "the gRPC call " + fn.Name()
+	}
+	recvIs := func(pkg, name string) bool { return recv != nil && isNamed(recv.Type(), pkg, name) }
 	switch fn.Pkg().Path() {
 	case pathHTTP:
 		switch fn.Name() {
@@ -32,24 +79,58 @@ func outsideEffect(pass *analysis.Pass, call *ast.CallExpr) string {
 			}
 			fallthrough
 		case "Do":
-			if recv != nil && isNamed(recv.Type(), pathHTTP, "Client") {
+			if recvIs(pathHTTP, "Client") {
 				return "(*http.Client)." + fn.Name()
 			}
 		}
 	case pathKgo:
 		switch fn.Name() {
 		case "Produce", "ProduceSync", "TryProduce":
-			if recv != nil && isNamed(recv.Type(), pathKgo, "Client") {
+			if recvIs(pathKgo, "Client") {
 				return "(*kgo.Client)." + fn.Name()
 			}
 		}
 	case pathAMQP:
 		switch fn.Name() {
 		case "Publish", "PublishWithContext", "PublishWithDeferredConfirm", "PublishWithDeferredConfirmWithContext":
-			if recv != nil && isNamed(recv.Type(), pathAMQP, "Channel") {
+			if recvIs(pathAMQP, "Channel") {
 				return "(*amqp091.Channel)." + fn.Name()
 			}
 		}
+	case pathRedis:
+		if redisWrites[fn.Name()] && recv != nil {
+			return "the Redis command " + fn.Name()
+		}
+	case pathNATS:
+		if natsPublishes[fn.Name()] && (recvIs(pathNATS, "Conn") || recvIs(pathNATS, "JetStreamContext") || recvIs(pathNATS, "JetStream")) {
+			return "the NATS " + fn.Name()
+		}
+	case pathNATSJ:
+		if natsPublishes[fn.Name()] && recv != nil {
+			return "the JetStream " + fn.Name()
+		}
+	case pathSQS:
+		if (fn.Name() == "SendMessage" || fn.Name() == "SendMessageBatch") && recvIs(pathSQS, "Client") {
+			return "the SQS " + fn.Name()
+		}
+	case pathSNS:
+		if (fn.Name() == "Publish" || fn.Name() == "PublishBatch") && recvIs(pathSNS, "Client") {
+			return "the SNS " + fn.Name()
+		}
+	case pathGRPC:
+		if (fn.Name() == "Invoke" || fn.Name() == "NewStream") && recv != nil {
+			return "the gRPC call " + fn.Name()
+		}
 	}
 	return ""
+}
+
+// grpcCallOptions reports whether sig's last parameter is
+// ...grpc.CallOption: a method of generated gRPC client code.
+func grpcCallOptions(sig *types.Signature) bool {
+	if !sig.Variadic() {
+		return false
+	}
+	last := sig.Params().At(sig.Params().Len() - 1).Type().(*types.Slice)
+	return isNamed(last.Elem(), pathGRPC, "CallOption")
 }
