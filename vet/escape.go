@@ -43,6 +43,7 @@ func runEscape(pass *analysis.Pass) (any, error) {
 	decls := newFuncDecls(pass)
 	reported := map[ast.Node]bool{}
 	visited := map[ast.Node]bool{}
+	var top ast.Node // the handler being walked
 	var walk func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool)
 	walk = func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool) {
 		if body == nil || visited[node] {
@@ -53,11 +54,23 @@ func runEscape(pass *analysis.Pass) (any, error) {
 		ast.Inspect(body, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.GoStmt:
-				if obj := uses(pass, n.Call, tracked); obj != nil && !reported[n] {
+				obj := uses(pass, n.Call, txsOf(tracked))
+				if obj == nil && !joined(pass, n, body) {
+					obj = uses(pass, n.Call, tracked)
+				}
+				if obj != nil && !reported[n] {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "goroutine captures the handler's %s %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", what(obj), obj.Name())
 				}
 				return false
+			case *ast.AssignStmt:
+				if node != top {
+					break
+				}
+				if lhs, obj := parksTx(pass, n, node, body, txsOf(tracked)); obj != nil && !reported[n] {
+					reported[n] = true
+					report(pass, "escape", n.Pos(), "the handler's transaction %s is stored in %s, which outlives the handler: whoever reads it later (a flusher, the next message) uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", obj.Name(), types.ExprString(lhs))
+				}
 			case *ast.SendStmt:
 				if obj := uses(pass, n.Value, tracked); obj != nil && !reported[n] {
 					reported[n] = true
@@ -94,6 +107,7 @@ func runEscape(pass *analysis.Pass) (any, error) {
 		for o := range h.tx {
 			tracked[o] = true
 		}
+		top = h.node
 		walk(h.node, h.body, tracked)
 	}
 	return nil, nil
@@ -118,13 +132,128 @@ func groupGo(pass *analysis.Pass, call *ast.CallExpr, tracked map[types.Object]b
 		!isMethod(fn, pathErrgroup, "Group", "Go") && !isMethod(fn, "sync", "WaitGroup", "Go") {
 		return nil
 	}
+	return uses(pass, call.Args[0], txsOf(tracked))
+}
+
+// txsOf returns the pgx.Tx objects of tracked.
+func txsOf(tracked map[types.Object]bool) map[types.Object]bool {
 	txs := map[types.Object]bool{}
 	for o := range tracked {
 		if isNamed(o.Type(), pathPgx, "Tx") {
 			txs[o] = true
 		}
 	}
-	return uses(pass, call.Args[0], txs)
+	return txs
+}
+
+// joined reports whether the goroutine g started in body is joined before
+// body goes on past a Wait: its function literal calls Done on a
+// sync.WaitGroup that body waits on (Wait) after the go statement.
+func joined(pass *analysis.Pass, g *ast.GoStmt, body *ast.BlockStmt) bool {
+	lit, ok := ast.Unparen(g.Call.Fun).(*ast.FuncLit)
+	if !ok {
+		return false
+	}
+	groups := map[types.Object]bool{}
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		if obj := waitGroupCall(pass, n, "Done"); obj != nil {
+			groups[obj] = true
+		}
+		return true
+	})
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n != nil && n.Pos() > g.End() {
+			if obj := waitGroupCall(pass, n, "Wait"); obj != nil && groups[obj] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// waitGroupCall returns the variable (or field) wg when n is the call
+// wg.name() on a sync.WaitGroup, or nil.
+func waitGroupCall(pass *analysis.Pass, n ast.Node, name string) types.Object {
+	call, ok := n.(*ast.CallExpr)
+	if !ok {
+		return nil
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || !isMethod(callee(pass.TypesInfo, call), "sync", "WaitGroup", name) {
+		return nil
+	}
+	switch x := ast.Unparen(sel.X).(type) {
+	case *ast.Ident:
+		return pass.TypesInfo.Uses[x]
+	case *ast.SelectorExpr:
+		return pass.TypesInfo.Uses[x.Sel]
+	}
+	return nil
+}
+
+// parksTx returns the left-hand side and the transaction when as stores a
+// value using a transaction of txs (the transaction itself, a closure or a
+// struct holding it) where it outlives the handler fn whose body is body: in a
+// field or element of a variable declared outside body (the receiver, a
+// captured or package-level variable), or in a package-level variable.
+func parksTx(pass *analysis.Pass, as *ast.AssignStmt, fn ast.Node, body *ast.BlockStmt, txs map[types.Object]bool) (ast.Expr, types.Object) {
+	for i, l := range as.Lhs {
+		root, ok := outerRoot(pass, l, fn, body)
+		if !ok || root == nil {
+			continue
+		}
+		r := as.Rhs[0]
+		if len(as.Rhs) == len(as.Lhs) {
+			r = as.Rhs[i]
+		}
+		if obj := uses(pass, r, txs); obj != nil {
+			return l, obj
+		}
+	}
+	return nil, nil
+}
+
+// outerRoot returns the variable at the root of l (x in x.f, x.f[i], *x)
+// and whether l stores outside the function fn whose body is body: l is a
+// field, element or indirection of a variable declared outside body (the
+// receiver, a parameter, a captured variable), a variable declared outside
+// fn (captured by a closure), or a package-level variable.
+func outerRoot(pass *analysis.Pass, l ast.Expr, fn ast.Node, body *ast.BlockStmt) (types.Object, bool) {
+	outer := false
+	for {
+		switch x := ast.Unparen(l).(type) {
+		case *ast.SelectorExpr:
+			if _, isVar := pass.TypesInfo.Uses[x.Sel].(*types.Var); !isVar {
+				return nil, false
+			}
+			if id, ok := x.X.(*ast.Ident); ok {
+				if _, isPkg := pass.TypesInfo.Uses[id].(*types.PkgName); isPkg {
+					return pass.TypesInfo.Uses[x.Sel], true // another package's variable
+				}
+			}
+			l, outer = x.X, true
+		case *ast.IndexExpr:
+			l, outer = x.X, true
+		case *ast.StarExpr:
+			l, outer = x.X, true
+		case *ast.Ident:
+			obj, ok := pass.TypesInfo.Uses[x].(*types.Var)
+			if !ok {
+				return nil, false
+			}
+			if obj.Parent() == obj.Pkg().Scope() {
+				return obj, true
+			}
+			if outer { // a field or element: the receiver and parameters count as outside
+				return obj, obj.Pos() < body.Pos() || obj.Pos() >= body.End()
+			}
+			return obj, obj.Pos() < fn.Pos() || obj.Pos() >= fn.End() // a captured variable
+		default:
+			return nil, false
+		}
+	}
 }
 
 // calleeObj returns the object a call's function expression refers to.

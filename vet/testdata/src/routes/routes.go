@@ -1,6 +1,6 @@
 // Package routes seeds escape's reports of the routes other than a go
 // statement by which the transaction leaves the handler: channels and
-// errgroups.
+// errgroups, fields that outlive the handler, goroutines not joined.
 package routes
 
 import (
@@ -36,3 +36,40 @@ func (h *handler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) er
 }
 
 var _ = postgres.HandlerFunc((&handler{}).handle)
+
+type flusher struct {
+	tx      pgx.Tx
+	pending []func() error
+	wg      sync.WaitGroup
+}
+
+type unit struct{ tx pgx.Tx }
+
+func (f *flusher) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+	f.tx = tx                                    // want `the handler's transaction tx is stored in f.tx, which outlives the handler`
+	f.pending = append(f.pending, func() error { // want `stored in f.pending`
+		_, err := tx.Exec(ctx, "SELECT 1")
+		return err
+	})
+	u := &unit{}
+	u.tx = tx // a local unit of work: fine
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // the context alone, joined below: fine
+		defer wg.Done()
+		_ = ctx.Err()
+	}()
+	go func() { // want `goroutine captures the handler's transaction tx`
+		defer wg.Done()
+		_, _ = tx.Exec(ctx, "SELECT 1")
+	}()
+	wg.Wait()
+	f.wg.Add(1)
+	go func() { // want `goroutine captures the handler's context ctx`
+		defer f.wg.Done() // waited on elsewhere, after the handler returned
+		_ = ctx.Err()
+	}()
+	return nil
+}
+
+var _ = postgres.HandlerFunc((&flusher{}).handle)
