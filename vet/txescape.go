@@ -108,6 +108,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	reported := map[ast.Node]bool{}
+	wiredHandlers(pass)
 	fields := poolFields(pass)
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
@@ -144,7 +145,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 	}
 	if name, h := poolFieldCall(pass, call, fields); name != "" && !reported[call] {
 		reported[call] = true
-		report(pass, "txescape", call.Pos(), "%s runs outside the claim's transaction (its field is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
+		report(pass, "txescape", call.Pos(), "%s runs outside the claim's transaction (it is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
 		return
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
