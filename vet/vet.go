@@ -212,6 +212,15 @@ const allowPrefix = "//oncely:allow "
 // report reports a diagnostic of analyzer name at pos unless an
 // //oncely:allow comment with a reason silences it.
 func report(pass *analysis.Pass, name string, pos token.Pos, format string, args ...any) {
+	reportFix(pass, name, pos, analysis.SuggestedFix{}, format, args...)
+}
+
+// reportFix is report with a suggested fix (none when fix has no edits).
+func reportFix(pass *analysis.Pass, name string, pos token.Pos, fix analysis.SuggestedFix, format string, args ...any) {
+	d := analysis.Diagnostic{Pos: pos, Message: fmt.Sprintf(format, args...)}
+	if len(fix.TextEdits) > 0 {
+		d.SuggestedFixes = []analysis.SuggestedFix{fix}
+	}
 	line := pass.Fset.Position(pos).Line
 	for _, f := range pass.Files {
 		if pos < f.FileStart || pos > f.FileEnd {
@@ -228,11 +237,12 @@ func report(pass *analysis.Pass, name string, pos token.Pos, format string, args
 					continue
 				}
 				if strings.TrimSpace(rest) == "" {
-					pass.Reportf(pos, "%s (the //oncely:allow comment here needs a reason)", fmt.Sprintf(format, args...))
+					d.Message += " (the //oncely:allow comment here needs a reason)"
+					pass.Report(d)
 				}
 				return
 			}
 		}
 	}
-	pass.Reportf(pos, format, args...)
+	pass.Report(d)
 }
