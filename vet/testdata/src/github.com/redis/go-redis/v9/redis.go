@@ -12,6 +12,7 @@ type IntCmd struct{}
 type BoolCmd struct{}
 
 func (c *StringCmd) Result() (string, error) { return "", nil }
+func (c *StringCmd) Err() error              { return nil }
 func (c *StatusCmd) Err() error              { return nil }
 func (c *IntCmd) Err() error                 { return nil }
 
