@@ -208,11 +208,52 @@ func parksTx(pass *analysis.Pass, as *ast.AssignStmt, fn ast.Node, body *ast.Blo
 		if len(as.Rhs) == len(as.Lhs) {
 			r = as.Rhs[i]
 		}
-		if obj := uses(pass, r, txs); obj != nil {
+		if obj := carriesTx(pass, r, txs); obj != nil {
 			return l, obj
 		}
 	}
 	return nil, nil
+}
+
+// carriesTx returns the transaction of txs that the value of e holds, or
+// nil: the transaction itself, a composite literal or an append with an
+// element holding it, a function literal using it, or the result of a call
+// given it unless that result is an error or of a basic type (a count, a
+// flag: it holds nothing).
+func carriesTx(pass *analysis.Pass, e ast.Expr, txs map[types.Object]bool) types.Object {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		if obj := pass.TypesInfo.Uses[x]; txs[obj] {
+			return obj
+		}
+	case *ast.FuncLit:
+		return uses(pass, x.Body, txs)
+	case *ast.UnaryExpr:
+		return carriesTx(pass, x.X, txs)
+	case *ast.KeyValueExpr:
+		return carriesTx(pass, x.Value, txs)
+	case *ast.CompositeLit:
+		for _, el := range x.Elts {
+			if obj := carriesTx(pass, el, txs); obj != nil {
+				return obj
+			}
+		}
+	case *ast.CallExpr:
+		if t := pass.TypesInfo.TypeOf(x); t != nil {
+			if _, basic := t.Underlying().(*types.Basic); basic || types.Identical(t, types.Universe.Lookup("error").Type()) {
+				return nil
+			}
+			if tuple, ok := t.(*types.Tuple); ok && tuple.Len() == 0 {
+				return nil
+			}
+		}
+		for _, a := range x.Args {
+			if obj := carriesTx(pass, a, txs); obj != nil {
+				return obj
+			}
+		}
+	}
+	return nil
 }
 
 // outerRoot returns the variable at the root of l (x in x.f, x.f[i], *x)

@@ -45,6 +45,8 @@ type flusher struct {
 
 type unit struct{ tx pgx.Tx }
 
+func check(ctx context.Context, tx pgx.Tx) error { return nil }
+
 func (f *flusher) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
 	f.tx = tx                                    // want `the handler's transaction tx is stored in f.tx, which outlives the handler`
 	f.pending = append(f.pending, func() error { // want `stored in f.pending`
@@ -53,6 +55,9 @@ func (f *flusher) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) er
 	})
 	u := &unit{}
 	u.tx = tx // a local unit of work: fine
+	var checked error
+	func() { checked = check(ctx, tx) }() // an error holds no transaction: fine
+	_ = checked
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { // the context alone, joined below: fine
