@@ -15,6 +15,7 @@ const (
 	pathSQS   = "github.com/aws/aws-sdk-go-v2/service/sqs"
 	pathSNS   = "github.com/aws/aws-sdk-go-v2/service/sns"
 	pathGRPC  = "google.golang.org/grpc"
+	pathSaram = "github.com/IBM/sarama"
 )
 
 // redisWrites are the go-redis commands that change data or publish: the
@@ -39,14 +40,17 @@ var natsPublishes = map[string]bool{
 // system other than the database, which the claim's transaction cannot roll
 // back, or "":
 //
-//   - a request through net/http (http.Get, Post, PostForm, Head,
-//     (*http.Client).Do, Get, Post, PostForm, Head);
+//   - a request through net/http that may change something (http.Post,
+//     PostForm, (*http.Client).Do, Post, PostForm); Get and Head, safe
+//     methods by HTTP's definition, are reads and are not reported;
 //   - a produce through franz-go ((*kgo.Client).Produce, ProduceSync,
 //     TryProduce);
 //   - a publish through amqp091 ((*Channel).Publish, PublishWithContext,
 //     PublishWithDeferredConfirm, PublishWithDeferredConfirmWithContext);
 //   - a go-redis command that writes or publishes (see redisWrites), on
-//     *redis.Client, *redis.ClusterClient or the redis.Cmdable interface;
+//     *redis.Client, *redis.ClusterClient or the redis.Cmdable interface,
+//     except a lock (see redisLocks);
+//   - a sarama SyncProducer's SendMessage or SendMessages;
 //   - a nats.go publish or request (see natsPublishes) on *nats.Conn or a
 //     nats.JetStreamContext, and on the jetstream package's JetStream;
 //   - an AWS SDK v2 SQS SendMessage or SendMessageBatch, an SNS Publish or
@@ -55,11 +59,11 @@ var natsPublishes = map[string]bool{
 //     generated client code (a method whose last parameter is
 //     ...grpc.CallOption).
 //
-// What it does not catch: other clients (sarama, other cloud SDKs, clients
+// What it does not catch: other clients (other cloud SDKs, clients
 // of other HTTP libraries), and effects behind a function of another
 // package. A gRPC method that only reads is reported too: mark it
 // //oncely:allow txescape REASON.
-func outsideEffect(pass *analysis.Pass, call *ast.CallExpr) string {
+func outsideEffect(pass *analysis.Pass, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
 	fn := callee(pass.TypesInfo, call)
 	if fn == nil || fn.Pkg() == nil {
 		return ""
@@ -73,7 +77,7 @@ func outsideEffect(pass *analysis.Pass, call *ast.CallExpr) string {
 	switch fn.Pkg().Path() {
 	case pathHTTP:
 		switch fn.Name() {
-		case "Get", "Post", "PostForm", "Head":
+		case "Post", "PostForm":
 			if recv == nil {
 				return "http." + fn.Name()
 			}
@@ -98,7 +102,7 @@ func outsideEffect(pass *analysis.Pass, call *ast.CallExpr) string {
 			}
 		}
 	case pathRedis:
-		if redisWrites[fn.Name()] && recv != nil {
+		if redisWrites[fn.Name()] && recv != nil && !locks[call] {
 			return "the Redis command " + fn.Name()
 		}
 	case pathNATS:
@@ -117,6 +121,10 @@ func outsideEffect(pass *analysis.Pass, call *ast.CallExpr) string {
 		if (fn.Name() == "Publish" || fn.Name() == "PublishBatch") && recvIs(pathSNS, "Client") {
 			return "the SNS " + fn.Name()
 		}
+	case pathSaram, "github.com/Shopify/sarama":
+		if (fn.Name() == "SendMessage" || fn.Name() == "SendMessages") && recv != nil {
+			return "the sarama " + fn.Name()
+		}
 	case pathGRPC:
 		if (fn.Name() == "Invoke" || fn.Name() == "NewStream") && recv != nil {
 			return "the gRPC call " + fn.Name()
@@ -133,4 +141,50 @@ func grpcCallOptions(sig *types.Signature) bool {
 	}
 	last := sig.Params().At(sig.Params().Len() - 1).Type().(*types.Slice)
 	return isNamed(last.Elem(), pathGRPC, "CallOption")
+}
+
+// redisLocks returns the go-redis calls of the package that take and
+// release a lock: in a function that releases a key with a deferred Del
+// (defer rdb.Del(ctx, key)), that Del and the SetNX calls. A lock taken and
+// released around the handler's work changes nothing a redelivery could
+// repeat; a SetNX without a deferred release (a "seen" key used as a
+// dedupe) stays reported.
+func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
+	locks := map[*ast.CallExpr]bool{}
+	isRedis := func(call *ast.CallExpr, name string) bool {
+		fn := callee(pass.TypesInfo, call)
+		return fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == pathRedis && fn.Name() == name
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			body := funcBody(n)
+			if body == nil {
+				return true
+			}
+			var release []*ast.CallExpr
+			var take []*ast.CallExpr
+			ast.Inspect(body, func(m ast.Node) bool {
+				switch m := m.(type) {
+				case *ast.FuncLit:
+					return false // its own function
+				case *ast.DeferStmt:
+					if isRedis(m.Call, "Del") {
+						release = append(release, m.Call)
+					}
+				case *ast.CallExpr:
+					if isRedis(m, "SetNX") {
+						take = append(take, m)
+					}
+				}
+				return true
+			})
+			if len(release) > 0 {
+				for _, c := range append(release, take...) {
+					locks[c] = true
+				}
+			}
+			return true
+		})
+	}
+	return locks
 }
