@@ -67,9 +67,9 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				if node != top {
 					break
 				}
-				if lhs, obj := parksTx(pass, n, node, body, txsOf(tracked)); obj != nil && !reported[n] {
+				if lhs, obj := parksTx(pass, n, node, body, tracked); obj != nil && !reported[n] {
 					reported[n] = true
-					report(pass, "escape", n.Pos(), "the handler's transaction %s is stored in %s, which outlives the handler: whoever reads it later (a flusher, the next message) uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", obj.Name(), types.ExprString(lhs))
+					report(pass, "escape", n.Pos(), "the handler's %s %s is stored in %s, which outlives the handler: whoever reads it later (a flusher, the next message) uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", what(obj), obj.Name(), types.ExprString(lhs))
 				}
 			case *ast.SendStmt:
 				if obj := uses(pass, n.Value, tracked); obj != nil && !reported[n] {
@@ -77,6 +77,12 @@ func runEscape(pass *analysis.Pass) (any, error) {
 					report(pass, "escape", n.Pos(), "the handler's %s %s is sent on a channel: whoever receives it can use it after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", what(obj), obj.Name())
 				}
 			case *ast.CallExpr:
+				if node == top {
+					if obj := storesTx(pass, n, node, body, tracked); obj != nil && !reported[n] {
+						reported[n] = true
+						report(pass, "escape", n.Pos(), "the handler's %s %s is stored in %s, which outlives the handler: whoever loads it later uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", what(obj), obj.Name(), types.ExprString(n.Fun))
+					}
+				}
 				if obj := groupGo(pass, n, tracked); obj != nil && !reported[n] {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
@@ -193,12 +199,12 @@ func waitGroupCall(pass *analysis.Pass, n ast.Node, name string) types.Object {
 	return nil
 }
 
-// parksTx returns the left-hand side and the transaction when as stores a
-// value using a transaction of txs (the transaction itself, a closure or a
-// struct holding it) where it outlives the handler fn whose body is body: in a
+// parksTx returns the left-hand side and the transaction or context when
+// as stores a value holding one of tracked (see carriesTx) where it
+// outlives the handler fn whose body is body: in a
 // field or element of a variable declared outside body (the receiver, a
 // captured or package-level variable), or in a package-level variable.
-func parksTx(pass *analysis.Pass, as *ast.AssignStmt, fn ast.Node, body *ast.BlockStmt, txs map[types.Object]bool) (ast.Expr, types.Object) {
+func parksTx(pass *analysis.Pass, as *ast.AssignStmt, fn ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool) (ast.Expr, types.Object) {
 	for i, l := range as.Lhs {
 		root, ok := outerRoot(pass, l, fn, body)
 		if !ok || root == nil {
@@ -208,37 +214,96 @@ func parksTx(pass *analysis.Pass, as *ast.AssignStmt, fn ast.Node, body *ast.Blo
 		if len(as.Rhs) == len(as.Lhs) {
 			r = as.Rhs[i]
 		}
-		if obj := carriesTx(pass, r, txs); obj != nil {
+		if obj := carriesTx(pass, r, tracked); obj != nil {
 			return l, obj
 		}
 	}
 	return nil, nil
 }
 
-// carriesTx returns the transaction of txs that the value of e holds, or
-// nil: the transaction itself, a composite literal or an append with an
-// element holding it, a function literal using it, or the result of a call
+// storesTx returns the tracked transaction or context that call stores in
+// a sync.Map, an atomic.Value or an atomic.Pointer (Store, Swap,
+// CompareAndSwap, LoadOrStore) rooted outside the handler fn (see
+// outerRoot), or nil.
+func storesTx(pass *analysis.Pass, call *ast.CallExpr, fn ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool) types.Object {
+	f := callee(pass.TypesInfo, call)
+	if f == nil {
+		return nil
+	}
+	switch f.Name() {
+	case "Store", "Swap", "CompareAndSwap", "LoadOrStore":
+	default:
+		return nil
+	}
+	if !isMethod(f, "sync", "Map", f.Name()) && !isMethod(f, "sync/atomic", "Value", f.Name()) && !isMethod(f, "sync/atomic", "Pointer", f.Name()) {
+		return nil
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	if _, outside := outerRoot(pass, sel.X, fn, body); !outside {
+		if id, isID := ast.Unparen(sel.X).(*ast.Ident); !isID || outerVar(pass, id, fn) == nil {
+			return nil
+		}
+	}
+	for _, a := range call.Args {
+		if obj := carriesTx(pass, a, tracked); obj != nil {
+			return obj
+		}
+	}
+	return nil
+}
+
+// outerVar returns the variable id refers to when it is declared outside
+// fn (a captured or package-level variable), or nil.
+func outerVar(pass *analysis.Pass, id *ast.Ident, fn ast.Node) types.Object {
+	obj, ok := pass.TypesInfo.Uses[id].(*types.Var)
+	if !ok || obj.Pos() >= fn.Pos() && obj.Pos() < fn.End() {
+		return nil
+	}
+	return obj
+}
+
+// carriesTx returns the tracked object (the handler's transaction or
+// context) that the value of e holds, or nil: the object itself, a
+// composite literal or an append with an element holding it; for a
+// transaction also a function literal using it, or the result of a call
 // given it unless that result is an error or of a basic type (a count, a
-// flag: it holds nothing).
-func carriesTx(pass *analysis.Pass, e ast.Expr, txs map[types.Object]bool) types.Object {
+// flag: it holds nothing). A context is followed only as itself and in
+// literals: a call given the context (a logger, a span) holds no
+// transaction.
+func carriesTx(pass *analysis.Pass, e ast.Expr, tracked map[types.Object]bool) types.Object {
+	txs := txsOf(tracked)
 	switch x := ast.Unparen(e).(type) {
 	case *ast.Ident:
-		if obj := pass.TypesInfo.Uses[x]; txs[obj] {
+		if obj := pass.TypesInfo.Uses[x]; tracked[obj] {
 			return obj
 		}
 	case *ast.FuncLit:
 		return uses(pass, x.Body, txs)
 	case *ast.UnaryExpr:
-		return carriesTx(pass, x.X, txs)
+		return carriesTx(pass, x.X, tracked)
 	case *ast.KeyValueExpr:
-		return carriesTx(pass, x.Value, txs)
+		return carriesTx(pass, x.Value, tracked)
 	case *ast.CompositeLit:
 		for _, el := range x.Elts {
-			if obj := carriesTx(pass, el, txs); obj != nil {
+			if obj := carriesTx(pass, el, tracked); obj != nil {
 				return obj
 			}
 		}
 	case *ast.CallExpr:
+		if id, ok := ast.Unparen(x.Fun).(*ast.Ident); ok {
+			if b, ok := pass.TypesInfo.Uses[id].(*types.Builtin); ok && b.Name() == "append" {
+				for _, a := range x.Args {
+					if obj := carriesTx(pass, a, tracked); obj != nil {
+						return obj
+					}
+				}
+				return nil
+			}
+		}
+		tracked = txs
 		if t := pass.TypesInfo.TypeOf(x); t != nil {
 			if _, basic := t.Underlying().(*types.Basic); basic || types.Identical(t, types.Universe.Lookup("error").Type()) {
 				return nil
@@ -248,7 +313,7 @@ func carriesTx(pass *analysis.Pass, e ast.Expr, txs map[types.Object]bool) types
 			}
 		}
 		for _, a := range x.Args {
-			if obj := carriesTx(pass, a, txs); obj != nil {
+			if obj := carriesTx(pass, a, tracked); obj != nil {
 				return obj
 			}
 		}
