@@ -185,3 +185,75 @@ func poolLocals(pass *analysis.Pass, bound map[*types.Var]string) {
 		})
 	}
 }
+
+// dynamicFields returns the interface-typed struct fields of the package
+// whose dynamic type is visible: every value the package assigns to the
+// field (in a composite literal or an assignment) has the same concrete
+// type (h := &handler{accounts: accounts.NewRepo(pool)}). A call through
+// such a field runs that type's method.
+func dynamicFields(pass *analysis.Pass) map[*types.Var]types.Type {
+	dyn := map[*types.Var]types.Type{}
+	mixed := map[*types.Var]bool{}
+	note := func(field *types.Var, value ast.Expr) {
+		if !types.IsInterface(field.Type()) {
+			return
+		}
+		t := pass.TypesInfo.TypeOf(value)
+		if t == nil || types.IsInterface(t) {
+			mixed[field] = true
+			return
+		}
+		if prev, ok := dyn[field]; ok && !types.Identical(prev, t) {
+			mixed[field] = true
+		}
+		dyn[field] = t
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && v.IsField() {
+						note(v, n.Value)
+					}
+				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) != len(n.Rhs) {
+					break
+				}
+				for i, l := range n.Lhs {
+					if sel, ok := l.(*ast.SelectorExpr); ok {
+						if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
+							note(v, n.Rhs[i])
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for v := range mixed {
+		delete(dyn, v)
+	}
+	return dyn
+}
+
+// dynamicMethod returns the method of the concrete type that a call
+// through a field of dyn (h.accounts.Touch(ctx, …)) runs, or nil.
+func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]types.Type) *types.Func {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	inner, ok := ast.Unparen(sel.X).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	v, ok := pass.TypesInfo.Uses[inner.Sel].(*types.Var)
+	if !ok || dyn[v] == nil {
+		return nil
+	}
+	obj, _, _ := types.LookupFieldOrMethod(dyn[v], true, pass.Pkg, sel.Sel.Name)
+	m, _ := obj.(*types.Func)
+	return m
+}
