@@ -78,3 +78,20 @@ func (f *flusher) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) er
 }
 
 var _ = postgres.HandlerFunc((&flusher{}).handle)
+
+type keeper struct {
+	ctx  context.Context
+	open sync.Map
+	name string
+}
+
+func (k *keeper) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+	k.ctx = ctx            // want `the handler's context ctx is stored in k.ctx`
+	k.open.Store(m.ID, tx) // want `the handler's transaction tx is stored in k.open.Store`
+	k.name = m.ID          // a message ID: fine
+	var local sync.Map
+	local.Store(m.ID, tx) // a map of the handler's own: fine
+	return nil
+}
+
+var _ = postgres.HandlerFunc((&keeper{}).handle)
