@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 36
-	corpusCaught = 36
+	corpusBugs   = 41
+	corpusCaught = 38
 )
 
 type line struct {
