@@ -27,11 +27,26 @@ import (
 // derived from them (ctx2 := context.WithTimeout(ctx, …),
 // context.WithoutCancel(ctx), which still carries the transaction); a go
 // statement whose function, arguments or function literal body uses one of
-// them is reported. Goroutines that use neither, and structured helpers
-// such as sync.WaitGroup.Go or errgroup, are not.
+// them is reported, unless it uses only the context and is joined (its
+// function literal calls Done on a sync.WaitGroup the handler waits on
+// after it). Goroutines that use neither are not reported. The same holds
+// for a channel send, and for the transaction in a function given to
+// errgroup's or sync.WaitGroup's Go (joined, but sharing a pgx.Tx races).
+//
+// In the handler itself (not its helpers), it also reports the transaction
+// or the context stored where it outlives the handler (see parksTx and
+// storesTx): in a field or element of the receiver, a parameter or a
+// captured variable, in a package-level variable, or in a sync.Map or an
+// atomic reached from one — a background flusher or the next message then
+// uses a transaction that has ended.
+//
+// What it does not catch: the transaction captured by a callback another
+// package runs later (time.AfterFunc, a scheduler), or stored by a method
+// of another package (a buffer type that a flusher drains), and a store
+// made by a helper the handler calls.
 var Escape = &analysis.Analyzer{
 	Name: "escape",
-	Doc:  "report goroutines that capture an oncely handler's transaction or context",
+	Doc:  "report goroutines and stores that let an oncely handler's transaction or context outlive it",
 	URL:  "https://github.com/oncely/oncely/blob/main/docs/teams.md#oncely-vet",
 	Run:  runEscape,
 }

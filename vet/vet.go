@@ -5,13 +5,17 @@
 //
 //   - TxEscape: a write or query through a database handle other than the
 //     handler's transaction, inside a transactional handler (also through
-//     fields bound to the pool and functions of other packages), and an
-//     effect outside the database there (an HTTP request, a produce).
+//     fields and locals bound to the pool, functions of other packages,
+//     and handlers of other packages wired behind the Postgres claim), and
+//     an effect outside the database there (an HTTP request, a produce or
+//     publish, a Redis write, a gRPC call).
 //   - NoDedupe: consumer.New with no idempotency middleware and no explicit
-//     Config.Duplicates opt-out.
+//     Config.Duplicates opt-out; consumer.Deduplicating in a package that
+//     never claims.
 //   - Escape: the handler's transaction or context captured by a goroutine
-//     started in the handler, sent on a channel, or the transaction shared
-//     by an errgroup's goroutines.
+//     started in the handler (unless only the context, joined), sent on a
+//     channel, stored where it outlives the handler, or the transaction
+//     shared by an errgroup's goroutines.
 //   - Settle: user code settling deliveries itself, or a broker client with
 //     auto-commit or auto-ack, in a package that builds an oncely consumer.
 //
