@@ -21,7 +21,7 @@ import (
 // // want comment is tolerated: precision stays 100 %.
 const (
 	corpusBugs   = 41
-	corpusCaught = 38
+	corpusCaught = 41
 )
 
 type line struct {

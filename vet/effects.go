@@ -9,13 +9,14 @@ import (
 
 // Import paths of the clients whose calls are effects outside the database.
 const (
-	pathRedis = "github.com/redis/go-redis/v9"
-	pathNATS  = "github.com/nats-io/nats.go"
-	pathNATSJ = "github.com/nats-io/nats.go/jetstream"
-	pathSQS   = "github.com/aws/aws-sdk-go-v2/service/sqs"
-	pathSNS   = "github.com/aws/aws-sdk-go-v2/service/sns"
-	pathGRPC  = "google.golang.org/grpc"
-	pathSaram = "github.com/IBM/sarama"
+	pathRedis  = "github.com/redis/go-redis/v9"
+	pathNATS   = "github.com/nats-io/nats.go"
+	pathNATSJ  = "github.com/nats-io/nats.go/jetstream"
+	pathSQS    = "github.com/aws/aws-sdk-go-v2/service/sqs"
+	pathSNS    = "github.com/aws/aws-sdk-go-v2/service/sns"
+	pathGRPC   = "google.golang.org/grpc"
+	pathSaram  = "github.com/IBM/sarama"
+	pathPubSub = "cloud.google.com/go/pubsub"
 )
 
 // redisWrites are the go-redis commands that change data or publish: the
@@ -51,6 +52,8 @@ var natsPublishes = map[string]bool{
 //     *redis.Client, *redis.ClusterClient or the redis.Cmdable interface,
 //     except a lock (see redisLocks);
 //   - a sarama SyncProducer's SendMessage or SendMessages;
+//   - a Google Pub/Sub publish ((*pubsub.Topic).Publish, v2's
+//     (*pubsub.Publisher).Publish);
 //   - a nats.go publish or request (see natsPublishes) on *nats.Conn or a
 //     nats.JetStreamContext, and on the jetstream package's JetStream;
 //   - an AWS SDK v2 SQS SendMessage or SendMessageBatch, an SNS Publish or
@@ -124,6 +127,10 @@ func outsideEffect(pass *analysis.Pass, call *ast.CallExpr, locks map[*ast.CallE
 	case pathSaram, "github.com/Shopify/sarama":
 		if (fn.Name() == "SendMessage" || fn.Name() == "SendMessages") && recv != nil {
 			return "the sarama " + fn.Name()
+		}
+	case pathPubSub, pathPubSub + "/v2":
+		if fn.Name() == "Publish" && (recvIs(pathPubSub, "Topic") || recvIs(pathPubSub+"/v2", "Publisher")) {
+			return "the Pub/Sub Publish"
 		}
 	case pathGRPC:
 		if (fn.Name() == "Invoke" || fn.Name() == "NewStream") && recv != nil {

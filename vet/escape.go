@@ -40,8 +40,10 @@ import (
 // atomic reached from one — a background flusher or the next message then
 // uses a transaction that has ended.
 //
+// A function given to time.AfterFunc that uses either is reported as well.
+//
 // What it does not catch: the transaction captured by a callback another
-// package runs later (time.AfterFunc, a scheduler), or stored by a method
+// package runs later (a scheduler of its own), or stored by a method
 // of another package (a buffer type that a flusher drains), and a store
 // made by a helper the handler calls.
 var Escape = &analysis.Analyzer{
@@ -97,6 +99,10 @@ func runEscape(pass *analysis.Pass) (any, error) {
 						reported[n] = true
 						report(pass, "escape", n.Pos(), "the handler's %s %s is stored in %s, which outlives the handler: whoever loads it later uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", what(obj), obj.Name(), types.ExprString(n.Fun))
 					}
+				}
+				if obj := later(pass, n, tracked); obj != nil && !reported[n] {
+					reported[n] = true
+					report(pass, "escape", n.Pos(), "the function given to %s uses the handler's %s %s: it runs later, in a goroutine of its own, after the handler returned and the claim's transaction ended; finish the work before returning", types.ExprString(n.Fun), what(obj), obj.Name())
 				}
 				if obj := groupGo(pass, n, tracked); obj != nil && !reported[n] {
 					reported[n] = true
@@ -154,6 +160,16 @@ func groupGo(pass *analysis.Pass, call *ast.CallExpr, tracked map[types.Object]b
 		return nil
 	}
 	return uses(pass, call.Args[0], txsOf(tracked))
+}
+
+// later returns the tracked object that the function given to
+// time.AfterFunc uses, or nil: it runs in a goroutine of its own once the
+// timer fires, after the handler returned.
+func later(pass *analysis.Pass, call *ast.CallExpr, tracked map[types.Object]bool) types.Object {
+	if fn := callee(pass.TypesInfo, call); fn == nil || !isFunc(fn, "time", "AfterFunc") || len(call.Args) != 2 {
+		return nil
+	}
+	return uses(pass, call.Args[1], tracked)
 }
 
 // txsOf returns the pgx.Tx objects of tracked.

@@ -257,3 +257,74 @@ func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]t
 	m, _ := obj.(*types.Func)
 	return m
 }
+
+// funcFields returns the struct fields of function type to which the
+// package assigns only method values or functions of one and the same
+// function (save: r.save): a call through the field runs that function.
+func funcFields(pass *analysis.Pass) map[*types.Var]*types.Func {
+	out := map[*types.Var]*types.Func{}
+	mixed := map[*types.Var]bool{}
+	note := func(field *types.Var, value ast.Expr) {
+		if _, ok := field.Type().Underlying().(*types.Signature); !ok {
+			return
+		}
+		var fn *types.Func
+		switch v := ast.Unparen(value).(type) {
+		case *ast.SelectorExpr:
+			if s := pass.TypesInfo.Selections[v]; s != nil && s.Kind() == types.MethodVal {
+				fn, _ = s.Obj().(*types.Func)
+			} else {
+				fn, _ = pass.TypesInfo.Uses[v.Sel].(*types.Func)
+			}
+		case *ast.Ident:
+			fn, _ = pass.TypesInfo.Uses[v].(*types.Func)
+		}
+		if fn == nil || out[field] != nil && out[field] != fn {
+			mixed[field] = true
+			return
+		}
+		out[field] = fn
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && v.IsField() {
+						note(v, n.Value)
+					}
+				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) != len(n.Rhs) {
+					break
+				}
+				for i, l := range n.Lhs {
+					if sel, ok := l.(*ast.SelectorExpr); ok {
+						if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
+							note(v, n.Rhs[i])
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for v := range mixed {
+		delete(out, v)
+	}
+	return out
+}
+
+// fieldFunc returns the function a call through a field of funcs
+// (h.save(ctx, …)) runs, or nil.
+func fieldFunc(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var]*types.Func) *types.Func {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var)
+	if !ok {
+		return nil
+	}
+	return funcs[v]
+}

@@ -40,7 +40,8 @@ import (
 //     through such a handle itself (a repository method writing through
 //     the pool it holds), known from the runsOutside fact that package's
 //     analysis exported, also through an interface field whose dynamic
-//     type the package shows (see dynamicFields); and a handler of
+//     type the package shows (see dynamicFields) or a function field
+//     holding one function (see funcFields); and a handler of
 //     another package with such a Handle method, wired behind the Postgres
 //     claim (see wiredHandlers);
 //   - an effect outside the database (see outsideEffect): an HTTP request,
@@ -115,6 +116,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	fields := poolFields(pass)
 	locks := redisLocks(pass)
 	dyn := dynamicFields(pass)
+	funcs := funcFields(pass)
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
 		var walk func(node ast.Node, body *ast.BlockStmt, via []string)
@@ -132,10 +134,14 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					}
 				case *ast.CallExpr:
 					checkTxCall(pass, n, via, reported, fields, locks)
-					if m := dynamicMethod(pass, n, dyn); m != nil {
+					m := dynamicMethod(pass, n, dyn)
+					if m == nil {
+						m = fieldFunc(pass, n, funcs)
+					}
+					if m != nil {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
 							reported[n] = true
-							report(pass, "txescape", n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), types.TypeString(m.Type().(*types.Signature).Recv().Type(), types.RelativeTo(pass.Pkg)), f.Via, txWhere(via))
+							report(pass, "txescape", n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
 						} else if next, _, nb := decls.body(m); next != nil {
 							walk(next, nb, append(via[:len(via):len(via)], m.Name()))
 						}
