@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 41
-	corpusCaught = 41
+	corpusBugs   = 46
+	corpusCaught = 46
 )
 
 type line struct {

@@ -9,14 +9,16 @@ import (
 
 // Import paths of the clients whose calls are effects outside the database.
 const (
-	pathRedis  = "github.com/redis/go-redis/v9"
-	pathNATS   = "github.com/nats-io/nats.go"
-	pathNATSJ  = "github.com/nats-io/nats.go/jetstream"
-	pathSQS    = "github.com/aws/aws-sdk-go-v2/service/sqs"
-	pathSNS    = "github.com/aws/aws-sdk-go-v2/service/sns"
-	pathGRPC   = "google.golang.org/grpc"
-	pathSaram  = "github.com/IBM/sarama"
-	pathPubSub = "cloud.google.com/go/pubsub"
+	pathRedis   = "github.com/redis/go-redis/v9"
+	pathNATS    = "github.com/nats-io/nats.go"
+	pathNATSJ   = "github.com/nats-io/nats.go/jetstream"
+	pathSQS     = "github.com/aws/aws-sdk-go-v2/service/sqs"
+	pathSNS     = "github.com/aws/aws-sdk-go-v2/service/sns"
+	pathGRPC    = "google.golang.org/grpc"
+	pathSaram   = "github.com/IBM/sarama"
+	pathPubSub  = "cloud.google.com/go/pubsub"
+	pathKafkaGo = "github.com/segmentio/kafka-go"
+	pathSMTP    = "net/smtp"
 )
 
 // redisWrites are the go-redis commands that change data or publish: the
@@ -51,7 +53,9 @@ var natsPublishes = map[string]bool{
 //   - a go-redis command that writes or publishes (see redisWrites), on
 //     *redis.Client, *redis.ClusterClient or the redis.Cmdable interface,
 //     except a lock (see redisLocks);
-//   - a sarama SyncProducer's SendMessage or SendMessages;
+//   - a sarama SyncProducer's SendMessage or SendMessages, a kafka-go
+//     (*Writer).WriteMessages;
+//   - an e-mail through net/smtp (SendMail, (*Client).Data);
 //   - a Google Pub/Sub publish ((*pubsub.Topic).Publish, v2's
 //     (*pubsub.Publisher).Publish);
 //   - a nats.go publish or request (see natsPublishes) on *nats.Conn or a
@@ -131,6 +135,14 @@ func outsideEffect(pass *analysis.Pass, call *ast.CallExpr, locks map[*ast.CallE
 	case pathPubSub, pathPubSub + "/v2":
 		if fn.Name() == "Publish" && (recvIs(pathPubSub, "Topic") || recvIs(pathPubSub+"/v2", "Publisher")) {
 			return "the Pub/Sub Publish"
+		}
+	case pathKafkaGo:
+		if fn.Name() == "WriteMessages" && recvIs(pathKafkaGo, "Writer") {
+			return "(*kafka.Writer).WriteMessages"
+		}
+	case pathSMTP:
+		if fn.Name() == "SendMail" || fn.Name() == "Data" && recvIs(pathSMTP, "Client") {
+			return "smtp." + fn.Name()
 		}
 	case pathGRPC:
 		if (fn.Name() == "Invoke" || fn.Name() == "NewStream") && recv != nil {

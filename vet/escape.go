@@ -2,6 +2,7 @@ package vet
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/analysis"
@@ -29,6 +30,7 @@ import (
 // statement whose function, arguments or function literal body uses one of
 // them is reported, unless it uses only the context and is joined (its
 // function literal calls Done on a sync.WaitGroup the handler waits on
+// after it, or closes or sends on a channel the handler receives from
 // after it). Goroutines that use neither are not reported. The same holds
 // for a channel send, and for the transaction in a function given to
 // errgroup's or sync.WaitGroup's Go (joined, but sharing a pgx.Tx races).
@@ -184,17 +186,33 @@ func txsOf(tracked map[types.Object]bool) map[types.Object]bool {
 }
 
 // joined reports whether the goroutine g started in body is joined before
-// body goes on past a Wait: its function literal calls Done on a
-// sync.WaitGroup that body waits on (Wait) after the go statement.
+// body goes on: its function literal calls Done on a sync.WaitGroup that
+// body waits on (Wait) after the go statement, or closes or sends on a
+// channel that body receives from (<-done) after it.
 func joined(pass *analysis.Pass, g *ast.GoStmt, body *ast.BlockStmt) bool {
 	lit, ok := ast.Unparen(g.Call.Fun).(*ast.FuncLit)
 	if !ok {
 		return false
 	}
 	groups := map[types.Object]bool{}
+	chans := map[types.Object]bool{}
 	ast.Inspect(lit.Body, func(n ast.Node) bool {
 		if obj := waitGroupCall(pass, n, "Done"); obj != nil {
 			groups[obj] = true
+		}
+		switch n := n.(type) {
+		case *ast.CallExpr: // close(done)
+			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && len(n.Args) == 1 {
+				if b, ok := pass.TypesInfo.Uses[id].(*types.Builtin); ok && b.Name() == "close" {
+					if obj := identObj(pass, n.Args[0]); obj != nil {
+						chans[obj] = true
+					}
+				}
+			}
+		case *ast.SendStmt: // done <- result
+			if obj := identObj(pass, n.Chan); obj != nil {
+				chans[obj] = true
+			}
 		}
 		return true
 	})
@@ -204,10 +222,21 @@ func joined(pass *analysis.Pass, g *ast.GoStmt, body *ast.BlockStmt) bool {
 			if obj := waitGroupCall(pass, n, "Wait"); obj != nil && groups[obj] {
 				found = true
 			}
+			if u, ok := n.(*ast.UnaryExpr); ok && u.Op == token.ARROW && chans[identObj(pass, u.X)] {
+				found = true // <-done
+			}
 		}
 		return !found
 	})
 	return found
+}
+
+// identObj returns the object x names when it is an identifier, or nil.
+func identObj(pass *analysis.Pass, x ast.Expr) types.Object {
+	if id, ok := ast.Unparen(x).(*ast.Ident); ok {
+		return pass.TypesInfo.Uses[id]
+	}
+	return nil
 }
 
 // waitGroupCall returns the variable (or field) wg when n is the call
