@@ -6,6 +6,7 @@ package routes
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
@@ -95,3 +96,17 @@ func (k *keeper) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) err
 }
 
 var _ = postgres.HandlerFunc((&keeper{}).handle)
+
+func later(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+	time.AfterFunc(time.Hour, func() { _, _ = tx.Exec(ctx, "SELECT 1") }) // want `the function given to time.AfterFunc uses the handler's transaction tx`
+	time.AfterFunc(time.Hour, func() { _ = len(m.ID) })                   // uses neither: fine
+	done := make(chan struct{})
+	go func() { // the context alone, waited for on done: fine
+		defer close(done)
+		_ = ctx.Err()
+	}()
+	<-done
+	return nil
+}
+
+var _ = postgres.HandlerFunc(later)
