@@ -150,10 +150,11 @@ func runChain(t *testing.T, build chain) runtimeOutcome {
 //  3. no chain New accepts and whose every message passes a claim (or that
 //     opts out), vet reports.
 //
-// Chains that route some messages around their claim, or mark a handler
-// Deduplicating without claiming, are left to the witness: vet does not see
-// them (the docs say so), and the test pins that the witness dead-letters
-// exactly the unclaimed messages.
+// A chain that routes some messages around its claim is left to the
+// witness: vet does not see it (the docs say so). A handler marked
+// Deduplicating by a package that never claims, vet reports and New
+// accepts. The test pins that the witness dead-letters exactly the
+// unclaimed messages of both.
 func TestVetAndNewAgree(t *testing.T) {
 	results := analysistest.Run(t, analysistest.TestData(), vet.NoDedupe, "agree")
 	reported := map[string]bool{}

@@ -7,49 +7,203 @@ import (
 	"golang.org/x/tools/go/analysis"
 )
 
+// Import paths of the clients whose calls are effects outside the database.
+const (
+	pathRedis   = "github.com/redis/go-redis/v9"
+	pathNATS    = "github.com/nats-io/nats.go"
+	pathNATSJ   = "github.com/nats-io/nats.go/jetstream"
+	pathSQS     = "github.com/aws/aws-sdk-go-v2/service/sqs"
+	pathSNS     = "github.com/aws/aws-sdk-go-v2/service/sns"
+	pathGRPC    = "google.golang.org/grpc"
+	pathSaram   = "github.com/IBM/sarama"
+	pathPubSub  = "cloud.google.com/go/pubsub"
+	pathKafkaGo = "github.com/segmentio/kafka-go"
+	pathSMTP    = "net/smtp"
+)
+
+// redisWrites are the go-redis commands that change data or publish: the
+// commands a handler uses for effects. Reads (Get, HGet, Exists, …) are
+// not effects and are not reported.
+var redisWrites = map[string]bool{
+	"Set": true, "SetNX": true, "SetEx": true, "SetArgs": true, "MSet": true, "GetSet": true, "GetDel": true,
+	"Del": true, "Unlink": true, "Expire": true, "Incr": true, "IncrBy": true, "Decr": true, "DecrBy": true,
+	"HSet": true, "HDel": true, "HIncrBy": true, "LPush": true, "RPush": true, "LPop": true, "RPop": true,
+	"SAdd": true, "SRem": true, "ZAdd": true, "ZRem": true, "ZIncrBy": true,
+	"XAdd": true, "XAck": true, "XDel": true, "Publish": true, "SPublish": true,
+}
+
+// natsPublishes are the nats.go calls that publish a message, on *nats.Conn
+// and on a JetStreamContext.
+var natsPublishes = map[string]bool{
+	"Publish": true, "PublishMsg": true, "PublishRequest": true, "Request": true, "RequestMsg": true,
+	"PublishAsync": true, "PublishMsgAsync": true,
+}
+
 // outsideEffect returns a description of call when it is an effect on a
 // system other than the database, which the claim's transaction cannot roll
-// back, or "": a request through net/http (http.Get, Post, PostForm, Head,
-// (*http.Client).Do, Get, Post, PostForm, Head), a produce through franz-go
-// (*kgo.Client).Produce, ProduceSync, TryProduce, or a publish through
-// amqp091 (*Channel).Publish, PublishWithContext,
-// PublishWithDeferredConfirm, PublishWithDeferredConfirmWithContext.
+// back, or "":
 //
-// What it does not catch: other clients (gRPC, SDKs of cloud services,
-// other broker libraries), and effects behind a function of another package.
-func outsideEffect(pass *analysis.Pass, call *ast.CallExpr) string {
+//   - a request through net/http that may change something (http.Post,
+//     PostForm, (*http.Client).Do, Post, PostForm); Get and Head, safe
+//     methods by HTTP's definition, are reads and are not reported;
+//   - a produce through franz-go ((*kgo.Client).Produce, ProduceSync,
+//     TryProduce);
+//   - a publish through amqp091 ((*Channel).Publish, PublishWithContext,
+//     PublishWithDeferredConfirm, PublishWithDeferredConfirmWithContext);
+//   - a go-redis command that writes or publishes (see redisWrites), on
+//     *redis.Client, *redis.ClusterClient or the redis.Cmdable interface,
+//     except a lock (see redisLocks);
+//   - a sarama SyncProducer's SendMessage or SendMessages, a kafka-go
+//     (*Writer).WriteMessages;
+//   - an e-mail through net/smtp (SendMail, (*Client).Data);
+//   - a Google Pub/Sub publish ((*pubsub.Topic).Publish, v2's
+//     (*pubsub.Publisher).Publish);
+//   - a nats.go publish or request (see natsPublishes) on *nats.Conn or a
+//     nats.JetStreamContext, and on the jetstream package's JetStream;
+//   - an AWS SDK v2 SQS SendMessage or SendMessageBatch, an SNS Publish or
+//     PublishBatch;
+//   - a gRPC call: (*grpc.ClientConn).Invoke, NewStream, and every method of
+//     generated client code (a method whose last parameter is
+//     ...grpc.CallOption).
+//
+// What it does not catch: other clients (other cloud SDKs, clients
+// of other HTTP libraries), and effects behind a function of another
+// package. A gRPC method that only reads is reported too: mark it
+// //oncely:allow txescape REASON.
+func outsideEffect(pass *analysis.Pass, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
 	fn := callee(pass.TypesInfo, call)
 	if fn == nil || fn.Pkg() == nil {
 		return ""
 	}
-	recv := fn.Type().(*types.Signature).Recv()
+	sig := fn.Type().(*types.Signature)
+	recv := sig.Recv()
+	if recv != nil && grpcCallOptions(sig) {
+		return "the gRPC call " + fn.Name()
+	}
+	recvIs := func(pkg, name string) bool { return recv != nil && isNamed(recv.Type(), pkg, name) }
 	switch fn.Pkg().Path() {
 	case pathHTTP:
 		switch fn.Name() {
-		case "Get", "Post", "PostForm", "Head":
+		case "Post", "PostForm":
 			if recv == nil {
 				return "http." + fn.Name()
 			}
 			fallthrough
 		case "Do":
-			if recv != nil && isNamed(recv.Type(), pathHTTP, "Client") {
+			if recvIs(pathHTTP, "Client") {
 				return "(*http.Client)." + fn.Name()
 			}
 		}
 	case pathKgo:
 		switch fn.Name() {
 		case "Produce", "ProduceSync", "TryProduce":
-			if recv != nil && isNamed(recv.Type(), pathKgo, "Client") {
+			if recvIs(pathKgo, "Client") {
 				return "(*kgo.Client)." + fn.Name()
 			}
 		}
 	case pathAMQP:
 		switch fn.Name() {
 		case "Publish", "PublishWithContext", "PublishWithDeferredConfirm", "PublishWithDeferredConfirmWithContext":
-			if recv != nil && isNamed(recv.Type(), pathAMQP, "Channel") {
+			if recvIs(pathAMQP, "Channel") {
 				return "(*amqp091.Channel)." + fn.Name()
 			}
 		}
+	case pathRedis:
+		if redisWrites[fn.Name()] && recv != nil && !locks[call] {
+			return "the Redis command " + fn.Name()
+		}
+	case pathNATS:
+		if natsPublishes[fn.Name()] && (recvIs(pathNATS, "Conn") || recvIs(pathNATS, "JetStreamContext") || recvIs(pathNATS, "JetStream")) {
+			return "the NATS " + fn.Name()
+		}
+	case pathNATSJ:
+		if natsPublishes[fn.Name()] && recv != nil {
+			return "the JetStream " + fn.Name()
+		}
+	case pathSQS:
+		if (fn.Name() == "SendMessage" || fn.Name() == "SendMessageBatch") && recvIs(pathSQS, "Client") {
+			return "the SQS " + fn.Name()
+		}
+	case pathSNS:
+		if (fn.Name() == "Publish" || fn.Name() == "PublishBatch") && recvIs(pathSNS, "Client") {
+			return "the SNS " + fn.Name()
+		}
+	case pathSaram, "github.com/Shopify/sarama":
+		if (fn.Name() == "SendMessage" || fn.Name() == "SendMessages") && recv != nil {
+			return "the sarama " + fn.Name()
+		}
+	case pathPubSub, pathPubSub + "/v2":
+		if fn.Name() == "Publish" && (recvIs(pathPubSub, "Topic") || recvIs(pathPubSub+"/v2", "Publisher")) {
+			return "the Pub/Sub Publish"
+		}
+	case pathKafkaGo:
+		if fn.Name() == "WriteMessages" && recvIs(pathKafkaGo, "Writer") {
+			return "(*kafka.Writer).WriteMessages"
+		}
+	case pathSMTP:
+		if fn.Name() == "SendMail" || fn.Name() == "Data" && recvIs(pathSMTP, "Client") {
+			return "smtp." + fn.Name()
+		}
+	case pathGRPC:
+		if (fn.Name() == "Invoke" || fn.Name() == "NewStream") && recv != nil {
+			return "the gRPC call " + fn.Name()
+		}
 	}
 	return ""
+}
+
+// grpcCallOptions reports whether sig's last parameter is
+// ...grpc.CallOption: a method of generated gRPC client code.
+func grpcCallOptions(sig *types.Signature) bool {
+	if !sig.Variadic() {
+		return false
+	}
+	last := sig.Params().At(sig.Params().Len() - 1).Type().(*types.Slice)
+	return isNamed(last.Elem(), pathGRPC, "CallOption")
+}
+
+// redisLocks returns the go-redis calls of the package that take and
+// release a lock: in a function that releases a key with a deferred Del
+// (defer rdb.Del(ctx, key)), that Del and the SetNX calls. A lock taken and
+// released around the handler's work changes nothing a redelivery could
+// repeat; a SetNX without a deferred release (a "seen" key used as a
+// dedupe) stays reported.
+func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
+	locks := map[*ast.CallExpr]bool{}
+	isRedis := func(call *ast.CallExpr, name string) bool {
+		fn := callee(pass.TypesInfo, call)
+		return fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == pathRedis && fn.Name() == name
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			body := funcBody(n)
+			if body == nil {
+				return true
+			}
+			var release []*ast.CallExpr
+			var take []*ast.CallExpr
+			ast.Inspect(body, func(m ast.Node) bool {
+				switch m := m.(type) {
+				case *ast.FuncLit:
+					return false // its own function
+				case *ast.DeferStmt:
+					if isRedis(m.Call, "Del") {
+						release = append(release, m.Call)
+					}
+				case *ast.CallExpr:
+					if isRedis(m, "SetNX") {
+						take = append(take, m)
+					}
+				}
+				return true
+			})
+			if len(release) > 0 {
+				for _, c := range append(release, take...) {
+					locks[c] = true
+				}
+			}
+			return true
+		})
+	}
+	return locks
 }

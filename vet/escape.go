@@ -2,6 +2,7 @@ package vet
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 
 	"golang.org/x/tools/go/analysis"
@@ -27,11 +28,29 @@ import (
 // derived from them (ctx2 := context.WithTimeout(ctx, …),
 // context.WithoutCancel(ctx), which still carries the transaction); a go
 // statement whose function, arguments or function literal body uses one of
-// them is reported. Goroutines that use neither, and structured helpers
-// such as sync.WaitGroup.Go or errgroup, are not.
+// them is reported, unless it uses only the context and is joined (its
+// function literal calls Done on a sync.WaitGroup the handler waits on
+// after it, or closes or sends on a channel the handler receives from
+// after it). Goroutines that use neither are not reported. The same holds
+// for a channel send, and for the transaction in a function given to
+// errgroup's or sync.WaitGroup's Go (joined, but sharing a pgx.Tx races).
+//
+// In the handler itself (not its helpers), it also reports the transaction
+// or the context stored where it outlives the handler (see parksTx and
+// storesTx): in a field or element of the receiver, a parameter or a
+// captured variable, in a package-level variable, or in a sync.Map or an
+// atomic reached from one — a background flusher or the next message then
+// uses a transaction that has ended.
+//
+// A function given to time.AfterFunc that uses either is reported as well.
+//
+// What it does not catch: the transaction captured by a callback another
+// package runs later (a scheduler of its own), or stored by a method
+// of another package (a buffer type that a flusher drains), and a store
+// made by a helper the handler calls.
 var Escape = &analysis.Analyzer{
 	Name: "escape",
-	Doc:  "report goroutines that capture an oncely handler's transaction or context",
+	Doc:  "report goroutines and stores that let an oncely handler's transaction or context outlive it",
 	URL:  "https://github.com/oncely/oncely/blob/main/docs/teams.md#oncely-vet",
 	Run:  runEscape,
 }
@@ -43,6 +62,7 @@ func runEscape(pass *analysis.Pass) (any, error) {
 	decls := newFuncDecls(pass)
 	reported := map[ast.Node]bool{}
 	visited := map[ast.Node]bool{}
+	var top ast.Node // the handler being walked
 	var walk func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool)
 	walk = func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool) {
 		if body == nil || visited[node] {
@@ -53,17 +73,39 @@ func runEscape(pass *analysis.Pass) (any, error) {
 		ast.Inspect(body, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.GoStmt:
-				if obj := uses(pass, n.Call, tracked); obj != nil && !reported[n] {
+				obj := uses(pass, n.Call, txsOf(tracked))
+				if obj == nil && !joined(pass, n, body) {
+					obj = uses(pass, n.Call, tracked)
+				}
+				if obj != nil && !reported[n] {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "goroutine captures the handler's %s %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", what(obj), obj.Name())
 				}
 				return false
+			case *ast.AssignStmt:
+				if node != top {
+					break
+				}
+				if lhs, obj := parksTx(pass, n, node, body, tracked); obj != nil && !reported[n] {
+					reported[n] = true
+					report(pass, "escape", n.Pos(), "the handler's %s %s is stored in %s, which outlives the handler: whoever reads it later (a flusher, the next message) uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", what(obj), obj.Name(), types.ExprString(lhs))
+				}
 			case *ast.SendStmt:
 				if obj := uses(pass, n.Value, tracked); obj != nil && !reported[n] {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "the handler's %s %s is sent on a channel: whoever receives it can use it after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", what(obj), obj.Name())
 				}
 			case *ast.CallExpr:
+				if node == top {
+					if obj := storesTx(pass, n, node, body, tracked); obj != nil && !reported[n] {
+						reported[n] = true
+						report(pass, "escape", n.Pos(), "the handler's %s %s is stored in %s, which outlives the handler: whoever loads it later uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", what(obj), obj.Name(), types.ExprString(n.Fun))
+					}
+				}
+				if obj := later(pass, n, tracked); obj != nil && !reported[n] {
+					reported[n] = true
+					report(pass, "escape", n.Pos(), "the function given to %s uses the handler's %s %s: it runs later, in a goroutine of its own, after the handler returned and the claim's transaction ended; finish the work before returning", types.ExprString(n.Fun), what(obj), obj.Name())
+				}
 				if obj := groupGo(pass, n, tracked); obj != nil && !reported[n] {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
@@ -94,6 +136,7 @@ func runEscape(pass *analysis.Pass) (any, error) {
 		for o := range h.tx {
 			tracked[o] = true
 		}
+		top = h.node
 		walk(h.node, h.body, tracked)
 	}
 	return nil, nil
@@ -118,13 +161,102 @@ func groupGo(pass *analysis.Pass, call *ast.CallExpr, tracked map[types.Object]b
 		!isMethod(fn, pathErrgroup, "Group", "Go") && !isMethod(fn, "sync", "WaitGroup", "Go") {
 		return nil
 	}
+	return uses(pass, call.Args[0], txsOf(tracked))
+}
+
+// later returns the tracked object that the function given to
+// time.AfterFunc uses, or nil: it runs in a goroutine of its own once the
+// timer fires, after the handler returned.
+func later(pass *analysis.Pass, call *ast.CallExpr, tracked map[types.Object]bool) types.Object {
+	if fn := callee(pass.TypesInfo, call); fn == nil || !isFunc(fn, "time", "AfterFunc") || len(call.Args) != 2 {
+		return nil
+	}
+	return uses(pass, call.Args[1], tracked)
+}
+
+// txsOf returns the pgx.Tx objects of tracked.
+func txsOf(tracked map[types.Object]bool) map[types.Object]bool {
 	txs := map[types.Object]bool{}
 	for o := range tracked {
 		if isNamed(o.Type(), pathPgx, "Tx") {
 			txs[o] = true
 		}
 	}
-	return uses(pass, call.Args[0], txs)
+	return txs
+}
+
+// joined reports whether the goroutine g started in body is joined before
+// body goes on: its function literal calls Done on a sync.WaitGroup that
+// body waits on (Wait) after the go statement, or closes or sends on a
+// channel that body receives from (<-done) after it.
+func joined(pass *analysis.Pass, g *ast.GoStmt, body *ast.BlockStmt) bool {
+	lit, ok := ast.Unparen(g.Call.Fun).(*ast.FuncLit)
+	if !ok {
+		return false
+	}
+	groups := map[types.Object]bool{}
+	chans := map[types.Object]bool{}
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		if obj := waitGroupCall(pass, n, "Done"); obj != nil {
+			groups[obj] = true
+		}
+		switch n := n.(type) {
+		case *ast.CallExpr: // close(done)
+			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && len(n.Args) == 1 {
+				if b, ok := pass.TypesInfo.Uses[id].(*types.Builtin); ok && b.Name() == "close" {
+					if obj := identObj(pass, n.Args[0]); obj != nil {
+						chans[obj] = true
+					}
+				}
+			}
+		case *ast.SendStmt: // done <- result
+			if obj := identObj(pass, n.Chan); obj != nil {
+				chans[obj] = true
+			}
+		}
+		return true
+	})
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n != nil && n.Pos() > g.End() {
+			if obj := waitGroupCall(pass, n, "Wait"); obj != nil && groups[obj] {
+				found = true
+			}
+			if u, ok := n.(*ast.UnaryExpr); ok && u.Op == token.ARROW && chans[identObj(pass, u.X)] {
+				found = true // <-done
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// identObj returns the object x names when it is an identifier, or nil.
+func identObj(pass *analysis.Pass, x ast.Expr) types.Object {
+	if id, ok := ast.Unparen(x).(*ast.Ident); ok {
+		return pass.TypesInfo.Uses[id]
+	}
+	return nil
+}
+
+// waitGroupCall returns the variable (or field) wg when n is the call
+// wg.name() on a sync.WaitGroup, or nil.
+func waitGroupCall(pass *analysis.Pass, n ast.Node, name string) types.Object {
+	call, ok := n.(*ast.CallExpr)
+	if !ok {
+		return nil
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || !isMethod(callee(pass.TypesInfo, call), "sync", "WaitGroup", name) {
+		return nil
+	}
+	switch x := ast.Unparen(sel.X).(type) {
+	case *ast.Ident:
+		return pass.TypesInfo.Uses[x]
+	case *ast.SelectorExpr:
+		return pass.TypesInfo.Uses[x.Sel]
+	}
+	return nil
 }
 
 // calleeObj returns the object a call's function expression refers to.

@@ -37,6 +37,9 @@ import (
 // TestVetAndNewAgree runs NoDedupe and consumer.New over the same chains
 // and checks that they agree.
 //
+// It also reports consumer.Deduplicating used in a package that never
+// reports a claim (see markWithoutClaim): a mark without a claim.
+//
 // What it does not catch: a chain that routes some messages around its
 // idempotency middleware (the witness dead-letters those with reason
 // no-claim), and a platform function that does not deduplicate.
@@ -57,6 +60,7 @@ const (
 )
 
 func runNoDedupe(pass *analysis.Pass) (any, error) {
+	markWithoutClaim(pass)
 	newFn := lookup(pass, pathConsumer, "New")
 	if newFn == nil {
 		return nil, nil

@@ -18,7 +18,8 @@ import (
 //     statements is expected (q: orderdb.New(pool), generated query code).
 //
 // A field also assigned anything else (a transaction, a parameter) is not
-// returned: which value a handler sees is not known.
+// returned: which value a handler sees is not known. The local variables
+// that poolLocals finds are returned too.
 func poolFields(pass *analysis.Pass) map[*types.Var]string {
 	bound := map[*types.Var]string{}
 	other := map[*types.Var]bool{}
@@ -56,6 +57,7 @@ func poolFields(pass *analysis.Pass) map[*types.Var]string {
 	for v := range other {
 		delete(bound, v)
 	}
+	poolLocals(pass, bound)
 	for v := range bound {
 		if dbHandle(v.Type()) != "" {
 			delete(bound, v) // its method calls are reported as such
@@ -93,11 +95,17 @@ func boundTo(pass *analysis.Pass, value ast.Expr) string {
 	return ""
 }
 
-// poolFieldCall returns, for a call through a field poolFields returned —
-// the field's function value called (h.exec(ctx, …)), or a method taking
-// a context called on it (h.q.InsertOrder(ctx, …), h.db.Exec(ctx, …)) —
-// the field's name and what it is bound to.
+// poolFieldCall returns, for a call through a field or local poolFields
+// returned — its function value called (h.exec(ctx, …), exec(ctx, …)), or
+// a method taking a context called on it (h.q.InsertOrder(ctx, …),
+// h.db.Exec(ctx, …), q.InsertOrder(ctx, …)) — its name and what it is
+// bound to.
 func poolFieldCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Var]string) (string, string) {
+	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+		if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && fields[v] != "" {
+			return v.Name(), fields[v] // a local holding a method value
+		}
+	}
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if !ok {
 		return "", ""
@@ -105,12 +113,14 @@ func poolFieldCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Va
 	if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && fields[v] != "" {
 		return v.Name(), fields[v]
 	}
-	inner, ok := ast.Unparen(sel.X).(*ast.SelectorExpr)
-	if !ok {
-		return "", ""
+	var v *types.Var
+	switch x := ast.Unparen(sel.X).(type) {
+	case *ast.SelectorExpr:
+		v, _ = pass.TypesInfo.Uses[x.Sel].(*types.Var)
+	case *ast.Ident:
+		v, _ = pass.TypesInfo.Uses[x].(*types.Var)
 	}
-	v, ok := pass.TypesInfo.Uses[inner.Sel].(*types.Var)
-	if !ok || fields[v] == "" {
+	if v == nil || fields[v] == "" {
 		return "", ""
 	}
 	sig, ok := pass.TypesInfo.TypeOf(call.Fun).(*types.Signature)
@@ -118,4 +128,203 @@ func poolFieldCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Va
 		return "", ""
 	}
 	return v.Name() + "." + sel.Sel.Name, fields[v]
+}
+
+// poolLocals adds to bound the local variables of the package that may
+// hold a handle where a call through them does not show it: a variable of
+// interface type assigned the handle (var db execer = tx; if direct { db =
+// h.pool }), assigned a handle's method value, or assigned a field bound
+// to the pool (q := h.queries). One such assignment is enough, whatever
+// else the variable is assigned: a handler that may run a statement
+// through the pool has the bug on that path. A local assigned a value
+// built from the pool by a call (q := orderdb.New(h.pool)) is not added:
+// TxEscape reports that call where it is made.
+func poolLocals(pass *analysis.Pass, bound map[*types.Var]string) {
+	fields := map[*types.Var]string{}
+	for v, h := range bound {
+		fields[v] = h
+	}
+	note := func(id *ast.Ident, value ast.Expr) {
+		v, ok := pass.TypesInfo.ObjectOf(id).(*types.Var)
+		if !ok || v.IsField() || v.Parent() == nil || v.Parent() == pass.Pkg.Scope() || dbHandle(v.Type()) != "" {
+			return
+		}
+		value = ast.Unparen(value)
+		if _, isCall := value.(*ast.CallExpr); isCall {
+			return
+		}
+		if h := boundTo(pass, value); h != "" && (dbHandle(pass.TypesInfo.TypeOf(value)) == "" || queryingInterface(v.Type())) {
+			bound[v] = h
+			return
+		}
+		if sel, ok := value.(*ast.SelectorExpr); ok {
+			if f, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && fields[f] != "" {
+				bound[v] = fields[f]
+			}
+		}
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				if len(n.Lhs) == len(n.Rhs) {
+					for i, l := range n.Lhs {
+						if id, ok := l.(*ast.Ident); ok {
+							note(id, n.Rhs[i])
+						}
+					}
+				}
+			case *ast.ValueSpec:
+				if len(n.Names) == len(n.Values) {
+					for i, id := range n.Names {
+						note(id, n.Values[i])
+					}
+				}
+			}
+			return true
+		})
+	}
+}
+
+// dynamicFields returns the interface-typed struct fields of the package
+// whose dynamic type is visible: every value the package assigns to the
+// field (in a composite literal or an assignment) has the same concrete
+// type (h := &handler{accounts: accounts.NewRepo(pool)}). A call through
+// such a field runs that type's method.
+func dynamicFields(pass *analysis.Pass) map[*types.Var]types.Type {
+	dyn := map[*types.Var]types.Type{}
+	mixed := map[*types.Var]bool{}
+	note := func(field *types.Var, value ast.Expr) {
+		if !types.IsInterface(field.Type()) {
+			return
+		}
+		t := pass.TypesInfo.TypeOf(value)
+		if t == nil || types.IsInterface(t) {
+			mixed[field] = true
+			return
+		}
+		if prev, ok := dyn[field]; ok && !types.Identical(prev, t) {
+			mixed[field] = true
+		}
+		dyn[field] = t
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && v.IsField() {
+						note(v, n.Value)
+					}
+				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) != len(n.Rhs) {
+					break
+				}
+				for i, l := range n.Lhs {
+					if sel, ok := l.(*ast.SelectorExpr); ok {
+						if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
+							note(v, n.Rhs[i])
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for v := range mixed {
+		delete(dyn, v)
+	}
+	return dyn
+}
+
+// dynamicMethod returns the method of the concrete type that a call
+// through a field of dyn (h.accounts.Touch(ctx, …)) runs, or nil.
+func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]types.Type) *types.Func {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	inner, ok := ast.Unparen(sel.X).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	v, ok := pass.TypesInfo.Uses[inner.Sel].(*types.Var)
+	if !ok || dyn[v] == nil {
+		return nil
+	}
+	obj, _, _ := types.LookupFieldOrMethod(dyn[v], true, pass.Pkg, sel.Sel.Name)
+	m, _ := obj.(*types.Func)
+	return m
+}
+
+// funcFields returns the struct fields of function type to which the
+// package assigns only method values or functions of one and the same
+// function (save: r.save): a call through the field runs that function.
+func funcFields(pass *analysis.Pass) map[*types.Var]*types.Func {
+	out := map[*types.Var]*types.Func{}
+	mixed := map[*types.Var]bool{}
+	note := func(field *types.Var, value ast.Expr) {
+		if _, ok := field.Type().Underlying().(*types.Signature); !ok {
+			return
+		}
+		var fn *types.Func
+		switch v := ast.Unparen(value).(type) {
+		case *ast.SelectorExpr:
+			if s := pass.TypesInfo.Selections[v]; s != nil && s.Kind() == types.MethodVal {
+				fn, _ = s.Obj().(*types.Func)
+			} else {
+				fn, _ = pass.TypesInfo.Uses[v.Sel].(*types.Func)
+			}
+		case *ast.Ident:
+			fn, _ = pass.TypesInfo.Uses[v].(*types.Func)
+		}
+		if fn == nil || out[field] != nil && out[field] != fn {
+			mixed[field] = true
+			return
+		}
+		out[field] = fn
+	}
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok {
+					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && v.IsField() {
+						note(v, n.Value)
+					}
+				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) != len(n.Rhs) {
+					break
+				}
+				for i, l := range n.Lhs {
+					if sel, ok := l.(*ast.SelectorExpr); ok {
+						if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
+							note(v, n.Rhs[i])
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for v := range mixed {
+		delete(out, v)
+	}
+	return out
+}
+
+// fieldFunc returns the function a call through a field of funcs
+// (h.save(ctx, …)) runs, or nil.
+func fieldFunc(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var]*types.Func) *types.Func {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var)
+	if !ok {
+		return nil
+	}
+	return funcs[v]
 }

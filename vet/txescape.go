@@ -39,17 +39,21 @@ import (
 //   - a call of a function of another package that runs statements
 //     through such a handle itself (a repository method writing through
 //     the pool it holds), known from the runsOutside fact that package's
-//     analysis exported;
+//     analysis exported, also through an interface field whose dynamic
+//     type the package shows (see dynamicFields) or a function field
+//     holding one function (see funcFields); and a handler of
+//     another package with such a Handle method, wired behind the Postgres
+//     claim (see wiredHandlers);
 //   - an effect outside the database (see outsideEffect): an HTTP request,
 //     a produce to Kafka, a publish to RabbitMQ. The claim's rollback cannot
 //     undo it; the fix is the outbox. A reviewed call that is idempotent on
 //     the other side is marked //oncely:allow txescape REASON.
 //
 // What it does not catch: handlers it does not find (see txHandler); a
-// handle reaching the handler through a parameter, a local interface
-// variable or a field set in another package; an unexported function of
-// another package reached through a function value; effects through clients
-// other than those outsideEffect names. docs/teams.md lists them with
+// handle reaching the handler through a parameter or a field set in
+// another package; an unexported function of another package reached
+// through a function value; effects through clients other than those
+// outsideEffect names. docs/teams.md lists them with
 // examples, measured on vet/testdata/src/corpus.
 var TxEscape = &analysis.Analyzer{
 	Name: "txescape",
@@ -108,7 +112,11 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	reported := map[ast.Node]bool{}
+	wiredHandlers(pass)
 	fields := poolFields(pass)
+	locks := redisLocks(pass)
+	dyn := dynamicFields(pass)
+	funcs := funcFields(pass)
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
 		var walk func(node ast.Node, body *ast.BlockStmt, via []string)
@@ -125,7 +133,19 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						walk(next, nb, append(via[:len(via):len(via)], obj.Name()))
 					}
 				case *ast.CallExpr:
-					checkTxCall(pass, n, via, reported, fields)
+					checkTxCall(pass, n, via, reported, fields, locks)
+					m := dynamicMethod(pass, n, dyn)
+					if m == nil {
+						m = fieldFunc(pass, n, funcs)
+					}
+					if m != nil {
+						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
+							reported[n] = true
+							report(pass, "txescape", n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+						} else if next, _, nb := decls.body(m); next != nil {
+							walk(next, nb, append(via[:len(via):len(via)], m.Name()))
+						}
+					}
 				}
 				return true
 			})
@@ -137,14 +157,11 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 
 // checkTxCall reports call when it sends a statement outside the handler's
 // transaction; via names the helpers it was reached through.
-func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported map[ast.Node]bool, fields map[*types.Var]string) {
-	where := "in a transactional handler"
-	if len(via) > 0 {
-		where = "reached from a transactional handler through " + strings.Join(via, " → ")
-	}
+func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported map[ast.Node]bool, fields map[*types.Var]string, locks map[*ast.CallExpr]bool) {
+	where := txWhere(via)
 	if name, h := poolFieldCall(pass, call, fields); name != "" && !reported[call] {
 		reported[call] = true
-		report(pass, "txescape", call.Pos(), "%s runs outside the claim's transaction (its field is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
+		report(pass, "txescape", call.Pos(), "%s runs outside the claim's transaction (it is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
 		return
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
@@ -163,7 +180,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 			return
 		}
 	}
-	if effect := outsideEffect(pass, call); effect != "" && !reported[call] {
+	if effect := outsideEffect(pass, call, locks); effect != "" && !reported[call] {
 		reported[call] = true
 		report(pass, "txescape", call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
 		return
@@ -193,6 +210,14 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 			report(pass, "txescape", arg.Pos(), "%s passed as %s runs the callee's statements outside the claim's transaction (%s); pass the handler's pgx.Tx", h, types.TypeString(pt, func(p *types.Package) string { return p.Name() }), where)
 		}
 	}
+}
+
+// txWhere says where a call is: in the handler, or in the helpers via.
+func txWhere(via []string) string {
+	if len(via) > 0 {
+		return "reached from a transactional handler through " + strings.Join(via, " → ")
+	}
+	return "in a transactional handler"
 }
 
 // txConn reports whether x is tx.Conn() for a pgx.Tx: the transaction's own

@@ -94,3 +94,50 @@ func importedRunsOutside(pass *analysis.Pass, fn *types.Func) *runsOutside {
 	}
 	return nil
 }
+
+// wiredHandlers reports a handler of another package given to consumer.New
+// or consumer.Chain beside middleware.Idempotency of a *postgres.Store
+// whose Handle or HandleBatch method runs statements outside a
+// transaction it is given (its runsOutside fact): behind the Postgres
+// claim, the claim's transaction is in the method's context, and a write
+// through the pool commits on its own. A handler whose static type is an
+// interface (a constructor returning consumer.Handler) is not seen
+// through.
+func wiredHandlers(pass *analysis.Pass) {
+	for _, f := range pass.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			fn := callee(pass.TypesInfo, call)
+			var h ast.Expr
+			switch {
+			case fn == nil:
+			case isFunc(fn, pathConsumer, "New") && len(call.Args) >= 3 && behindPostgresClaim(pass, call.Args[3:]):
+				h = call.Args[1]
+			case isFunc(fn, pathConsumer, "Chain") && len(call.Args) >= 1 && behindPostgresClaim(pass, call.Args[1:]):
+				h = call.Args[0]
+			}
+			if h == nil {
+				return true
+			}
+			t := pass.TypesInfo.TypeOf(h)
+			if t == nil || types.IsInterface(t) {
+				return true
+			}
+			for _, name := range [...]string{"Handle", "HandleBatch"} {
+				obj, _, _ := types.LookupFieldOrMethod(t, true, pass.Pkg, name)
+				m, ok := obj.(*types.Func)
+				if !ok {
+					continue
+				}
+				if fact := importedRunsOutside(pass, m); fact != nil {
+					report(pass, "txescape", h.Pos(), "%s.%s of package %s runs statements outside the claim's transaction (%s), and it is wired behind middleware.Idempotency with the Postgres store: they commit on their own and repeat on every redelivery; write through the claim's transaction (postgres.Tx(ctx))", types.TypeString(t, types.RelativeTo(pass.Pkg)), name, m.Pkg().Name(), fact.Via)
+					break
+				}
+			}
+			return true
+		})
+	}
+}

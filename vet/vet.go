@@ -5,13 +5,17 @@
 //
 //   - TxEscape: a write or query through a database handle other than the
 //     handler's transaction, inside a transactional handler (also through
-//     fields bound to the pool and functions of other packages), and an
-//     effect outside the database there (an HTTP request, a produce).
+//     fields and locals bound to the pool, functions of other packages,
+//     and handlers of other packages wired behind the Postgres claim), and
+//     an effect outside the database there (an HTTP request, a produce or
+//     publish, a Redis write, a gRPC call).
 //   - NoDedupe: consumer.New with no idempotency middleware and no explicit
-//     Config.Duplicates opt-out.
+//     Config.Duplicates opt-out; consumer.Deduplicating in a package that
+//     never claims.
 //   - Escape: the handler's transaction or context captured by a goroutine
-//     started in the handler, sent on a channel, or the transaction shared
-//     by an errgroup's goroutines.
+//     started in the handler (unless only the context, joined), sent on a
+//     channel, stored where it outlives the handler, or the transaction
+//     shared by an errgroup's goroutines.
 //   - Settle: user code settling deliveries itself, or a broker client with
 //     auto-commit or auto-ack, in a package that builds an oncely consumer.
 //
@@ -212,6 +216,15 @@ const allowPrefix = "//oncely:allow "
 // report reports a diagnostic of analyzer name at pos unless an
 // //oncely:allow comment with a reason silences it.
 func report(pass *analysis.Pass, name string, pos token.Pos, format string, args ...any) {
+	reportFix(pass, name, pos, analysis.SuggestedFix{}, format, args...)
+}
+
+// reportFix is report with a suggested fix (none when fix has no edits).
+func reportFix(pass *analysis.Pass, name string, pos token.Pos, fix analysis.SuggestedFix, format string, args ...any) {
+	d := analysis.Diagnostic{Pos: pos, Message: fmt.Sprintf(format, args...)}
+	if len(fix.TextEdits) > 0 {
+		d.SuggestedFixes = []analysis.SuggestedFix{fix}
+	}
 	line := pass.Fset.Position(pos).Line
 	for _, f := range pass.Files {
 		if pos < f.FileStart || pos > f.FileEnd {
@@ -228,11 +241,12 @@ func report(pass *analysis.Pass, name string, pos token.Pos, format string, args
 					continue
 				}
 				if strings.TrimSpace(rest) == "" {
-					pass.Reportf(pos, "%s (the //oncely:allow comment here needs a reason)", fmt.Sprintf(format, args...))
+					d.Message += " (the //oncely:allow comment here needs a reason)"
+					pass.Report(d)
 				}
 				return
 			}
 		}
 	}
-	pass.Reportf(pos, format, args...)
+	pass.Report(d)
 }

@@ -17,7 +17,7 @@ func TestTxEscape(t *testing.T) {
 }
 
 func TestNoDedupe(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), vet.NoDedupe, "nodedupe")
+	analysistest.Run(t, analysistest.TestData(), vet.NoDedupe, "nodedupe", "nodedupeclaim")
 }
 
 func TestEscape(t *testing.T) { analysistest.Run(t, analysistest.TestData(), vet.Escape, "escape") }

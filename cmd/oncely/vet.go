@@ -22,8 +22,10 @@ Checks Go packages for code that breaks effectively-once processing:
   txescape  a statement sent outside the claim's transaction from a
             transactional handler (the pool, a *pgx.Conn, *sql.DB, ...)
   nodedupe  consumer.New without an idempotency middleware and without
-            Config.Duplicates = consumer.AllowDuplicates("reason")
-  escape    a goroutine that captures the handler's transaction or context
+            Config.Duplicates = consumer.AllowDuplicates("reason");
+            consumer.Deduplicating in a package that never claims
+  escape    a goroutine that captures the handler's transaction or context,
+            or the transaction or context stored where it outlives the handler
   settle    user code acking deliveries itself, or broker auto-commit/auto-ack
 Packages are patterns as for go build (default ./...). A report is silenced
 by a comment on its line or the line above: //oncely:allow NAME reason.

@@ -85,6 +85,6 @@ func flagBypass(src consumer.Source, h consumer.Handler, st store.Store) {
 }
 
 func markWithoutClaim(src consumer.Source, h consumer.Handler) {
-	mark := func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) }
+	mark := func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) } // want `consumer.Deduplicating marks a handler`
 	consumer.New(src, h, consumer.Config{Name: "test"}, mark)
 }

@@ -99,7 +99,7 @@ func preWrapped() {
 }
 
 func custom() {
-	mine := func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) }
+	mine := func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) } // want `consumer.Deduplicating marks a handler as deduplicating, but nothing in this package claims`
 	_, _ = consumer.New(src, h, consumer.Config{Name: "ledger"}, mine)
 }
 

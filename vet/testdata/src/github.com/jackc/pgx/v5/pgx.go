@@ -7,6 +7,9 @@ type CommandTag struct{}
 type Rows interface{ Close() }
 type Row interface{ Scan(dest ...any) error }
 type Batch struct{}
+
+func (b *Batch) Queue(sql string, args ...any) {}
+
 type BatchResults interface{ Close() error }
 type Identifier []string
 type CopyFromSource interface{ Next() bool }

@@ -45,3 +45,7 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 func Deduplicating(h Handler) Handler { return h }
 
 func Chain(h Handler, mws ...Middleware) Handler { return h }
+
+func MarkClaimed(ctx context.Context) {}
+
+func MarkDuplicate(ctx context.Context) {}
