@@ -148,7 +148,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, errors.New("kafka: the producer's batch limit (ProducerBatchMaxBytes) is unknown")
 	}
 
-	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault), balancers(serverSide)}, cfg.Opts...),
+	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault), kgo.MetadataMinAge(MetadataMinAgeDefault), balancers(serverSide)}, cfg.Opts...),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(consumed...),
