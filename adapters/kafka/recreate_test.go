@@ -154,3 +154,34 @@ func (l *logLines) has(msg string) bool {
 	}
 	return false
 }
+
+// A dead-letter topic deleted under a running consumer is created again by
+// the next dead letter, which is stored there: nothing is lost.
+func TestDeadLetterTopicDeleted(t *testing.T) {
+	t.Parallel()
+	addrs := brokers(t)
+	topic := uniqueTopic("dlqgone")
+	group := topic
+	createTopic(t, addrs, topic, 1)
+	logs := newLogLines(logCheck)
+	src := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 1, Logger: slog.New(logs)})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := kadmClient(t, addrs)
+	resp, err := adm.DeleteTopics(ctx, DeadLetterTopic(topic, group))
+	require.NoError(t, err)
+	require.NoError(t, resp.Error())
+	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "the dead-letter topic deleted", func() bool {
+		md, err := adm.ListTopics(ctx, DeadLetterTopic(topic, group))
+		return err == nil && !md.Has(DeadLetterTopic(topic, group))
+	})
+	stop := runConsumer(t, src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+		return consumer.Permanent(errors.New("poison"))
+	}), consumer.Config{Name: group})
+	defer stop()
+	publish(t, client(t, addrs), topic, &consumer.Message{ID: "p1", Key: "k", Body: []byte("poison")})
+	dl := readAll(t, addrs, DeadLetterTopic(topic, group), 1, adaptertest.ResumeBound)
+	require.Len(t, dl, 1)
+	require.Equal(t, "p1", dl[0].ID)
+	require.True(t, logs.has("copy topic missing; creating it again"))
+}
