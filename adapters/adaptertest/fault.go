@@ -104,27 +104,34 @@ type Faulter interface {
 }
 
 // RunFaults runs the fault matrix on h: for each Fault in Faults, a subtest
-// of that name runs the harness's injection in the generic scenario, or
-// its own scenario, or logs why the fault does not apply. A case the
-// harness neither injects nor explains fails; none is skipped.
+// of that name runs RunFault. A case the harness neither injects nor
+// explains fails; none is skipped.
 func RunFaults(t *testing.T, h Faulter) {
 	for _, f := range Faults {
-		t.Run(string(f), func(t *testing.T) {
-			c := h.FaultCase(f)
-			if f == CloseInFlight {
-				runFaultScenario(t, h, f, nil, c.KnownViolation)
-				return
-			}
-			switch {
-			case c.Inject != nil:
-				runFaultScenario(t, h, f, c.Inject, c.KnownViolation)
-			case c.Run != nil:
-				c.Run(t)
-			case c.NotApplicable != "":
-				t.Logf("n/a: %s", c.NotApplicable)
-			default:
-				t.Fatalf("the harness (%T) neither injects %s nor says why it cannot apply", h, f)
-			}
-		})
+		t.Run(string(f), func(t *testing.T) { RunFault(t, h, f) })
+	}
+}
+
+// RunFault runs one case of the matrix on h: the harness's injection in the
+// generic scenario, or its own scenario, or it logs why the fault does not
+// apply; a case the harness neither injects nor explains fails. A
+// harness's FaultCase.Run may call it with another harness (a broker of
+// the test's own that the fault can stop) to run the generic scenario
+// there.
+func RunFault(t *testing.T, h Faulter, f Fault) {
+	c := h.FaultCase(f)
+	if f == CloseInFlight {
+		runFaultScenario(t, h, f, nil, c.KnownViolation)
+		return
+	}
+	switch {
+	case c.Inject != nil:
+		runFaultScenario(t, h, f, c.Inject, c.KnownViolation)
+	case c.Run != nil:
+		c.Run(t)
+	case c.NotApplicable != "":
+		t.Logf("n/a: %s", c.NotApplicable)
+	default:
+		t.Fatalf("the harness (%T) neither injects %s nor says why it cannot apply", h, f)
 	}
 }

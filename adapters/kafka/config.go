@@ -34,6 +34,15 @@ const (
 // this long.) Pass kgo.FetchMaxWait in Config.Opts to change it.
 const FetchMaxWaitDefault = 500 * time.Millisecond
 
+// MetadataMinAgeDefault is the adapter's franz-go MetadataMinAge (franz-go's
+// own is 5 s): the shortest interval between two metadata refreshes the
+// client triggers itself. A topic the broker lost (deleted, or gone with a
+// broker that restarted empty) is only noticed, and a copy to it only
+// fails so it can be created again, after several refreshes; at 5 s apart
+// they took longer than the fault matrix's resume bound. Overridden by a
+// kgo.MetadataMinAge in Config.Opts.
+const MetadataMinAgeDefault = time.Second
+
 // closeCommitTimeout bounds Close's final commit when its ctx has no
 // earlier deadline.
 const closeCommitTimeout = 30 * time.Second

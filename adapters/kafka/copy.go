@@ -31,6 +31,11 @@ import (
 // A retry copy that cannot fit is refused with an error wrapping
 // consumer.ErrCopyRefused (the runtime dead-letters the message). Every
 // trimmed copy is logged and reported by CopyTrimmed.
+//
+// A copy topic the broker no longer has (deleted, or lost with a broker
+// that restarted empty) is created again as New creates it, unless
+// SkipTopicCreation is set, and the copy produced once more; the original
+// stays unsettled until a copy is stored.
 
 // Kafka's record batch v2 framing, as a broker counts a batch against
 // max.message.bytes, for a batch of one record: the batch header, the
@@ -124,7 +129,11 @@ func (d *delivery) produceCopy(ctx context.Context, topic string, headers map[st
 			}
 			return false, ferr
 		}
-		err = s.cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: key, Value: f.Body, Headers: recordHeaders(f.Headers)}).FirstErr()
+		rec := &kgo.Record{Topic: topic, Key: key, Value: f.Body, Headers: recordHeaders(f.Headers)}
+		err = s.cl.ProduceSync(ctx, rec).FirstErr()
+		if topicGone(err) && s.recreateCopyTopic(ctx, topic, err) == nil {
+			err = s.cl.ProduceSync(ctx, rec).FirstErr()
+		}
 		if err == nil {
 			if f.Trimmed || f.BodyRemoved {
 				s.log.Warn("copy trimmed to fit the broker's size limit", "copy_topic", topic, "id", d.msg.ID,
@@ -141,4 +150,33 @@ func (d *delivery) produceCopy(ctx context.Context, topic string, headers map[st
 		}
 		limit = size(f.Body, f.Headers) - 1
 	}
+}
+
+// topicGone reports a produce refused because the broker has no such topic
+// (or no longer the instance the client knew).
+func topicGone(err error) bool {
+	return errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID)
+}
+
+// recreateCopyTopic creates topic, a retry or dead-letter topic of the
+// Source, again after a produce to it failed with cause, and makes the
+// client forget the instance it knew. It does nothing with
+// SkipTopicCreation.
+func (s *Source) recreateCopyTopic(ctx context.Context, topic string, cause error) error {
+	if s.cfg.SkipTopicCreation {
+		return cause
+	}
+	var configs map[string]map[string]*string
+	if d, ok := s.tiers.Load().tierOf[topic]; ok {
+		configs = map[string]map[string]*string{topic: tierTopicConfig(d)}
+	}
+	s.log.Warn("copy topic missing; creating it again", "copy_topic", topic, "error", cause)
+	s.cl.PurgeTopicsFromProducing(topic)
+	// The source first, for its partition count; it is created too if it
+	// is missing, as New would.
+	if err := ensureTopics(ctx, s.cl, []string{s.cfg.Topic, topic}, configs, s.cfg.TopicPartitions, s.cfg.ReplicationFactor, false); err != nil {
+		s.log.Warn("could not create the copy topic again", "copy_topic", topic, "error", err)
+		return err
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/oncely/oncely/consumer"
@@ -147,7 +148,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, errors.New("kafka: the producer's batch limit (ProducerBatchMaxBytes) is unknown")
 	}
 
-	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault), balancers(serverSide)}, cfg.Opts...),
+	opts := append(append([]kgo.Opt{kgo.FetchMaxWait(FetchMaxWaitDefault), kgo.MetadataMinAge(MetadataMinAgeDefault), balancers(serverSide)}, cfg.Opts...),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.Group),
 		kgo.ConsumeTopics(consumed...),
@@ -267,9 +268,12 @@ const tierStartDelay = FetchMaxWaitDefault
 
 // absorb turns a poll's records into tracked entries and delivers what is
 // due, up to max. It returns consumer.ErrSourceClosed when the client closed,
-// ctx errors of the caller, or the first fetch error.
+// ctx errors of the caller, or the first fetch error; a topic the broker no
+// longer knows by its ID is followed to its new instance instead (see
+// followRecreated).
 func (s *Source) absorb(fs kgo.Fetches, max int) ([]consumer.Delivery, error) {
 	var ferr error
+	var recreated []string
 	fs.EachError(func(topic string, p int32, err error) {
 		switch {
 		case errors.Is(err, kgo.ErrClientClosed):
@@ -277,6 +281,10 @@ func (s *Source) absorb(fs kgo.Fetches, max int) ([]consumer.Delivery, error) {
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			// Our own wake-up or deadline; the caller's ctx is checked by
 			// Receive's loop.
+		case errors.Is(err, kerr.UnknownTopicID):
+			if !slices.Contains(recreated, topic) {
+				recreated = append(recreated, topic)
+			}
 		default:
 			s.log.Warn("fetch error", "fetch_topic", topic, "partition", p, "error", err)
 			if ferr == nil {
@@ -284,6 +292,7 @@ func (s *Source) absorb(fs kgo.Fetches, max int) ([]consumer.Delivery, error) {
 			}
 		}
 	})
+	s.followRecreated(recreated)
 	// Records become entries before taking the lock, so settlements are not
 	// held up by the conversion.
 	type batch struct {
