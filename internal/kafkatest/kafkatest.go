@@ -80,4 +80,44 @@ func CreateTopic(t testing.TB, addrs []string, topic string, partitions int32) {
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		t.Fatalf("creating topic %s: %v", topic, err)
 	}
+	// Apache Kafka answers CreateTopics before every partition has a leader
+	// in its metadata; a produce in that window fails with
+	// UNKNOWN_TOPIC_OR_PARTITION once franz-go's retries for unknown topics
+	// run out. Wait until the metadata shows every partition led.
+	adm := kadm.NewClient(cl)
+	for {
+		if err := topicLed(ctx, adm, topic); err == nil {
+			return
+		} else if ctx.Err() != nil {
+			t.Fatalf("topic %s created but not ready within 30s: %v", topic, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// topicLed reports whether the metadata shows topic with every partition
+// led.
+func topicLed(ctx context.Context, adm *kadm.Client, topic string) error {
+	details, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		return err
+	}
+	d, ok := details[topic]
+	switch {
+	case !ok:
+		return errors.New("not in the metadata")
+	case d.Err != nil:
+		return d.Err
+	case len(d.Partitions) == 0:
+		return errors.New("no partitions yet")
+	}
+	for _, p := range d.Partitions {
+		if p.Err != nil {
+			return p.Err
+		}
+		if p.Leader < 0 {
+			return errors.New("a partition has no leader")
+		}
+	}
+	return nil
 }
