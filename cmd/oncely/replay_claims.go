@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -59,8 +60,13 @@ func eachIDChunk(ctx context.Context, r adapters.Replayer, plan adapters.ReplayP
 	return nil
 }
 
+// claimQueries is how many claims queries countClaims runs at once, while
+// the next IDs are read.
+const claimQueries = 4
+
 // countClaims counts, per partition, the covered records with a claim of
-// plan's consumer in schema, one query per claimChunk IDs. It writes nothing.
+// plan's consumer in schema, one query per claimChunk IDs, up to
+// claimQueries at a time. It writes nothing.
 func countClaims(ctx context.Context, a *app, r adapters.Replayer, plan adapters.ReplayPlan, pool *pgxpool.Pool, schema string) (*claimCount, error) {
 	c := &claimCount{perPartition: map[int32]int64{}}
 	for _, p := range plan.Partitions {
@@ -68,16 +74,37 @@ func countClaims(ctx context.Context, a *app, r adapters.Replayer, plan adapters
 	}
 	q := "SELECT count(*) FROM " + claimsTable(schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
 	prog := &replayProgress{w: a.stderr, on: a.stdoutTerminal, what: "counting claims", total: plan.Covered()}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		qerr error
+		slot = make(chan struct{}, claimQueries)
+	)
 	err := eachIDChunk(ctx, r, plan, prog, func(partition int32, ids []string) error {
-		var n int64
-		if err := pool.QueryRow(ctx, q, plan.Consumer, ids).Scan(&n); err != nil {
-			return fmt.Errorf("%w: %w", errNoClaimsTable, err)
+		mu.Lock()
+		err := qerr
+		mu.Unlock()
+		if err != nil {
+			return err
 		}
-		c.perPartition[partition] += n
-		c.total += n
+		slot <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slot }()
+			var n int64
+			err := pool.QueryRow(ctx, q, plan.Consumer, ids).Scan(&n)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				qerr = cmp.Or(qerr, fmt.Errorf("%w: %w", errNoClaimsTable, err))
+				return
+			}
+			c.perPartition[partition] += n
+			c.total += n
+		})
 		return nil
 	})
-	if err != nil {
+	wg.Wait()
+	if err = cmp.Or(err, qerr); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	return c, nil

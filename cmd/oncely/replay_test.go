@@ -100,7 +100,7 @@ func replayIDs(from, to int) []string {
 	return ids
 }
 
-func replayJSONOf(t *testing.T, out string) replayJSON {
+func replayJSONOf(t testing.TB, out string) replayJSON {
 	t.Helper()
 	var doc replayJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
