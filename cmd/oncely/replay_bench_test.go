@@ -130,3 +130,35 @@ func timeReplayParts(b *testing.B, addrs []string, topic string, db *pgtest.DB) 
 	}
 	b.Logf("counted claims in %d queries in %s", len(ids), time.Since(start).Round(time.Millisecond))
 }
+
+// BenchmarkReplayRewind100 times oncely replay --to earliest (the commit of
+// the targets, no claims) of a group on a topic of 100 partitions.
+func BenchmarkReplayRewind100(b *testing.B) {
+	const partitions = 100
+	addrs := kafkatest.Brokers(b, kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
+	topic := fmt.Sprintf("replay-rewind-%d", time.Now().UnixNano())
+	kafkatest.CreateTopic(b, addrs, topic, partitions)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(b, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	defer func() { _, _ = adm.DeleteTopics(context.Background(), topic) }()
+	var recs []*kgo.Record
+	for p := range int32(partitions) {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte("x")})
+	}
+	require.NoError(b, cl.ProduceSync(context.Background(), recs...).FirstErr())
+	args := []string{"replay", "--broker", "kafka://" + strings.Join(addrs, ","), "--source", topic, "--consumer", "ledger", "--to", "earliest", "--output", "json"}
+	for b.Loop() {
+		b.StopTimer()
+		offsets := kadm.Offsets{}
+		for p := range int32(partitions) {
+			offsets.Add(kadm.Offset{Topic: topic, Partition: p, At: 1, LeaderEpoch: -1})
+		}
+		require.NoError(b, adm.CommitAllOffsets(context.Background(), "ledger", offsets))
+		b.StartTimer()
+		code, out, stderr := benchCLI(args...)
+		require.Equal(b, 0, code, stderr)
+		require.EqualValues(b, partitions, replayJSONOf(b, out).Covered)
+	}
+}
