@@ -16,10 +16,11 @@ import (
 
 func runReplay(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("replay", "oncely replay --broker URL --source S --consumer C --to earliest|TIME|P:O,... [--plan] [--database-url URL] [--reprocess [--yes]] [--output text|json]", `
-Rewinds an existing consumer of a log broker (Kafka) so that it reads again
-what it already consumed: to the oldest record kept (earliest), to the first
+Rewinds an existing consumer of a log broker (Kafka, NATS JetStream) so that
+it reads again what it already consumed: to the oldest record kept (earliest), to the first
 record stamped at or after an RFC 3339 time, or to given offsets per
-partition (partitions not named stay where they are). A rewind never moves a
+partition (partitions not named stay where they are; a JetStream stream is
+partition 0, its offsets stream sequences). A rewind never moves a
 partition forward: a time after its position leaves it there, and an offset
 after it is refused, since moving there would skip records. A target before
 the oldest record kept starts at the oldest one, said so in the plan.
@@ -32,7 +33,9 @@ deduplication on, the rewound consumer skips them). It changes nothing.
 Without --plan it commits the targets for the consumer group, all partitions
 in one request (each partition ends at its old or its new offset, never
 elsewhere). The group must have no live members: stop every consumer of it
-first; the error names the members that are still there. Running it twice
+first; the error names the members that are still there. On JetStream the
+durable consumer is deleted and created again at the target sequence (a
+consumer's start cannot be moved), refused while a Source pulls from it. Running it twice
 does the same as once.
 
 --reprocess also deletes the claims of exactly the covered records (their
@@ -122,7 +125,7 @@ func notReplayable(kind string) error {
 	case "rabbitmq", "sqs", "memory":
 		return fmt.Errorf("replay: %s is a queue: a message is removed once acked, so there is no position to rewind; run failed messages again with oncely dlq redrive, or publish the messages again", kind)
 	}
-	return fmt.Errorf("replay: not supported on %s yet (Kafka is)", kind)
+	return fmt.Errorf("replay: not supported on %s yet (Kafka and NATS JetStream are)", kind)
 }
 
 // replayJSON is replay's --output json document.
