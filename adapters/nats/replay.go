@@ -89,7 +89,7 @@ func sequenceAt(ctx context.Context, js jetstream.JetStream, s jetstream.Stream,
 	if err != nil {
 		return 0, false, fmt.Errorf("finding the message at %s: %w", at.Format(time.RFC3339), err)
 	}
-	for m := range batch.Messages() {
+	if m, ok := <-batch.Messages(); ok {
 		md, err := m.Metadata()
 		if err != nil {
 			return 0, false, err
