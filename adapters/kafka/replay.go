@@ -204,12 +204,19 @@ func (c *Client) CommitReplay(ctx context.Context, topic, group string, parts []
 	return nil
 }
 
+// replayIdle is how long ReplayIDs waits for a record of a partition not
+// yet read to its Position before it takes the partition as read: fetches
+// wait at most FetchMaxWaitDefault for records.
+const replayIdle = 30 * time.Second
+
 // ReplayIDs reads the records parts cover (from Target up to Position, per
 // partition) and calls fn with the message IDs of each batch read, in
 // offset order per partition: the message-id header, else ce_id, else the
 // derived "<topic>/<partition>/<offset>" (the ID of a consumer with
 // Config.DeriveID; no claim exists under it otherwise). It stops at the
-// first error of fn or ctx.
+// first error of fn or ctx, and once no record came for replayIdle (30s):
+// the rest of the range then holds no record a consumer would get
+// (transaction markers, records removed by compaction).
 func (c *Client) ReplayIDs(ctx context.Context, topic string, parts []ReplayPartition, fn func(partition int32, ids []string) error) error {
 	from := map[int32]kgo.Offset{}
 	until := map[int32]int64{}
@@ -229,9 +236,16 @@ func (c *Client) ReplayIDs(ctx context.Context, topic string, parts []ReplayPart
 	}
 	defer cl.Close()
 	for len(until) > 0 {
-		fs := cl.PollFetches(ctx)
+		pctx, cancel := context.WithTimeout(ctx, replayIdle)
+		fs := cl.PollFetches(pctx)
+		cancel()
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if fs.Empty() && pctx.Err() != nil {
+			// The rest of the covered offsets hold no records the
+			// client returns (transaction markers, compacted records).
+			return nil
 		}
 		var ferr error
 		fs.EachError(func(t string, p int32, err error) {
