@@ -273,3 +273,23 @@ func TestReplayQueueBrokersRefuse(t *testing.T) {
 	require.Contains(t, errs, "memory is a queue")
 	require.Contains(t, errs, "oncely dlq redrive")
 }
+
+// TestReplayUsage: replay's help and the mistakes it refuses before
+// touching a broker.
+func TestReplayUsage(t *testing.T) {
+	code, out, _ := cli(t, nil, nil, "replay", "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "--reprocess")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "--broker", "kafka://127.0.0.1:1", "--source", "s", "--consumer", "c"}, "needs --to"},
+		{[]string{"replay", "--broker", "kafka://127.0.0.1:1", "--source", "s", "--consumer", "c", "--to", "yesterday"}, "partition:offset"},
+		{[]string{"replay", "--broker", "kafka://127.0.0.1:1", "--source", "s", "--consumer", "c", "--to", "earliest", "--reprocess"}, "needs --database-url"},
+	} {
+		code, _, errs := cli(t, nil, nil, c.args...)
+		require.Equal(t, 2, code, c.args)
+		require.Contains(t, errs, c.want, c.args)
+	}
+}
