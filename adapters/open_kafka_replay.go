@@ -27,13 +27,26 @@ func (k *kafkaBroker) PlanReplay(ctx context.Context, source, consumerName strin
 	if err != nil {
 		return ReplayPlan{}, err
 	}
-	return ReplayPlan{Source: source, Consumer: consumerName, Broker: k.Kind(), To: to.String(), Partitions: parts, Members: members}, nil
+	plan := ReplayPlan{Source: source, Consumer: consumerName, Broker: k.Kind(), To: to.String(), Members: members}
+	for _, p := range parts {
+		plan.Partitions = append(plan.Partitions, ReplayPartition{ReplayPartition: p})
+	}
+	return plan, nil
 }
 
 func (k *kafkaBroker) ReplayIDs(ctx context.Context, plan ReplayPlan, fn func(partition int32, ids []string) error) error {
-	return k.c.ReplayIDs(ctx, plan.Source, plan.Partitions, fn)
+	return k.c.ReplayIDs(ctx, plan.Source, kafkaParts(plan), fn)
+}
+
+// kafkaParts returns plan's partitions as the kafka package has them.
+func kafkaParts(plan ReplayPlan) []kafka.ReplayPartition {
+	out := make([]kafka.ReplayPartition, len(plan.Partitions))
+	for i, p := range plan.Partitions {
+		out[i] = p.ReplayPartition
+	}
+	return out
 }
 
 func (k *kafkaBroker) CommitReplay(ctx context.Context, plan ReplayPlan) error {
-	return k.c.CommitReplay(ctx, plan.Source, plan.Consumer, plan.Partitions)
+	return k.c.CommitReplay(ctx, plan.Source, plan.Consumer, kafkaParts(plan))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/oncely/oncely/adapters/kafka"
 	"github.com/oncely/oncely/adapters/nats"
 )
 
@@ -30,8 +31,8 @@ func (n *natsBroker) PlanReplay(ctx context.Context, source, consumerName string
 	if err != nil {
 		return ReplayPlan{}, err
 	}
-	part := ReplayPartition{Partition: 0, Committed: int64(pt.Position), Position: int64(pt.Position), Target: int64(pt.Target),
-		LogStart: int64(pt.First), LogEnd: int64(pt.End), Covered: int64(pt.Position - pt.Target), EarliestAvailable: pt.EarliestAvailable}
+	part := ReplayPartition{ReplayPartition: kafka.ReplayPartition{Partition: 0, Committed: int64(pt.Position), Position: int64(pt.Position), Target: int64(pt.Target),
+		LogStart: int64(pt.First), LogEnd: int64(pt.End), Covered: int64(pt.Position - pt.Target), EarliestAvailable: pt.EarliestAvailable}}
 	plan := ReplayPlan{Source: source, Consumer: consumerName, Broker: n.Kind(), To: to.String(), Partitions: []ReplayPartition{part}, Members: []string{}}
 	if pt.Waiting > 0 {
 		plan.Members = append(plan.Members, fmt.Sprintf("%d pull requests waiting (a Source is running)", pt.Waiting))

@@ -94,8 +94,17 @@ func ParseReplayTarget(s string) (ReplayTarget, error) {
 	return ReplayTarget{Offsets: offsets}, nil
 }
 
-// ReplayPartition is one partition (Kafka) of a ReplayPlan.
-type ReplayPartition = kafka.ReplayPartition
+// ReplayPartition is one partition of a ReplayPlan: a Kafka partition
+// (offsets), a JetStream stream (partition 0, stream sequences) or a Redis
+// stream (partition 0, entry IDs in PositionID and TargetID).
+type ReplayPartition struct {
+	kafka.ReplayPartition
+	// PositionID and TargetID are a Redis group's last-delivered entry ID
+	// today and after the replay (its numeric fields then hold Covered
+	// only).
+	PositionID string `json:"position_id,omitempty"`
+	TargetID   string `json:"target_id,omitempty"`
+}
 
 // ReplayPlan is what a replay would do.
 type ReplayPlan struct {

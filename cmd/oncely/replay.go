@@ -16,8 +16,8 @@ import (
 
 func runReplay(ctx context.Context, a *app, args []string) error {
 	fs := a.flags("replay", "oncely replay --broker URL --source S --consumer C --to earliest|TIME|P:O,... [--plan] [--database-url URL] [--reprocess [--yes]] [--output text|json]", `
-Rewinds an existing consumer of a log broker (Kafka, NATS JetStream) so that
-it reads again what it already consumed: to the oldest record kept (earliest), to the first
+Rewinds an existing consumer of a log broker (Kafka, NATS JetStream, Redis
+Streams) so that it reads again what it already consumed: to the oldest record kept (earliest), to the first
 record stamped at or after an RFC 3339 time, or to given offsets per
 partition (partitions not named stay where they are; a JetStream stream is
 partition 0, its offsets stream sequences). A rewind never moves a
@@ -35,7 +35,9 @@ in one request (each partition ends at its old or its new offset, never
 elsewhere). The group must have no live members: stop every consumer of it
 first; the error names the members that are still there. On JetStream the
 durable consumer is deleted and created again at the target sequence (a
-consumer's start cannot be moved), refused while a Source pulls from it. Running it twice
+consumer's start cannot be moved), refused while a Source pulls from it. On
+Redis the group is moved with XGROUP SETID (earliest or a time only),
+refused while a consumer of the group read within the last 10 s. Running it twice
 does the same as once.
 
 --reprocess also deletes the claims of exactly the covered records (their
@@ -125,7 +127,7 @@ func notReplayable(kind string) error {
 	case "rabbitmq", "sqs", "memory":
 		return fmt.Errorf("replay: %s is a queue: a message is removed once acked, so there is no position to rewind; run failed messages again with oncely dlq redrive, or publish the messages again", kind)
 	}
-	return fmt.Errorf("replay: not supported on %s yet (Kafka and NATS JetStream are)", kind)
+	return fmt.Errorf("replay: not supported on %s (Kafka, NATS JetStream and Redis Streams are)", kind)
 }
 
 // replayJSON is replay's --output json document.
@@ -171,13 +173,20 @@ func writeReplayPlan(w io.Writer, output string, plan adapters.ReplayPlan, claim
 		if p.Committed >= 0 {
 			committed = fmt.Sprint(p.Committed)
 		}
-		line := fmt.Sprintf("%d\t%s\t%d\t%d", p.Partition, committed, p.Target, p.Covered)
+		target := fmt.Sprint(p.Target)
+		if p.PositionID != "" { // a Redis stream: entry IDs
+			committed, target = p.PositionID, p.TargetID
+		}
+		line := fmt.Sprintf("%d\t%s\t%s\t%d", p.Partition, safeLine(committed), safeLine(target), p.Covered)
 		if claims != nil {
 			line += fmt.Sprintf("\t%d", claims.perPartition[p.Partition])
 		}
 		note := ""
 		if p.EarliestAvailable {
 			note = fmt.Sprintf("target before the oldest record kept (retention): starts at the earliest available, offset %d", p.LogStart)
+			if p.PositionID != "" {
+				note = "target before the oldest entry kept (trimmed): starts at the earliest available entry"
+			}
 		}
 		fmt.Fprintln(tw, line+"\t"+note)
 	}
