@@ -25,9 +25,12 @@
 // Open calls in one process.
 //
 // Adapter settings come from URL query parameters. An unknown parameter is
-// an error, so a typo never silently falls back to a default:
+// an error, so a typo never silently falls back to a default. The log
+// brokers (kafka://, nats://, redis://) share start=earliest|latest|TIME
+// (RFC 3339): where a consumer name that does not exist yet starts, default
+// earliest; an existing consumer keeps its position (oncely replay moves it).
 //
-//	kafka://   instance_id=ID (static membership; a restarted consumer takes its
+//	kafka://   start=earliest|latest|TIME, instance_id=ID (static membership; a restarted consumer takes its
 //	           partitions back at once), partitions=N, replication=N (of topics
 //	           created), tiers=1s,10s,1m (retry topic delays), retry=topics|in-place,
 //	           group_protocol=classic|consumer (default classic; consumer is Kafka 4's
@@ -46,11 +49,11 @@
 //	           tls_server_name=NAME, tls_insecure_skip_verify=true
 //	sqs://     endpoint=URL, visibility_timeout=30s, wait=0..20 (long-poll
 //	           seconds, default 5), receivers=N, dlq=NAME (the dead-letter queue)
-//	nats://    prefetch=N, ack_wait=30s, max_deliver=N (default 100), max_ack_pending=N,
+//	nats://    start=earliest|latest|TIME, prefetch=N, ack_wait=30s, max_deliver=N (default 100), max_ack_pending=N,
 //	           poll_wait=1s, max_message_size=N, key_header=NAME; tls:// also the
 //	           tls_* parameters (see openNATS)
 //	mem://     none
-//	redis://   lease=30s, reclaim_interval=D, block=500ms, reap_idle=1h, trim_interval=D
+//	redis://   start=earliest|latest|TIME, lease=30s, reclaim_interval=D, block=500ms, reap_idle=1h, trim_interval=D
 //	           (see openRedis); rediss:// also the tls_* parameters
 //
 // Names: Kafka topics are <source>, <source>.<consumer>.retry.<tier> and

@@ -22,6 +22,10 @@ import (
 // for TLS) with adapters/kafka. The consumer name is the consumer group.
 // Query parameters:
 //
+//	start=earliest|latest|TIME
+//	                      where a new consumer group starts (kafka.Config.Start;
+//	                      default earliest; TIME is RFC 3339); an existing group
+//	                      keeps its committed offsets
 //	instance_id=ID        static membership (kafka.Config.InstanceID): a restarted
 //	                      consumer takes its partitions back at once; unique per live member
 //	partitions=N          partition count of topics created (default: the source's, else the broker's)
@@ -61,6 +65,7 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	q := newQuery(u)
 	var cfg kafka.Config
 	cfg.InstanceID = q.str("instance_id")
+	cfg.Start = startParam(q)
 	if v := q.str("partitions"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < 1 {

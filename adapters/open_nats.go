@@ -22,6 +22,9 @@ import (
 // "<source>.<consumer>.retry", dead letters to the stream of
 // "<source>.<consumer>.dlq". Query parameters:
 //
+//	start=earliest|latest|TIME
+//	                    where the source stream's durable consumer starts when it does not
+//	                    exist yet (nats.Config.Start; default earliest; TIME is RFC 3339)
 //	prefetch=N          messages the Source holds ahead of the runtime over its two pull
 //	                    subscriptions, source and retries (default 128, at least 4; the
 //	                    consumer's MaxInFlight must be at least this)
@@ -70,6 +73,7 @@ func openNATS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	durParam("ack_wait", &cfg.AckWait)
 	durParam("poll_wait", &cfg.PollWait)
 	cfg.KeyHeader = q.str("key_header")
+	cfg.Start = startParam(q)
 	if cfg.TLS = queryTLS(q); cfg.TLS != nil && u.Scheme != "tls" {
 		q.fail("tls_* parameters configure TLS, which needs tls://")
 	}

@@ -20,6 +20,9 @@ import (
 // with '.' is escaped: redis.DeadLetterStream), and C is a consumer group
 // on <source>. Query parameters:
 //
+//	start=earliest|latest|TIME
+//	                       where the consumer group starts on the source stream when it does
+//	                       not exist yet (redis.Config.Start; default earliest; TIME is RFC 3339)
 //	lease=30s              how long an entry stays pending with a consumer without renewal
 //	                       before another reclaims it, counting an attempt (renewed every lease/3)
 //	reclaim_interval=D     how often a Source looks for entries whose lease ended (default lease/4)
@@ -51,6 +54,7 @@ func openRedis(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	duration("block", &cfg.Block)
 	duration("reap_idle", &cfg.ReapIdle)
 	duration("trim_interval", &cfg.TrimInterval)
+	cfg.Start = startParam(q)
 	tlsCfg := queryTLS(q)
 	if tlsCfg != nil && u.Scheme != "rediss" {
 		q.fail("tls_* parameters configure TLS, which needs rediss://")

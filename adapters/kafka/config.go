@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/oncely/oncely/adapters/internal/startpos"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/retry"
 )
@@ -193,6 +194,18 @@ type Config struct {
 	// false: a record without an ID is dead-lettered as missing-id.
 	DeriveID bool
 
+	// Start is where a new consumer group starts on the source topic:
+	// "earliest" (the oldest record kept), "latest" (after the last record
+	// when the group is created) or an RFC 3339 time (the first record
+	// stamped at or after it; the oldest kept when the time is before the
+	// retention). It applies only while the group has no committed offset on
+	// the source topic: New then commits the start offsets for the group
+	// before joining, so every later member and restart resumes from there.
+	// An existing group keeps its offsets (use oncely replay to move them),
+	// and retry topics, and partitions added to the topic later, always start
+	// at their oldest record. Defaults to "earliest".
+	Start string
+
 	// Logger receives the adapter's logs. Defaults to slog.Default().
 	Logger *slog.Logger
 
@@ -292,6 +305,9 @@ func (c Config) validate() error {
 	}
 	if c.ReplicationFactor < 0 {
 		errs = append(errs, fmt.Errorf("ReplicationFactor must be > 0, got %d", c.ReplicationFactor))
+	}
+	if _, err := startpos.Parse(c.Start); err != nil {
+		errs = append(errs, err)
 	}
 	if len(c.IDHeaders) == 0 && !c.DeriveID {
 		errs = append(errs, errors.New("IDHeaders is empty and DeriveID is off: no record could have an ID"))

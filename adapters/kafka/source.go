@@ -84,7 +84,9 @@ type tp struct {
 // and the retry topics the default retry policy reaches when absent, and
 // joins the consumer group, consuming the source and every retry topic of
 // (Topic, Group) that exists. The first Receive creates the further retry
-// topics the consumer's policy can reach (see tiers.go). It fails with every
+// topics the consumer's policy can reach (see tiers.go). For a group
+// without committed offsets on the source topic it first commits the
+// offsets of Config.Start (see anchorStart). It fails with every
 // configuration problem at once, or with ErrTopicCreation when a topic can
 // be neither found nor created. When no broker answers (an address that
 // refuses connections, does not resolve, or accepts them but never answers)
@@ -131,6 +133,9 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	consumed := s.consumedTopics()
 	if err == nil {
 		err = ensureTopics(ctx, admCl, append(slices.Clone(consumed), s.dlq), configs, cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
+	}
+	if err == nil {
+		err = anchorStart(ctx, kadm.NewClient(admCl), cfg.Topic, cfg.Group, cfg.Start)
 	}
 	if err == nil {
 		s.producerMax, _ = admCl.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/oncely/oncely/adapters/internal/startpos"
 )
 
 // Defaults of Config.
@@ -107,6 +109,16 @@ type Config struct {
 	// no deadline of its own. Default RPCTimeoutDefault (10s).
 	RPCTimeout time.Duration
 
+	// Start is where the durable consumer of the source stream starts when
+	// New creates it: "earliest" (the oldest message the stream keeps),
+	// "latest" (only messages stored after its creation) or an RFC 3339
+	// time (the first message stored at or after it; the oldest kept when
+	// the time is before the stream's retention). A consumer that exists
+	// keeps its position (use oncely replay to move it); the retry stream's
+	// consumer, and one recreated after it vanished, start at the oldest
+	// message. Default "earliest".
+	Start string
+
 	// Logger receives the adapter's logs. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -168,6 +180,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxMessageSize < 0 {
 		errs = append(errs, fmt.Errorf("config.MaxMessageSize %d: want >= 0 (0: the server's max_payload)", c.MaxMessageSize))
+	}
+	if _, err := startpos.Parse(c.Start); err != nil {
+		errs = append(errs, fmt.Errorf("config.Start: %w", err))
 	}
 	if c.RPCTimeout < 0 {
 		errs = append(errs, fmt.Errorf("config.RPCTimeout %s: want > 0", c.RPCTimeout))

@@ -9,17 +9,19 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/oncely/oncely/adapters/internal/startpos"
 	"github.com/oncely/oncely/consumer"
 )
 
 // puller is the pull subscription of one stream's durable consumer.
 type puller struct {
 	subject       string
-	depth         int           // the pull buffer (PullMaxMessages)
-	maxAckPending int           // its durable consumer's MaxAckPending; -1: none
-	slots         chan struct{} // a token for each message in the inbox or about to be
-	failed        chan struct{} // one pending signal: the subscription failed
-	settled       *settledRing  // guarded by Source.mu
+	depth         int               // the pull buffer (PullMaxMessages)
+	maxAckPending int               // its durable consumer's MaxAckPending; -1: none
+	start         startpos.Position // where its durable consumer starts if New creates it; earliest on a later reopen
+	slots         chan struct{}     // a token for each message in the inbox or about to be
+	failed        chan struct{}     // one pending signal: the subscription failed
+	settled       *settledRing      // guarded by Source.mu
 
 	mu     sync.Mutex
 	cc     jetstream.ConsumeContext
@@ -71,10 +73,14 @@ func (src *Source) open(ctx context.Context, p *puller) error {
 	if err != nil {
 		return err
 	}
-	c, err := ensureConsumer(ctx, s, src.cfg, p.maxAckPending)
+	c, err := ensureConsumer(ctx, s, src.cfg, p.maxAckPending, p.start)
 	if err != nil {
 		return err
 	}
+	// A consumer that vanished later (a server restarted without its
+	// store, a deleted consumer) is recreated at the stream's start, so
+	// nothing kept is skipped.
+	p.start = startpos.Position{}
 	cc, err := c.Consume(func(m jetstream.Msg) { src.deliver(p, m) },
 		jetstream.PullMaxMessages(p.depth), jetstream.PullExpiry(src.cfg.PollWait),
 		jetstream.ConsumeErrHandler(func(cc jetstream.ConsumeContext, err error) { p.fail(src, cc, err) }))

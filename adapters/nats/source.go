@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/oncely/oncely/adapters/internal/startpos"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/inbox"
 	"github.com/oncely/oncely/internal/redact"
@@ -126,8 +127,10 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 	// Messages reach the inbox, and can be settled, as soon as a pull
 	// subscription opens.
 	src.acks = newAcker(func() error { return nc.FlushTimeout(cfg.RPCTimeout) }, src.log)
+	sourcePuller := newPuller(cfg.Source, sourceShare(cfg.Prefetch), cfg.MaxAckPending, cfg.Prefetch)
+	sourcePuller.start, _ = startpos.Parse(cfg.Start) // checked by validate
 	for _, p := range []*puller{
-		newPuller(cfg.Source, sourceShare(cfg.Prefetch), cfg.MaxAckPending, cfg.Prefetch),
+		sourcePuller,
 		newPuller(RetrySubject(cfg.Source, cfg.Consumer), retryShare(cfg.Prefetch), retryMaxAckPending, cfg.Prefetch),
 	} {
 		if err := src.open(rctx, p); err != nil {

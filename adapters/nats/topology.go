@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/oncely/oncely/adapters/internal/startpos"
 )
 
 // maxStreamName is JetStream's limit on a stream name's length.
@@ -56,16 +58,32 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (
 // (a refused dead-letter copy, a Close or a crash in that window, a replica
 // configured with a higher limit), so the server must always deliver again
 // what was not acked. A consumer created with a server-side limit, by an
-// earlier version, is updated to none.
-func ensureConsumer(ctx context.Context, s jetstream.Stream, cfg Config, maxAckPending int) (jetstream.Consumer, error) {
-	c, err := s.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+// earlier version, is updated to none. A consumer that does not exist is
+// created starting at start; an existing one keeps where it started (the
+// server refuses to change it).
+func ensureConsumer(ctx context.Context, s jetstream.Stream, cfg Config, maxAckPending int, start startpos.Position) (jetstream.Consumer, error) {
+	cc := jetstream.ConsumerConfig{
 		Durable:       cfg.Consumer,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		MaxDeliver:    -1,
 		MaxAckPending: maxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	}
+	existing, err := s.Consumer(ctx, cfg.Consumer)
+	switch {
+	case err == nil:
+		was := existing.CachedInfo().Config
+		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = was.DeliverPolicy, was.OptStartSeq, was.OptStartTime
+	case !errors.Is(err, jetstream.ErrConsumerNotFound):
+		return nil, fmt.Errorf("consumer %s on stream %s: %w", cfg.Consumer, s.CachedInfo().Config.Name, err)
+	case start.Latest:
+		cc.DeliverPolicy = jetstream.DeliverNewPolicy
+	case !start.Time.IsZero():
+		t := start.Time
+		cc.DeliverPolicy, cc.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
+	}
+	c, err := s.CreateOrUpdateConsumer(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s on stream %s: %w", cfg.Consumer, s.CachedInfo().Config.Name, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/oncely/oncely/adapters/internal/startpos"
 )
 
 // Defaults applied to zero fields of Config.
@@ -92,6 +94,16 @@ type Config struct {
 	// Defaults IDFieldDefault, KeyFieldDefault and BodyFieldDefault.
 	IDField, KeyField, BodyField string
 
+	// Start is where the consumer group starts on the source stream when
+	// New creates it: "earliest" (the oldest entry the stream keeps),
+	// "latest" (entries added after its creation, XGROUP CREATE … $) or an
+	// RFC 3339 time (the first entry whose ID, the time Redis added it, is
+	// at or after it; the oldest kept when the time is before the stream's
+	// first entry). A group that exists keeps its position (use oncely
+	// replay to move it); the retry stream's group, and a group recreated
+	// after it vanished, start at the oldest entry. Default "earliest".
+	Start string
+
 	// Logger receives the Source's logs. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -127,6 +139,9 @@ func (c Config) withDefaults() Config {
 // validate reports every problem of a Config with defaults applied.
 func (c Config) validate() error {
 	var errs []error
+	if _, err := startpos.Parse(c.Start); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Client == nil {
 		errs = append(errs, errors.New("a Client is required"))
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/oncely/oncely/adapters/internal/startpos"
 )
 
 // groupTimeout bounds the recreation of the consumer group after it
@@ -15,15 +18,34 @@ import (
 const groupTimeout = 10 * time.Second
 
 // ensureGroups creates the group on the source and retry streams where it
-// is missing (at ID 0, creating the streams: XGROUP CREATE … MKSTREAM).
-func (s *Source) ensureGroups(ctx context.Context) error {
+// is missing (creating the streams: XGROUP CREATE … MKSTREAM): on the
+// source stream at sourceStart (groupStartID), on the retry stream at ID 0.
+func (s *Source) ensureGroups(ctx context.Context, sourceStart startpos.Position) error {
 	for _, stream := range []string{s.cfg.Stream, s.retry} {
-		err := s.client.XGroupCreateMkStream(ctx, stream, s.cfg.Consumer, "0").Err()
+		id := "0"
+		if stream == s.cfg.Stream {
+			id = groupStartID(sourceStart)
+		}
+		err := s.client.XGroupCreateMkStream(ctx, stream, s.cfg.Consumer, id).Err()
 		if err != nil && !hasRedisPrefix(err, "BUSYGROUP") {
 			return fmt.Errorf("redis: creating consumer group %q on %s: %w", s.cfg.Consumer, stream, err)
 		}
 	}
 	return nil
+}
+
+// groupStartID is the last-delivered ID a group starting at p is created
+// with: it gets the entries with a greater ID.
+func groupStartID(p startpos.Position) string {
+	switch {
+	case p.Latest:
+		return "$"
+	case p.Time.IsZero() || p.Time.UnixMilli() <= 0:
+		return "0"
+	default:
+		// Every entry added in the millisecond before p.Time is below it.
+		return strconv.FormatInt(p.Time.UnixMilli()-1, 10) + "-18446744073709551615"
+	}
 }
 
 // isNoGroup reports whether err, however wrapped, carries Redis's NOGROUP
@@ -51,7 +73,7 @@ func (s *Source) recoverGroup(ctx context.Context, err error) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), groupTimeout)
 	defer cancel()
-	if gerr := s.ensureGroups(ctx); gerr != nil {
+	if gerr := s.ensureGroups(ctx, startpos.Position{}); gerr != nil {
 		s.log.WarnContext(ctx, "redis: the consumer group is gone and recreating it failed; trying again on the next call", "error", gerr)
 		return false
 	}

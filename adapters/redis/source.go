@@ -15,6 +15,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/oncely/oncely/adapters/internal/startpos"
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -79,7 +80,8 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		open:    make(map[*delivery]struct{}),
 		now:     time.Now,
 	}
-	if err := s.ensureGroups(ctx); err != nil {
+	start, _ := startpos.Parse(cfg.Start) // checked by validate
+	if err := s.ensureGroups(ctx, start); err != nil {
 		return nil, err
 	}
 	s.acks = newAcker(s)

@@ -68,6 +68,7 @@ func commands() []command {
 			{name: "dead", summary: "list the outbox's dead rows, one line each: ID, destination, key, attempts, reason", run: runOutboxDead},
 			{name: "redrive", summary: "move outbox dead rows back into the outbox (same ID; the relay publishes them)", run: runOutboxRedrive},
 		}},
+		{name: "replay", summary: "rewind a consumer of Kafka, NATS JetStream or Redis Streams to a time, offsets or the beginning (--plan first; --reprocess forgets the claims)", run: runReplay},
 		{name: "console", summary: "serve the dead-letter console, a web UI: groups, plans, rate-limited redrives, deletes, audit", run: runConsole},
 		{name: "lag", summary: "show Kafka lag per partition, or queue and dead-letter depth", run: runLag},
 		{name: "dev", summary: "run a development broker", sub: []command{

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/store/postgres"
+)
+
+// claimChunk is how many message IDs one claims query takes, as dlq redrive
+// --plan (postgres.Store.Claimed).
+const claimChunk = 10_000
+
+// claimCount counts the covered records' claims of a replay's consumer.
+type claimCount struct {
+	perPartition map[int32]int64
+	total        int64
+}
+
+// claimsTable is the sanitized name of the claims table in schema.
+func claimsTable(schema string) string { return pgx.Identifier{schema, postgres.Table}.Sanitize() }
+
+// eachIDChunk reads the IDs plan covers and calls fn with chunks of at most
+// claimChunk IDs of one partition.
+func eachIDChunk(ctx context.Context, r adapters.Replayer, plan adapters.ReplayPlan, prog *replayProgress, fn func(partition int32, ids []string) error) error {
+	pending := map[int32][]string{}
+	err := r.ReplayIDs(ctx, plan, func(partition int32, ids []string) error {
+		prog.add(len(ids))
+		buf := append(pending[partition], ids...)
+		for len(buf) >= claimChunk {
+			if err := fn(partition, buf[:claimChunk]); err != nil {
+				return err
+			}
+			buf = buf[claimChunk:]
+		}
+		pending[partition] = buf
+		return nil
+	})
+	prog.finish()
+	if err != nil {
+		return err
+	}
+	for _, p := range plan.Partitions {
+		if ids := pending[p.Partition]; len(ids) > 0 {
+			if err := fn(p.Partition, ids); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// claimQueries is how many claims queries countClaims runs at once, while
+// the next IDs are read.
+const claimQueries = 4
+
+// countClaims counts, per partition, the covered records with a claim of
+// plan's consumer in schema, one query per claimChunk IDs, up to
+// claimQueries at a time. It writes nothing.
+func countClaims(ctx context.Context, a *app, r adapters.Replayer, plan adapters.ReplayPlan, pool *pgxpool.Pool, schema string) (*claimCount, error) {
+	c := &claimCount{perPartition: map[int32]int64{}}
+	for _, p := range plan.Partitions {
+		c.perPartition[p.Partition] = 0
+	}
+	q := "SELECT count(*) FROM " + claimsTable(schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
+	prog := &replayProgress{w: a.stderr, on: a.stdoutTerminal, what: "counting claims", total: plan.Covered()}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		qerr error
+		slot = make(chan struct{}, claimQueries)
+	)
+	err := eachIDChunk(ctx, r, plan, prog, func(partition int32, ids []string) error {
+		mu.Lock()
+		err := qerr
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		slot <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slot }()
+			var n int64
+			err := pool.QueryRow(ctx, q, plan.Consumer, ids).Scan(&n)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				qerr = cmp.Or(qerr, fmt.Errorf("%w: %w", errNoClaimsTable, err))
+				return
+			}
+			c.perPartition[partition] += n
+			c.total += n
+		})
+		return nil
+	})
+	wg.Wait()
+	if err = cmp.Or(err, qerr); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	return c, nil
+}
+
+// reprocessRun are the settings of replay --reprocess.
+type reprocessRun struct {
+	ask    bool // confirm on the terminal first
+	actor  string
+	output string
+}
+
+// auditAction is the console_audit action of replay --reprocess.
+const auditAction = "replay.reprocess"
+
+// runReprocess deletes the claims of the records plan covers, with an audit
+// row, in one transaction, then commits the replay's offsets and records
+// the outcome in a second audit row. A failure before the transaction
+// commits deletes nothing; a failure of the offset commit after it leaves
+// the claims deleted and the offsets where they were (the consumer does not
+// read those records again until a replay commits): running the same
+// replay again finishes it.
+func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapters.ReplayPlan, claims *claimCount, pool *pgxpool.Pool, schema string, run reprocessRun) error {
+	if run.ask {
+		fmt.Fprintf(a.stderr, "Rewind consumer %s of %s to %s (%d records) and delete the claims of those records (%d exist), so their handlers run again? [y/N] ",
+			safeLine(plan.Consumer), safeLine(plan.Source), safeLine(plan.To), plan.Covered(), claims.total)
+		answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
+		if ans := strings.ToLower(strings.TrimSpace(answer)); ans != "y" && ans != "yes" {
+			fmt.Fprintln(a.stdout, "not confirmed; nothing changed")
+			return nil
+		}
+	}
+	if run.actor == "" {
+		run.actor = cmp.Or(a.getenv("USER"), "unknown")
+	}
+	row := auditRow{actor: run.actor, client: cliClient(), source: plan.Source, consumer: plan.Consumer, selection: "to " + plan.To,
+		counts: map[string]int{"covered": int(plan.Covered())}}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("replay --reprocess: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	del := "DELETE FROM " + claimsTable(schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
+	var deleted int64
+	prog := &replayProgress{w: a.stderr, on: a.stdoutTerminal, what: "deleting claims", total: plan.Covered()}
+	err = eachIDChunk(ctx, r, plan, prog, func(_ int32, ids []string) error {
+		tag, err := tx.Exec(ctx, del, plan.Consumer, ids)
+		if err != nil {
+			return fmt.Errorf("deleting claims: %w", err)
+		}
+		deleted += tag.RowsAffected()
+		if room := maxAuditIDs - len(row.ids); room > 0 {
+			row.ids = append(row.ids, ids[:min(room, len(ids))]...)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("replay --reprocess: nothing was changed: %w", err)
+	}
+	row.counts["claims_deleted"] = int(deleted)
+	if n := int(plan.Covered()) - len(row.ids); n > 0 {
+		row.counts["ids_not_recorded"] = n
+	}
+	row.outcome = "claims deleted"
+	auditID, err := writeAudit(ctx, tx, schema, row)
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("replay --reprocess: nothing was changed: %w", err)
+	}
+	end := auditRow{actor: row.actor, client: row.client, source: row.source, consumer: row.consumer, selection: row.selection,
+		counts: map[string]int{"audit_row": int(auditID)}, outcome: "done: offsets committed"}
+	cerr := r.CommitReplay(ctx, plan)
+	if cerr != nil {
+		end.outcome = "failed: " + cerr.Error()
+	}
+	if err := writeAuditRow(context.WithoutCancel(ctx), pool, schema, end); err != nil && cerr == nil {
+		cerr = err
+	}
+	if cerr != nil {
+		return fmt.Errorf("replay --reprocess: the %d claims were deleted (audit row %d) but the offsets were not committed, so the consumer does not read those records again yet; run the same replay again to finish: %w", deleted, auditID, cerr)
+	}
+	if run.output == "json" {
+		doc := replayDoc(plan, claims, "done")
+		doc.ClaimsDeleted, doc.AuditID = &deleted, auditID
+		return writeJSON(a.stdout, doc)
+	}
+	if err := writeReplayPlan(a.stdout, "text", plan, claims, "done", "rewound: the consumer runs the covered records again when it starts"); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "deleted %d claims (audit row %d)\n", deleted, auditID)
+	return nil
+}
+
+// maxAuditIDs is the most message IDs one audit row records, as the
+// console's.
+const maxAuditIDs = 10_000
+
+// writeAuditRow writes row in a transaction of its own.
+func writeAuditRow(ctx context.Context, pool *pgxpool.Pool, schema string, row auditRow) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		_, err := writeAudit(ctx, tx, schema, row)
+		return err
+	})
+}
+
+// auditRow is the console_audit row of a replay --reprocess.
+type auditRow struct {
+	actor, client, source, consumer, selection, outcome string
+	counts                                              map[string]int
+	ids                                                 []string
+}
+
+// writeAudit inserts row in schema's console_audit table within tx and
+// returns its ID.
+func writeAudit(ctx context.Context, tx pgx.Tx, schema string, row auditRow) (int64, error) {
+	counts, err := json.Marshal(row.counts)
+	if err != nil {
+		return 0, err
+	}
+	if row.ids == nil {
+		row.ids = []string{}
+	}
+	var id int64
+	err = tx.QueryRow(ctx, "INSERT INTO "+pgx.Identifier{schema, "console_audit"}.Sanitize()+
+		" (actor, client, action, source, consumer, selection, outcome, counts, message_ids) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+		row.actor, row.client, auditAction, row.source, row.consumer, row.selection, row.outcome, counts, row.ids).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("writing the audit row (did oncely migrate run? the table is migrations 0003 and 0005): %w", err)
+	}
+	return id, nil
+}
+
+// cliClient names where a CLI action came from, for the audit row.
+func cliClient() string {
+	host, _ := os.Hostname()
+	return "oncely replay on " + host
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/adapters"
+	"github.com/oncely/oncely/adapters/redis"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/internal/envtest"
+)
+
+// TestReplayRedis: a Redis consumer group is moved with XGROUP SETID,
+// refused while a Source reads, its covered claims deleted with
+// --reprocess and nothing else; a time before the trimmed entries starts at
+// the oldest entry kept.
+func TestReplayRedis(t *testing.T) {
+	url := envtest.Redis(t)
+	source := fmt.Sprintf("replay-%d", time.Now().UnixNano())
+	name := "ledger"
+	opts, err := goredis.ParseURL(url)
+	require.NoError(t, err)
+	client := goredis.NewClient(opts)
+	defer client.Close()
+	t.Cleanup(func() {
+		_ = client.Del(context.Background(), source, redis.RetryStream(source, name), redis.DelayedKey(source, name), redis.DeadLetterStream(source, name)).Err()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := adapters.Open(ctx, url)
+	require.NoError(t, err)
+	defer b.Close()
+	var all []string
+	for i := range 10 {
+		id := fmt.Sprintf("r-%02d", i+1)
+		all = append(all, id)
+		// Entry IDs 1000-1 … 10000-1: the i-th entry added at millisecond i*1000.
+		require.NoError(t, client.XAdd(ctx, &goredis.XAddArgs{Stream: source, ID: fmt.Sprintf("%d-1", (i+1)*1000), Values: redis.EntryFields(&consumer.Message{ID: id, Body: []byte(id)})}).Err())
+	}
+	require.Equal(t, all, consumeAck(t, url, source, name, 10))
+
+	db := pgtest.New(t)
+	claims := claimsTable(db.Schema)
+	for _, id := range append(slices.Clone(all), "z-outside") {
+		_, err := db.Pool.Exec(t.Context(), "INSERT INTO "+claims+" (consumer, message_id) VALUES ($1, $2)", name, id)
+		require.NoError(t, err)
+	}
+	base := []string{"replay", "--broker", url, "--source", source, "--consumer", name}
+	withDB := append(slices.Clone(base), "--database-url", db.URL, "--schema", db.Schema)
+
+	code, out, errs := cli(t, nil, nil, append(slices.Clone(withDB), "--to", "earliest", "--plan", "--output", "json")...)
+	require.Equal(t, 0, code, errs)
+	plan := replayJSONOf(t, out)
+	require.EqualValues(t, 10, plan.Covered)
+	require.EqualValues(t, 10, *plan.ClaimedTotal)
+	require.Equal(t, "10000-1", plan.Partitions[0].PositionID)
+
+	// Entries added from millisecond 6000 on: r-06 … r-10.
+	at := time.UnixMilli(6000).UTC().Format(time.RFC3339Nano)
+	reprocess := append(slices.Clone(withDB), "--to", at, "--reprocess", "--yes", "--output", "json")
+	code, out, errs = cli(t, nil, nil, reprocess...)
+	require.Equal(t, 0, code, errs)
+	require.EqualValues(t, 5, *replayJSONOf(t, out).ClaimsDeleted)
+	require.Equal(t, append(slices.Clone(all[:5]), "z-outside"), claimedIDs(t, db, claims, name))
+
+	code, out, errs = cli(t, nil, nil, reprocess...)
+	require.Equal(t, 0, code, errs)
+	require.EqualValues(t, 0, replayJSONOf(t, out).Covered, "a second run changes nothing")
+
+	require.Equal(t, all[5:], consumeAck(t, url, source, name, 5), "the consumer reads exactly the rewound entries again")
+
+	// Entries up to r-03 trimmed, as trim_interval would.
+	require.NoError(t, client.XTrimMinID(ctx, source, "4000-1").Err())
+	code, out, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "earliest", "--plan")...)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "starts at the earliest available entry")
+
+	// A running Source that just read an entry: refused, named. (Before
+	// Redis 7.2 a reader that got nothing yet is not listed as a consumer.)
+	require.NoError(t, client.XAdd(ctx, &goredis.XAddArgs{Stream: source, Values: redis.EntryFields(&consumer.Message{ID: "r-11"})}).Err())
+	src, err := b.Source(ctx, source, name)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, src.Close(ctx)) }()
+	ds, err := src.Receive(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, "r-11", ds[0].Message().ID)
+	code, _, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "earliest")...)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "live members")
+	require.Contains(t, errs, "1 pending")
+}
