@@ -14,8 +14,8 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/nats"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/envtest"
+	"github.com/oncely/oncely/internal/pgtest"
 )
 
 // TestReplayNATS: a JetStream durable consumer is rewound by sequence

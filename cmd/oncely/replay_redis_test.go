@@ -13,8 +13,8 @@ import (
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/redis"
 	"github.com/oncely/oncely/consumer"
-	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/internal/envtest"
+	"github.com/oncely/oncely/internal/pgtest"
 )
 
 // TestReplayRedis: a Redis consumer group is moved with XGROUP SETID,
