@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/kafka"
+	"github.com/oncely/oncely/internal/replayplan"
 )
 
 func runReplay(ctx context.Context, a *app, args []string) error {
@@ -94,7 +94,7 @@ gone. Run failed messages again with oncely dlq redrive.`)
 	if err != nil {
 		return sourceErr("replay", err)
 	}
-	var claims *claimCount
+	var claims *replayplan.Claims
 	var pool *pgxpool.Pool
 	if *db.url != "" {
 		if pool, err = db.open(ctx, a, "replay"); err != nil {
@@ -145,19 +145,19 @@ type replayJSON struct {
 	AuditID int64 `json:"audit_id,omitempty"`
 }
 
-func replayDoc(plan adapters.ReplayPlan, claims *claimCount, status string) replayJSON {
+func replayDoc(plan adapters.ReplayPlan, claims *replayplan.Claims, status string) replayJSON {
 	doc := replayJSON{ReplayPlan: plan, Status: status, Covered: plan.Covered()}
 	if doc.Members == nil {
 		doc.Members = []string{}
 	}
 	if claims != nil {
-		doc.Claimed, doc.ClaimedTotal = claims.perPartition, &claims.total
+		doc.Claimed, doc.ClaimedTotal = claims.PerPartition, &claims.Total
 	}
 	return doc
 }
 
 // writeReplayPlan prints plan (and the claims counted) as text or JSON.
-func writeReplayPlan(w io.Writer, output string, plan adapters.ReplayPlan, claims *claimCount, status, last string) error {
+func writeReplayPlan(w io.Writer, output string, plan adapters.ReplayPlan, claims *replayplan.Claims, status, last string) error {
 	if output == "json" {
 		return writeJSON(w, replayDoc(plan, claims, status))
 	}
@@ -179,7 +179,7 @@ func writeReplayPlan(w io.Writer, output string, plan adapters.ReplayPlan, claim
 		}
 		line := fmt.Sprintf("%d\t%s\t%s\t%d", p.Partition, safeLine(committed), safeLine(target), p.Covered)
 		if claims != nil {
-			line += fmt.Sprintf("\t%d", claims.perPartition[p.Partition])
+			line += fmt.Sprintf("\t%d", claims.PerPartition[p.Partition])
 		}
 		note := ""
 		if p.EarliestAvailable {
@@ -194,7 +194,7 @@ func writeReplayPlan(w io.Writer, output string, plan adapters.ReplayPlan, claim
 		return err
 	}
 	if claims != nil {
-		fmt.Fprintf(w, "%d of the %d covered records have a claim of consumer %s: with deduplication on they are skipped unless --reprocess deletes their claims\n", claims.total, plan.Covered(), safeLine(plan.Consumer))
+		fmt.Fprintf(w, "%d of the %d covered records have a claim of consumer %s: with deduplication on they are skipped unless --reprocess deletes their claims\n", claims.Total, plan.Covered(), safeLine(plan.Consumer))
 	}
 	if len(plan.Members) > 0 {
 		fmt.Fprintf(w, "the group has %d live members, and the replay is refused until they stop: %s\n", len(plan.Members), safeLine(fmt.Sprint(plan.Members)))
@@ -228,6 +228,3 @@ func (p *replayProgress) finish() {
 		fmt.Fprintln(p.w)
 	}
 }
-
-// errNoClaimsTable wraps a failure to read the claims table.
-var errNoClaimsTable = errors.New("reading the idempotency claims (did oncely migrate run?)")

@@ -18,6 +18,7 @@ import (
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/internal/replayplan"
 )
 
 // BenchmarkReplayPlan times oncely replay --plan --database-url over a
@@ -117,13 +118,13 @@ func timeReplayParts(b *testing.B, addrs []string, topic string, db *pgtest.DB) 
 	start = time.Now()
 	var ids [][]string
 	prog := &replayProgress{}
-	require.NoError(b, eachIDChunk(ctx, r, plan, prog, func(_ int32, chunk []string) error {
+	require.NoError(b, replayplan.EachIDChunk(ctx, r, plan, prog.add, func(_ int32, chunk []string) error {
 		ids = append(ids, slices.Clone(chunk))
 		return nil
 	}))
 	b.Logf("read %d IDs in %s", prog.done, time.Since(start).Round(time.Millisecond))
 	start = time.Now()
-	q := "SELECT count(*) FROM " + claimsTable(db.Schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
+	q := "SELECT count(*) FROM " + replayplan.ClaimsTable(db.Schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
 	for _, chunk := range ids {
 		var n int64
 		require.NoError(b, db.Pool.QueryRow(ctx, q, "ledger", chunk).Scan(&n))

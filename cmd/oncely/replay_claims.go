@@ -8,103 +8,22 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/oncely/oncely/adapters"
-	"github.com/oncely/oncely/store/postgres"
+	"github.com/oncely/oncely/internal/replayplan"
 )
 
-// claimChunk is how many message IDs one claims query takes, as dlq redrive
-// --plan (postgres.Store.Claimed).
-const claimChunk = 10_000
-
-// claimCount counts the covered records' claims of a replay's consumer.
-type claimCount struct {
-	perPartition map[int32]int64
-	total        int64
-}
-
-// claimsTable is the sanitized name of the claims table in schema.
-func claimsTable(schema string) string { return pgx.Identifier{schema, postgres.Table}.Sanitize() }
-
-// eachIDChunk reads the IDs plan covers and calls fn with chunks of at most
-// claimChunk IDs of one partition.
-func eachIDChunk(ctx context.Context, r adapters.Replayer, plan adapters.ReplayPlan, prog *replayProgress, fn func(partition int32, ids []string) error) error {
-	pending := map[int32][]string{}
-	err := r.ReplayIDs(ctx, plan, func(partition int32, ids []string) error {
-		prog.add(len(ids))
-		buf := append(pending[partition], ids...)
-		for len(buf) >= claimChunk {
-			if err := fn(partition, buf[:claimChunk]); err != nil {
-				return err
-			}
-			buf = buf[claimChunk:]
-		}
-		pending[partition] = buf
-		return nil
-	})
+// countClaims counts, per partition, the covered records with a claim of
+// plan's consumer in schema (replayplan.Count), showing progress on a
+// terminal. It writes nothing.
+func countClaims(ctx context.Context, a *app, r adapters.Replayer, plan adapters.ReplayPlan, pool *pgxpool.Pool, schema string) (*replayplan.Claims, error) {
+	prog := &replayProgress{w: a.stderr, on: a.stdoutTerminal, what: "counting claims", total: plan.Covered()}
+	c, err := replayplan.Count(ctx, r, plan, pool, schema, prog.add)
 	prog.finish()
 	if err != nil {
-		return err
-	}
-	for _, p := range plan.Partitions {
-		if ids := pending[p.Partition]; len(ids) > 0 {
-			if err := fn(p.Partition, ids); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// claimQueries is how many claims queries countClaims runs at once, while
-// the next IDs are read.
-const claimQueries = 4
-
-// countClaims counts, per partition, the covered records with a claim of
-// plan's consumer in schema, one query per claimChunk IDs, up to
-// claimQueries at a time. It writes nothing.
-func countClaims(ctx context.Context, a *app, r adapters.Replayer, plan adapters.ReplayPlan, pool *pgxpool.Pool, schema string) (*claimCount, error) {
-	c := &claimCount{perPartition: map[int32]int64{}}
-	for _, p := range plan.Partitions {
-		c.perPartition[p.Partition] = 0
-	}
-	q := "SELECT count(*) FROM " + claimsTable(schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
-	prog := &replayProgress{w: a.stderr, on: a.stdoutTerminal, what: "counting claims", total: plan.Covered()}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		qerr error
-		slot = make(chan struct{}, claimQueries)
-	)
-	err := eachIDChunk(ctx, r, plan, prog, func(partition int32, ids []string) error {
-		mu.Lock()
-		err := qerr
-		mu.Unlock()
-		if err != nil {
-			return err
-		}
-		slot <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slot }()
-			var n int64
-			err := pool.QueryRow(ctx, q, plan.Consumer, ids).Scan(&n)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				qerr = cmp.Or(qerr, fmt.Errorf("%w: %w", errNoClaimsTable, err))
-				return
-			}
-			c.perPartition[partition] += n
-			c.total += n
-		})
-		return nil
-	})
-	wg.Wait()
-	if err = cmp.Or(err, qerr); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	return c, nil
@@ -127,10 +46,10 @@ const auditAction = "replay.reprocess"
 // the claims deleted and the offsets where they were (the consumer does not
 // read those records again until a replay commits): running the same
 // replay again finishes it.
-func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapters.ReplayPlan, claims *claimCount, pool *pgxpool.Pool, schema string, run reprocessRun) error {
+func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapters.ReplayPlan, claims *replayplan.Claims, pool *pgxpool.Pool, schema string, run reprocessRun) error {
 	if run.ask {
 		fmt.Fprintf(a.stderr, "Rewind consumer %s of %s to %s (%d records) and delete the claims of those records (%d exist), so their handlers run again? [y/N] ",
-			safeLine(plan.Consumer), safeLine(plan.Source), safeLine(plan.To), plan.Covered(), claims.total)
+			safeLine(plan.Consumer), safeLine(plan.Source), safeLine(plan.To), plan.Covered(), claims.Total)
 		answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
 		if ans := strings.ToLower(strings.TrimSpace(answer)); ans != "y" && ans != "yes" {
 			fmt.Fprintln(a.stdout, "not confirmed; nothing changed")
@@ -147,10 +66,10 @@ func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapter
 		return fmt.Errorf("replay --reprocess: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	del := "DELETE FROM " + claimsTable(schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
+	del := "DELETE FROM " + replayplan.ClaimsTable(schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
 	var deleted int64
 	prog := &replayProgress{w: a.stderr, on: a.stdoutTerminal, what: "deleting claims", total: plan.Covered()}
-	err = eachIDChunk(ctx, r, plan, prog, func(_ int32, ids []string) error {
+	err = replayplan.EachIDChunk(ctx, r, plan, prog.add, func(_ int32, ids []string) error {
 		tag, err := tx.Exec(ctx, del, plan.Consumer, ids)
 		if err != nil {
 			return fmt.Errorf("deleting claims: %w", err)
@@ -161,6 +80,7 @@ func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapter
 		}
 		return nil
 	})
+	prog.finish()
 	if err != nil {
 		return fmt.Errorf("replay --reprocess: nothing was changed: %w", err)
 	}

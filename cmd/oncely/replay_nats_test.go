@@ -16,6 +16,7 @@ import (
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
+	"github.com/oncely/oncely/internal/replayplan"
 )
 
 // TestReplayNATS: a JetStream durable consumer is rewound by sequence
@@ -52,7 +53,7 @@ func TestReplayNATS(t *testing.T) {
 	require.Equal(t, all, consumeAck(t, url, source, name, 10))
 
 	db := pgtest.New(t)
-	claims := claimsTable(db.Schema)
+	claims := replayplan.ClaimsTable(db.Schema)
 	for _, id := range append(slices.Clone(all), "outside") {
 		_, err := db.Pool.Exec(t.Context(), "INSERT INTO "+claims+" (consumer, message_id) VALUES ($1, $2)", name, id)
 		require.NoError(t, err)
