@@ -14,7 +14,7 @@ import (
 type pageTemplate struct{ t *template.Template }
 
 // pageNames are the templates/<name>.html files, each a page.
-var pageNames = []string{"login", "error", "overview", "groups", "messages", "message", "plan", "jobs", "job", "deleted", "audit", "auditrow", "outbox"}
+var pageNames = []string{"login", "error", "overview", "groups", "messages", "message", "plan", "jobs", "job", "deleted", "audit", "auditrow", "outbox", "replay"}
 
 var funcs = template.FuncMap{
 	"consumerURL": consumerURL,
