@@ -76,7 +76,9 @@ func EachIDChunk(ctx context.Context, r adapters.Replayer, plan adapters.ReplayP
 
 // countQuery counts the claims of consumer $1 among the IDs $2. The
 // planner answers it with an index-only scan of the claims' primary key
-// (consumer, message_id), one lookup per ID.
+// (consumer, message_id), one lookup per ID. An unnest($2) join measured
+// slower (BenchmarkReplayPlan, docs/benchmarks.md), and a temporary table
+// of all IDs with one join scans every claim of the consumer.
 const countQuery = " WHERE consumer = $1 AND message_id = ANY($2::text[])"
 
 // Count counts, per partition, the records plan covers with a claim of
