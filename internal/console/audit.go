@@ -20,6 +20,7 @@ const (
 	actionRedriveEnd   = "redrive.end"
 	actionDelete       = "delete"
 	actionCancel       = "redrive.cancel"
+	actionReplay       = "replay"
 )
 
 // AuditEntry is one row of the console_audit table (migrations 0003,

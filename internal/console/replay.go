@@ -22,6 +22,8 @@ type replayView struct {
 	Plan   adapters.ReplayPlan
 	Claims *replayplan.Claims
 	Rows   []replayRow
+	// Confirm is what the rewind form needs typed.
+	Confirm string
 }
 
 // replayRow is one partition of the plan with its claims.
@@ -34,11 +36,11 @@ type replayRow struct {
 
 // replayPage shows what oncely replay --plan shows for the consumer: per
 // partition the committed position, the target, the records covered and
-// how many of them have a claim of the consumer. It changes nothing; the
-// rewind itself is the CLI's (oncely replay), with the consumer stopped.
+// how many of them have a claim of the consumer. It changes nothing; unless
+// the console is read-only it offers the rewind (a POST, see rewind).
 func (s *Server) replayPage(w http.ResponseWriter, r *http.Request) error {
 	t := targetOf(r)
-	v := replayView{target: t, Kind: s.cfg.Broker.Kind(), To: r.URL.Query().Get("to")}
+	v := replayView{target: t, Kind: s.cfg.Broker.Kind(), To: r.URL.Query().Get("to"), Confirm: replayConfirmWord}
 	if v.To == "" {
 		v.To = "earliest"
 	}

@@ -3,8 +3,10 @@ package console
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,6 +84,56 @@ func TestReplayPagePerPartition(t *testing.T) {
 
 	code, bad := f.get(consumerURL(topic, group) + "replay?to=" + url.QueryEscape("not a target"))
 	require.Equal(t, 400, code, bad)
+
+	// The rewind: refused without the typed confirmation, then committed
+	// and recorded in the audit table.
+	require.Contains(t, body, `data-testid="replay-rewind-form"`)
+	committed := func() map[int32]int64 {
+		fetched, err := adm.FetchOffsets(ctx, group)
+		require.NoError(t, err)
+		out := map[int32]int64{}
+		fetched.Each(func(o kadm.OffsetResponse) { out[o.Partition] = o.At })
+		return out
+	}
+	resp := f.post(consumerURL(topic, group)+"replay", url.Values{"to": {"earliest"}, "confirm": {"no"}})
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Equal(t, map[int32]int64{0: 3, 1: 2}, committed())
+	resp = f.post(consumerURL(topic, group)+"replay", url.Values{"to": {"earliest"}, "confirm": {replayConfirmWord}})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, readBody(t, resp))
+	require.Equal(t, map[int32]int64{0: 0, 1: 0}, committed())
+	row, err := strconv.ParseInt(strings.TrimPrefix(resp.Header.Get("Location"), "/audit/"), 10, 64)
+	require.NoError(t, err)
+	e, ok, err := f.srv.audit.entry(ctx, row)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []string{actionReplay, topic, group, "to earliest", "done"}, []string{e.Action, e.Source, e.Consumer, e.Selection, e.Outcome})
+	require.Equal(t, 5, e.Counts["covered"])
+}
+
+// A read-only console shows the replay plan without the rewind form and
+// refuses the rewind's POST. Catches: a read-only console that rewinds.
+func TestReplayReadOnly(t *testing.T) {
+	addrs := kafkatest.Brokers(t, kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
+	topic, group := names()
+	kafkatest.CreateTopic(t, addrs, topic, 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	ctx := context.Background()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("{}")}).FirstErr())
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: topic, Partition: 0, At: 1, LeaderEpoch: -1})
+	require.NoError(t, kadm.NewClient(cl).CommitAllOffsets(ctx, group, offsets))
+	br, err := adapters.Open(ctx, "kafka://"+strings.Join(addrs, ","))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = br.Close() })
+	f := newFixture(t, br, func(c *Config) { c.ReadOnly = true })
+	body := f.page(consumerURL(topic, group) + "replay")
+	require.Equal(t, "1", testid(t, body, "replay-covered"))
+	require.NotContains(t, body, `data-testid="replay-rewind-form"`)
+	require.Contains(t, body, `data-testid="read-only-note"`)
+	resp := f.post(consumerURL(topic, group)+"replay", url.Values{"to": {"earliest"}, "confirm": {replayConfirmWord}})
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
 }
 
 // On a queue broker the replay page says replay does not apply and points

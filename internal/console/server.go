@@ -112,6 +112,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /c/{source}/{consumer}/message", s.authed(s.costly(s.page(s.messagePage))))
 	mux.HandleFunc("GET /c/{source}/{consumer}/plan", s.authed(s.costly(s.page(s.planPage))))
 	mux.HandleFunc("GET /c/{source}/{consumer}/replay", s.authed(s.costly(s.page(s.replayPage))))
+	mux.HandleFunc("POST /c/{source}/{consumer}/replay", s.authed(s.action(s.rewind)))
 	mux.HandleFunc("POST /c/{source}/{consumer}/redrive", s.authed(s.action(s.startRedrive)))
 	mux.HandleFunc("POST /c/{source}/{consumer}/delete", s.authed(s.action(s.deleteLetters)))
 	mux.HandleFunc("GET /jobs", s.authed(s.page(s.jobsPage)))
