@@ -71,7 +71,7 @@ type Config struct {
 	// Default DefaultUser.
 	User string
 
-	// ReadOnly answers every action (redrive, delete, cancel) with 403 Forbidden
+	// ReadOnly answers every action (redrive, delete, cancel, rewind) with 403 Forbidden
 	// and hides their buttons. Default false.
 	ReadOnly bool
 

@@ -200,7 +200,7 @@ func (s *Server) action(next func(http.ResponseWriter, *http.Request) error) htt
 	checked := s.csrfChecked(next)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.ReadOnly {
-			s.fail(w, r, httpErrorf(http.StatusForbidden, "the console runs read-only (--read-only): no redrive, delete or cancel"))
+			s.fail(w, r, httpErrorf(http.StatusForbidden, "the console runs read-only (--read-only): no redrive, delete, cancel or rewind"))
 			return
 		}
 		checked(w, r)
