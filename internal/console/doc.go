@@ -12,7 +12,10 @@
 // next step for the reason, then the body, then the rest of the failure
 // context and the headers (…/message?id=); a plan (…/plan): how many a
 // filter selects in the whole destination, which have an idempotency
-// claim (a redrive is a no-op for them) and which not; redrive jobs
+// claim (a redrive is a no-op for them) and which not; a replay plan on a
+// log broker (…/replay?to=): per partition the records a rewind covers and
+// how many have a claim (internal/replayplan), or, on a queue broker, why
+// replay does not apply; redrive jobs
 // (/jobs, /jobs/{id}); the audit table (/audit); the outbox's dead rows
 // with the broker's reasons (/outbox, read-only: oncely outbox redrive
 // moves them back). Every consumer page takes the filters reason, text,
@@ -22,7 +25,9 @@
 // Actions, all POST with a CSRF token and refused (403) in read-only mode:
 // a redrive (…/redrive) runs in the background at a rate, with a progress
 // page and a cancel (/jobs/{id}/cancel) that stops between two messages;
-// a delete (…/delete) needs ConfirmWord typed. Both take at most the plan's
+// a delete (…/delete) needs ConfirmWord typed; a rewind (POST …/replay)
+// needs "rewind" typed, is refused while the group has live members, and
+// leaves the claims. Redrive and delete take at most the plan's
 // count (limit) of what the filter selects, and each is written to the
 // console_audit table (migrations 0003, 0005, 0006): who, from which address and
 // session, when, what, counts.
@@ -57,7 +62,7 @@
 //	           scan-truncated filter-partial filter-scanned filter-read groups-table group-row (data-group) group-count group-last-hour
 //	           group-last-day group-reason
 //	           group-error-type group-link group-pattern group-frame group-first-seen
-//	           group-last-seen group-plan no-dead-letters
+//	           group-last-seen group-plan no-dead-letters replay-link
 //	messages:  back-to-groups group-summary (data-group) messages-total plan-group messages-table
 //	           message-row (data-id) message-link message-reason message-attempts
 //	           message-failed-at message-copies message-error
@@ -80,6 +85,10 @@
 //	           audit-selection audit-outcome audit-counts audit-id-count audit-id audit-ids-link no-audit
 //	auditrow:  auditrow-summary audit-actor audit-action audit-selection audit-outcome audit-id-count
 //	           audit-ids audit-id audit-ids-next no-audit-ids
+//	replay:    consumer-name source-name replay-not-applicable replay-redrive-link replay-form replay-to
+//	           replay-submit replay-summary replay-covered replay-claimed replay-table
+//	           replay-partition (data-partition) replay-partition-covered replay-partition-claimed
+//	           replay-members replay-rewind-form replay-confirm replay-rewind-submit read-only-note replay-how
 //	outbox:    outbox-table outbox-row outbox-seq outbox-id outbox-destination
 //	           outbox-attempts outbox-reason outbox-more no-outbox-dead
 package console
