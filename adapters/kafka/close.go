@@ -22,6 +22,9 @@ func (s *Source) close(ctx context.Context, commit bool) error {
 	s.closed.Store(true)
 	close(s.stop)
 	<-s.stopped
+	if s.tierScanDone != nil {
+		<-s.tierScanDone
+	}
 	s.mu.Lock()
 	s.closing = true
 	s.wakeLocked()

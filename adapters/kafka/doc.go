@@ -73,9 +73,10 @@
 // the first one not shorter than it (retry.Tiers.Upto; all of them for a
 // Source no consumer.New told). A longer delay (a RetryAfter) goes to the
 // largest and hops there until due.
-// Every retry topic of the pair that exists when New runs is consumed too,
-// whichever configuration created it, so a tier a replica with a longer
-// policy left behind is still drained.
+// Every retry topic of the pair that exists when New runs, or that another
+// replica creates later (found within 10 s), is consumed too, whichever
+// configuration created it, so a tier a replica with a longer policy
+// created is still drained after that replica left.
 //
 // # Operations and development
 //

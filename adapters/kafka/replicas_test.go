@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -108,4 +109,98 @@ func TestReplicasWithDifferentTiers(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Empty(t, errs)
+}
+
+// A replica started before another of its group created a further retry
+// tier (its policy reaches further) consumes that tier too, once it exists:
+// when the replica that created it leaves, the retries it left there are
+// handled by the one that remains, with their Attempt from the headers.
+// Replica A's policy reaches the 100 ms tier only (New also creates 10 s);
+// replica B's reaches 11 s, so its first Receive creates the 11 s tier and
+// its retries wait there. B stops right after routing them; every such
+// retry must be handled by A within 30 s plus the tier's delay.
+func TestEarlierReplicaConsumesLaterTier(t *testing.T) {
+	t.Parallel()
+	addrs := brokers(t)
+	topic := uniqueTopic("latertier")
+	group := topic
+	createTopic(t, addrs, topic, 2)
+	const short, far = 100 * time.Millisecond, 11 * time.Second
+	tiers := retry.Tiers{short, 10 * time.Second, far}
+
+	var (
+		mu       sync.Mutex
+		attempts = map[string][]int{}
+		routed   []string // the IDs B retried into the far tier
+	)
+	handler := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		attempts[m.ID] = append(attempts[m.ID], m.Attempt)
+		if m.Attempt == 1 {
+			return errors.New("first attempt fails")
+		}
+		return nil
+	})
+	onB := observerFunc(func(ev consumer.Event) {
+		if ev.Outcome == consumer.OutcomeRetried && ev.RetryAfter == far {
+			mu.Lock()
+			routed = append(routed, ev.Message.ID)
+			mu.Unlock()
+		}
+	})
+	policy := func(delay time.Duration) retry.Policy {
+		return retry.Policy{MaxAttempts: 2, InitialInterval: delay, MaxInterval: delay, Multiplier: 1, Jitter: retry.NoJitter}
+	}
+
+	a := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 2, Tiers: tiers})
+	runConsumer(t, a, handler, consumer.Config{Name: group, Concurrency: 4, Retry: policy(short)})
+	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "A holds the source topic", func() bool { return len(a.assigned(topic)) == 2 })
+	require.NotContains(t, tierTopicsOn(t, addrs, topic, group), far, "the far tier exists before B started")
+
+	b := newSource(t, Config{Brokers: addrs, Topic: topic, Group: group, TopicPartitions: 2, Tiers: tiers})
+	stopB := runConsumer(t, b, handler, consumer.Config{Name: group, Concurrency: 4, Retry: policy(far), Observer: onB})
+	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "B holds a source partition", func() bool { return len(b.assigned(topic)) == 1 })
+
+	var ids []string
+	for i := range 8 {
+		id := fmt.Sprintf("m%d", i)
+		ids = append(ids, id)
+		publish(t, client(t, addrs), topic, &consumer.Message{ID: id, Key: fmt.Sprintf("k%d", i), Body: []byte("b")})
+	}
+	adaptertest.WaitUntil(t, adaptertest.WaitTimeout, "B retried a message into the far tier", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(routed) > 0
+	})
+	stopB()
+	left := time.Now()
+	mu.Lock()
+	inFar := slices.Clone(routed)
+	mu.Unlock()
+
+	deadline := 30*time.Second + far
+	handled := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, id := range ids {
+			if len(attempts[id]) >= 2 {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	for len(handled()) < len(ids) && time.Since(left) < deadline {
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := handled()
+	t.Logf("%d of %d handled a second time %s after B left", len(got), len(ids), time.Since(left).Round(time.Millisecond))
+	missing := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return slices.Contains(got, id) })
+	require.Emptyf(t, missing, "not handled a second time %s after B left (B retried %v into the %s tier)", deadline, inFar, far)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		require.Equal(t, []int{1, 2}, attempts[id], "%s: attempts", id)
+	}
 }

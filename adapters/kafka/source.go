@@ -70,6 +70,8 @@ type Source struct {
 	stop      chan struct{}
 	stopped   chan struct{}
 
+	tierScanDone chan struct{} // closed when scanTiersLoop ended; nil without retry topics
+
 	// cancelCl cancels cl's context: it fails a JoinGroup in flight when
 	// leaving the group takes too long (see closeClient).
 	cancelCl context.CancelFunc
@@ -83,7 +85,8 @@ type tp struct {
 // New connects to the brokers, creates the source and dead-letter topics
 // and the retry topics the default retry policy reaches when absent, and
 // joins the consumer group, consuming the source and every retry topic of
-// (Topic, Group) that exists. The first Receive creates the further retry
+// (Topic, Group) that exists, and those other replicas create later
+// (within tierScanInterval, 10 s, see discover.go). The first Receive creates the further retry
 // topics the consumer's policy can reach (see tiers.go). For a group
 // without committed offsets on the source topic it first commits the
 // offsets of Config.Start (see anchorStart). It fails with every
@@ -181,6 +184,10 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	s.tiersTimer = time.AfterFunc(tierStartDelay, s.startTiers)
 	go s.commitLoop()
+	if cfg.RetryMode == RetryTopics {
+		s.tierScanDone = make(chan struct{})
+		go s.scanTiersLoop()
+	}
 	return s, nil
 }
 

@@ -19,7 +19,8 @@ import (
 // New consumes, besides the source, every retry topic of its (topic, group)
 // pair that already exists, whatever its delay: a tier another
 // configuration of the group created (a replica with a longer policy, an
-// earlier deployment) is still drained. It also creates the tiers of
+// earlier deployment) is still drained, and so is one created later, which
+// a periodic scan finds (see discover.go). It also creates the tiers of
 // Config.Tiers the default retry policy reaches (retry.Policy{}.Reach,
 // 9.6 s: 1s and 10s of the default tiers), so the group's first assignment
 // holds the short tiers: a topic added later is assigned only at the next
@@ -129,10 +130,31 @@ func (s *Source) ensureTiers(ctx context.Context) error {
 		if err := ensureTopics(ctx, s.cl, names, configs, s.cfg.TopicPartitions, s.cfg.ReplicationFactor, s.cfg.SkipTopicCreation); err != nil {
 			return err
 		}
-		limits, err := copyLimits(ctx, s.adm, added)
-		if err != nil {
-			s.log.Warn("could not describe max.message.bytes of the retry topics; copies are fitted to the producer's limit only", "error", err)
-		}
+	}
+	s.consumeTiersLocked(ts, added, s.tierLimits(ctx, added))
+	s.tiersMade.Store(true)
+	return nil
+}
+
+// tierLimits returns the max.message.bytes of the retry topics, logging a
+// failure to describe them (copies are then fitted to the producer's limit).
+func (s *Source) tierLimits(ctx context.Context, topics []string) map[string]int32 {
+	if len(topics) == 0 {
+		return nil
+	}
+	limits, err := copyLimits(ctx, s.adm, topics)
+	if err != nil {
+		s.log.Warn("could not describe max.message.bytes of the retry topics; copies are fitted to the producer's limit only", "error", err)
+	}
+	return limits
+}
+
+// consumeTiersLocked makes ts the Source's tiers and starts consuming
+// added, its retry topics not consumed yet (paused like the others until
+// startTiers), with limits, their max.message.bytes. Called with tierMu
+// held.
+func (s *Source) consumeTiersLocked(ts *tierSet, added []string, limits map[string]int32) {
+	if len(added) > 0 {
 		merged := maps.Clone(*s.topicMax.Load())
 		maps.Copy(merged, limits)
 		s.topicMax.Store(&merged)
@@ -142,8 +164,6 @@ func (s *Source) ensureTiers(ctx context.Context) error {
 	}
 	s.tiers.Store(ts)
 	s.cl.AddConsumeTopics(added...)
-	s.tiersMade.Store(true)
-	return nil
 }
 
 // startTiers resumes fetching the retry tiers' topics, once. New pauses

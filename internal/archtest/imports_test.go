@@ -62,6 +62,12 @@ func brokerRules() []importRule {
 		rules = append(rules, importRule{pkg: "adapters/" + b + "/...", never: never,
 			why: "one broker's adapter imports no other adapter and not Open (adapters)"})
 	}
+	shared := []string{"adapters"}
+	for _, b := range brokers {
+		shared = append(shared, "adapters/"+b+"/...")
+	}
+	rules = append(rules, importRule{pkg: "adapters/internal/...", never: shared,
+		why: "what the broker adapters share sits below them: it imports no adapter and not Open (adapters)"})
 	return rules
 }
 
@@ -153,7 +159,7 @@ func TestImportRules(t *testing.T) {
 				ruled[r.pkg] = ruled[r.pkg] || matches(r.pkg, rel)
 			}
 			if top, ok := strings.CutPrefix(rel, "adapters/"); ok {
-				if b, _, _ := strings.Cut(top, "/"); b != "adaptertest" && !slices.Contains(brokers, b) {
+				if b, _, _ := strings.Cut(top, "/"); b != "adaptertest" && b != "internal" && !slices.Contains(brokers, b) {
 					t.Errorf("%s: the broker %q is missing from brokers, so no rule keeps it apart from the others", rel, b)
 				}
 			}
