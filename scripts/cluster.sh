@@ -12,7 +12,8 @@
 #   scripts/cluster.sh stop nats|redis    stop the cluster and remove its data
 #
 # nats:  three nats-servers in one cluster with JetStream (nodes nats-1..nats-3).
-#        Prints NATS_CLUSTER_URL=nats://127.0.0.1:p1,nats://127.0.0.1:p2,nats://127.0.0.1:p3
+#        Prints NATS_CLUSTER_URL=nats://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3 (the form
+#        both oncely's nats:// URLs and nats.go's Connect read as a server list)
 #        and NATS_CLUSTER_NODES=nats-1=127.0.0.1:p1,...
 # redis: a Sentinel setup: primary redis-1, replica redis-2 (AOF on, fsync
 #        every second), three sentinels redis-sentinel-1..3 watching master
@@ -37,12 +38,13 @@ apt_install() {
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
-# free_port sets port to a port of 127.0.0.1 nothing listens on (above the
-# shared services' ports) and not handed out before by this run.
+# free_port sets port to a port of 127.0.0.1 nothing listens on, between
+# the shared services' ports and Linux's ephemeral range (32768 and up, where
+# an outgoing connection may hold the port), not handed out before by this run.
 taken=" "
 free_port() {
   while :; do
-    port=$((20000 + RANDOM % 30000))
+    port=$((20000 + RANDOM % 12000))
     [[ $taken == *" $port "* ]] && continue
     port_open "$port" && continue
     taken+="$port "
@@ -60,7 +62,10 @@ node_dir() {
 run_node() { # dir
   local dir=$1 args
   mapfile -t args <"$dir/cmd"
-  (cd "$dir" && setsid "${args[@]}" </dev/null >>"$dir/out.log" 2>&1 & echo $! >"$dir/pid")
+  # exec: the pid recorded is the server's own (setsid does not fork in a
+  # script's background job), and no shell keeps this script's stdout open.
+  (cd "$dir" && exec setsid "${args[@]}") </dev/null >>"$dir/out.log" 2>&1 &
+  echo $! >"$dir/pid"
   wait_port "$(cat "$dir/port")" 30 || die "$(basename "$dir") did not start on port $(cat "$dir/port") (see $dir/out.log)"
 }
 kill_node() { # dir
@@ -91,8 +96,8 @@ EOF
     echo "${client[i]}" >"$n/port"
   done
   log "starting nats-1..3 (data in $c)"
-  for i in 1 2 3; do run_node "$c/nats-$i"; url+="nats://127.0.0.1:${client[i]},"; nodes+="nats-$i=127.0.0.1:${client[i]},"; done
-  echo "NATS_CLUSTER_URL=${url%,}"
+  for i in 1 2 3; do run_node "$c/nats-$i"; url+="127.0.0.1:${client[i]},"; nodes+="nats-$i=127.0.0.1:${client[i]},"; done
+  echo "NATS_CLUSTER_URL=nats://${url%,}"
   echo "NATS_CLUSTER_NODES=${nodes%,}"
 }
 
