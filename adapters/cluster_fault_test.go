@@ -181,12 +181,19 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 	res.killed = f.leader(t)
 	clusterNode(t, "kill", res.killed)
 	now := time.Now()
+	restarted := false
+	t.Cleanup(func() { // a failed run leaves the cluster whole for the next test
+		if !restarted {
+			clusterNode(t, "restart", res.killed)
+		}
+	})
 	killAt.Store(&now)
 	t.Logf("killed %s after %d effects", res.killed, processed.Load())
 
 	require.NoError(t, <-produced)
 	waitFor(t, ctx, "progress after the kill", func() bool { return resumedAt.Load() != nil })
 	clusterNode(t, "restart", res.killed)
+	restarted = true
 	f.settled(t)
 	res.publishStall = publishResume.Load().Sub(now)
 	res.resume = resumedAt.Load().Sub(now)
