@@ -8,7 +8,8 @@
 //	sqs://REGION?endpoint=URL            Amazon SQS or an emulator (adapters/sqs)
 //	nats://host:port[,host:port]         NATS JetStream (adapters/nats); tls:// for TLS
 //	mem://                               a process-local memory broker (adapters/memory)
-//	redis://host:port/db                 Redis Streams (adapters/redis); rediss:// for TLS
+//	redis://host:port/db                 Redis Streams (adapters/redis); rediss:// for TLS,
+//	                                     redis+sentinel://host:port[,host:port]/master for Sentinel
 //
 // No error of Open and no log line of the Broker it returns holds the URL's
 // password or token (internal/redact): errors show the URL with its user
@@ -206,6 +207,7 @@ func schemes() []scheme {
 		{"mem", "mem://", openMemory},
 		{"redis", "redis://host:port/db", openRedis},
 		{"rediss", "rediss://user:pass@host:port/db", openRedis},
+		{"redis+sentinel", "redis+sentinel://host:port[,host:port]/master", openRedis},
 	}
 }
 
@@ -282,7 +284,7 @@ func warnInsecure(l *slog.Logger, u *url.URL, shown string) {
 	if v := strings.ToLower(u.Query().Get("tls_insecure_skip_verify")); v == "true" || v == "1" {
 		l.Warn("tls_insecure_skip_verify=true: the broker's certificate is not verified, so anyone on the network path can read and change the traffic, credentials included; use it for tests only", "url", shown)
 	}
-	plain := map[string]bool{"kafka": u.Query().Get("tls") != "true", "amqp": true, "nats": true, "redis": true}
+	plain := map[string]bool{"kafka": u.Query().Get("tls") != "true", "amqp": true, "nats": true, "redis": true, "redis+sentinel": true}
 	if u.User != nil && plain[strings.ToLower(u.Scheme)] && !isLoopback(u.Hostname()) {
 		l.Warn("credentials in the broker URL go over a plain-text connection: use the scheme's TLS form (kafkas://, amqps://, tls://, rediss://)", "url", shown)
 	}

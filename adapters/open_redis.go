@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -32,6 +35,15 @@ import (
 //	                       still needs (default: never trim)
 //	tls_ca, tls_cert, tls_key, tls_server_name, tls_insecure_skip_verify
 //	                       TLS for rediss:// (see queryTLS)
+//
+// redis+sentinel://[user:pass@]host:port[,host:port]/MASTER names the
+// Sentinels watching the primary MASTER instead of one server: the client
+// asks them for the current primary and, after a failover, reconnects to the
+// one they promoted. The user info authenticates to the primary (the
+// Sentinels are reached without credentials); db=N picks the database
+// (default 0); the parameters above apply too. Redis replicates
+// asynchronously: see docs/brokers.md, "Running on a cluster", for what a
+// failover can lose and the settings that bound it.
 //
 // Open pings the server (bounded by 10 s) and fails with "no Redis answers". Dead letters are browsed with
 // XRANGE, which changes nothing; Redrive appends to <source>.C.retry, which
@@ -62,22 +74,31 @@ func openRedis(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	if u.Host == "" {
 		q.fail("no host; write redis://host:port/db")
 	}
+	var sentinel *goredis.FailoverOptions
+	if strings.EqualFold(u.Scheme, redisSentinelScheme) {
+		sentinel = sentinelOptions(u, q)
+	}
 	if err := q.err(); err != nil {
 		return nil, err
 	}
-	plain := *u
-	plain.RawQuery = ""
-	opts, err := goredis.ParseURL(plain.String())
-	if err != nil {
-		return nil, err
-	}
-	if tlsCfg != nil {
-		if tlsCfg.ServerName == "" {
-			tlsCfg.ServerName = u.Hostname()
+	var client *goredis.Client
+	if sentinel != nil {
+		client = goredis.NewFailoverClient(sentinel)
+	} else {
+		plain := *u
+		plain.RawQuery = ""
+		opts, err := goredis.ParseURL(plain.String())
+		if err != nil {
+			return nil, err
 		}
-		opts.TLSConfig = tlsCfg
+		if tlsCfg != nil {
+			if tlsCfg.ServerName == "" {
+				tlsCfg.ServerName = u.Hostname()
+			}
+			opts.TLSConfig = tlsCfg
+		}
+		client = goredis.NewClient(opts)
 	}
-	client := goredis.NewClient(opts)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := client.Ping(pctx).Err(); err != nil {
@@ -88,7 +109,38 @@ func openRedis(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	return &redisBroker{cfg: cfg, client: client}, nil
 }
 
-// redisBroker is a Broker on one Redis server.
+// redisSentinelScheme is the scheme of a URL naming Sentinels.
+const redisSentinelScheme = "redis+sentinel"
+
+// sentinelOptions reads redis+sentinel://[user:pass@]host:port[,host:port]/MASTER?db=N
+// into the options of a client that follows MASTER's failovers; problems
+// are recorded in q.
+func sentinelOptions(u *url.URL, q *query) *goredis.FailoverOptions {
+	o := &goredis.FailoverOptions{MasterName: strings.Trim(u.Path, "/"), SentinelAddrs: strings.Split(u.Host, ",")}
+	if o.MasterName == "" || strings.Contains(o.MasterName, "/") {
+		q.fail("no primary name; write redis+sentinel://host:port[,host:port]/MASTER")
+	}
+	for _, a := range o.SentinelAddrs {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			q.fail("sentinel address %q: want host:port", a)
+		}
+	}
+	if v := q.str("db"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			q.fail("db=%q: want a database number such as 0", v)
+		}
+		o.DB = n
+	}
+	if u.User != nil {
+		o.Username = u.User.Username()
+		o.Password, _ = u.User.Password()
+	}
+	return o
+}
+
+// redisBroker is a Broker on one Redis server or on the primary that
+// Sentinels name.
 type redisBroker struct {
 	cfg    redis.Config
 	client *goredis.Client

@@ -54,3 +54,26 @@ func TestOpenRedis(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []consumer.Backlog{{Source: source, Partition: -1, Lag: 0, DeadLetters: 0}}, lines)
 }
+
+// TestOpenRedisSentinelParameters: a redis+sentinel:// URL needs the
+// primary's name and host:port Sentinel addresses; db is a number. All
+// problems are reported at once, before anything connects.
+func TestOpenRedisSentinelParameters(t *testing.T) {
+	_, err := adapters.Open(context.Background(), "redis+sentinel://127.0.0.1:1,localhost:/?db=x&lease=soon")
+	require.Error(t, err)
+	for _, want := range []string{"no primary name", `sentinel address "localhost:": want host:port`, `db="x"`, `lease="soon"`} {
+		require.Contains(t, err.Error(), want)
+	}
+	_, err = adapters.Open(context.Background(), "redis://127.0.0.1:1/0?db=1")
+	require.ErrorContains(t, err, `unknown query parameter "db"`, "db is a path on redis://")
+}
+
+// TestOpenRedisSentinelUnreachable: Sentinels that do not answer fail Open
+// naming them, never the password.
+func TestOpenRedisSentinelUnreachable(t *testing.T) {
+	const secret = "s3cret-pw"
+	_, err := adapters.Open(context.Background(), "redis+sentinel://default:"+secret+"@127.0.0.1:1,127.0.0.1:2/oncely?db=0")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "no Redis answers at 127.0.0.1:1,127.0.0.1:2")
+	require.NotContains(t, err.Error(), secret)
+}

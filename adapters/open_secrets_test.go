@@ -52,7 +52,7 @@ func TestOpenNeverShowsPasswords(t *testing.T) {
 	}
 	hosts := []string{"127.0.0.1:1", "127.0.0.1:x", "[::1", "127.0.0.1:1/v?bad=%zz"}
 	var urls []string
-	for _, s := range []string{"kafka", "kafkas", "amqp", "amqps", "nats", "tls", "redis", "rediss", "mem"} {
+	for _, s := range []string{"kafka", "kafkas", "amqp", "amqps", "nats", "tls", "redis", "rediss", "redis+sentinel", "mem"} {
 		for _, p := range passwords {
 			for _, h := range hosts {
 				urls = append(urls,

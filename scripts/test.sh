@@ -14,7 +14,8 @@
 #   drive Debian's chromium, headless: CHROMIUM_PATH.
 # Then: gofmt, go vet, staticcheck, oncely's own analyzers (cmd/oncelyvet as
 # go vet's vettool: any report fails), `go test -race ./...`, and last, serially,
-# the fault tests that stop and restart shared services (build tag `faults`).
+# the fault tests that stop and restart shared services (build tag `faults`),
+# with the node-failure tests' clusters started for them (scripts/cluster.sh).
 #
 # Usage: ./scripts/test.sh            (everything)
 #        ./scripts/test.sh ./consumer  (only these packages; no fault step)
@@ -224,6 +225,20 @@ ensure_tools() {
   command -v kcat >/dev/null || apt_install kcat
 }
 
+# start_clusters starts the clusters of the node-failure tests
+# (scripts/cluster.sh: three NATS servers, a Redis primary and replica with
+# three Sentinels; private ports, never the shared services') and exports
+# the variables it prints (NATS_CLUSTER_URL, REDIS_SENTINEL_URL, …).
+start_clusters() {
+  local b line vars
+  for b in nats redis; do
+    "$root/scripts/cluster.sh" stop "$b"
+    vars=$("$root/scripts/cluster.sh" start "$b")
+    while IFS= read -r line; do export "${line?}"; done <<<"$vars"
+  done
+}
+stop_clusters() { "$root/scripts/cluster.sh" stop nats; "$root/scripts/cluster.sh" stop redis; }
+
 ensure_go
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
@@ -261,6 +276,10 @@ if [ $# -eq 0 ]; then
     echo "no fault tests found (files with //go:build faults)" >&2
     exit 1
   fi
-  go test -race -count=1 -timeout 10m -tags faults -p 1 -run '^TestFault' "${fault_pkgs[@]}"
+  start_clusters
+  status=0
+  go test -race -count=1 -timeout 10m -tags faults -p 1 -run '^TestFault' "${fault_pkgs[@]}" || status=$?
+  stop_clusters
+  [ "$status" -eq 0 ] || exit "$status"
 fi
 log "all tests passed"

@@ -1,0 +1,78 @@
+//go:build faults
+
+package adapters_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncely/oncely/adapters/nats"
+)
+
+// TestFaultNATSClusterStreamLeaderKilled: on three nats-servers
+// (scripts/cluster.sh start nats) with the source, retry and dead-letter
+// streams replicated on all three, the server leading the source stream is
+// killed mid-run and restarted. Every message's effect commits once, per
+// key in publish order.
+func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
+	url := clusterVar(t, "NATS_CLUSTER_URL", "nats")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	nc, err := natsgo.Connect(url, natsgo.MaxReconnects(-1))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	source := fmt.Sprintf("cluster%d", time.Now().UnixNano())
+	stream := nats.StreamName(source)
+	for _, subject := range []string{source, nats.RetrySubject(source, "ledger"), nats.DeadLetterSubject(source, "ledger")} {
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: nats.StreamName(subject), Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: 3})
+		require.NoError(t, err)
+	}
+	info := func() *jetstream.StreamInfo {
+		ictx, icancel := context.WithTimeout(ctx, 5*time.Second)
+		defer icancel()
+		s, err := js.Stream(ictx, stream)
+		if err != nil {
+			return nil
+		}
+		in, err := s.Info(ictx)
+		if err != nil {
+			return nil
+		}
+		return in
+	}
+	res := runClusterFault(t, clusterFault{
+		url:    url + "?prefetch=32&ack_wait=5s",
+		source: source,
+		leader: func(t *testing.T) string {
+			in := info()
+			require.NotNil(t, in, "stream info")
+			require.NotNil(t, in.Cluster, "the stream is replicated")
+			return in.Cluster.Leader
+		},
+		settled: func(t *testing.T) {
+			waitFor(t, ctx, "stream with all three replicas current", func() bool {
+				in := info()
+				if in == nil || in.Cluster == nil || in.Cluster.Leader == "" || len(in.Cluster.Replicas) != 2 {
+					return false
+				}
+				for _, r := range in.Cluster.Replicas {
+					if !r.Current || r.Offline {
+						return false
+					}
+				}
+				return true
+			})
+		},
+	})
+	require.Zero(t, res.lost, "lost effects")
+	require.Zero(t, res.duplicated, "duplicated effects")
+	require.Zero(t, res.outOfOrder, "effects out of key order")
+}
