@@ -285,9 +285,25 @@ func warnInsecure(l *slog.Logger, u *url.URL, shown string) {
 		l.Warn("tls_insecure_skip_verify=true: the broker's certificate is not verified, so anyone on the network path can read and change the traffic, credentials included; use it for tests only", "url", shown)
 	}
 	plain := map[string]bool{"kafka": u.Query().Get("tls") != "true", "amqp": true, "nats": true, "redis": true, "redis+sentinel": true}
-	if u.User != nil && plain[strings.ToLower(u.Scheme)] && !isLoopback(u.Hostname()) {
+	if u.User != nil && plain[strings.ToLower(u.Scheme)] && !allLoopback(u.Host) {
 		l.Warn("credentials in the broker URL go over a plain-text connection: use the scheme's TLS form (kafkas://, amqps://, tls://, rediss://)", "url", shown)
 	}
+}
+
+// allLoopback reports whether every host of a URL's host part names this
+// machine: one host[:port], or a comma-separated list of them (a NATS server
+// list, Redis Sentinels).
+func allLoopback(hosts string) bool {
+	for _, hp := range strings.Split(hosts, ",") {
+		host := hp
+		if h, _, err := net.SplitHostPort(hp); err == nil {
+			host = h
+		}
+		if !isLoopback(strings.Trim(host, "[]")) {
+			return false
+		}
+	}
+	return true
 }
 
 // isLoopback reports whether host names this machine.

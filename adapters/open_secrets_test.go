@@ -136,6 +136,9 @@ func TestOpenWarnsOfInsecureSettings(t *testing.T) {
 		{"amqp://user:pw@192.0.2.1:1/", "plain-text connection"},
 		{"redis://user:pw@broker.invalid:1", "plain-text connection"},
 		{"amqp://user:pw@127.0.0.1:1/", ""},
+		{"nats://user:pw@127.0.0.1:1,localhost:2,[::1]:3", ""},
+		{"redis+sentinel://user:pw@127.0.0.1:1,127.0.0.1:2/oncely", ""},
+		{"nats://user:pw@127.0.0.1:1,192.0.2.1:2", "plain-text connection"},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			var logs syncBuffer
