@@ -34,7 +34,7 @@ func benchBroker(b *testing.B, kind string, dests ...string) adapters.Broker {
 	case "rabbitmq":
 		u = envtest.RabbitMQ(b)
 	case "kfake-process":
-		u = "kafka://" + strings.Join(kafkatest.Process(b), ",")
+		u = "kafka://" + strings.Join(kafkatest.Process(b).Addrs, ",")
 	case "kafka":
 		if !kafkatest.Real() {
 			envtest.Missing(b, "Kafka", fmt.Errorf("%s is not set", kafkatest.Env))

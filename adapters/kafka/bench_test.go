@@ -1,14 +1,12 @@
 package kafka
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -35,7 +33,7 @@ import (
 //	go test -run '^$' -bench . -benchtime 1x ./adapters/kafka/
 //
 // BenchmarkThroughput runs on the Kafka in KAFKA_BROKERS when set, else it
-// starts kfake in a child process (internal/kfakecmd). It fills a topic with
+// starts kfake in a child process (`oncely dev kafka`, kafkatest.Process). It fills a topic with
 // benchRecords records (200,000 unless ONCELY_KAFKA_BENCH_RECORDS says; 6
 // partitions, 1,000 keys), then consumes it in fresh child processes,
 // alternating (a) the baseline and (b) consumer.Consumer over this Source
@@ -104,7 +102,7 @@ func BenchmarkThroughput(b *testing.B) {
 	if kafkatest.Real() {
 		addrs = brokers(b)
 	} else {
-		addrs = startKfakeProcess(b)
+		addrs = kafkatest.Process(b).Addrs
 	}
 	topic := fillBenchTopic(b, addrs)
 	b.ResetTimer()
@@ -194,7 +192,7 @@ func BenchmarkObservability(b *testing.B) {
 	if kafkatest.Real() {
 		addrs = brokers(b)
 	} else {
-		addrs = startKfakeProcess(b)
+		addrs = kafkatest.Process(b).Addrs
 	}
 	topic := fillBenchTopic(b, addrs)
 	b.ResetTimer()
@@ -253,43 +251,6 @@ func fmtRatios(xs []float64) string {
 		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)
 	}
 	return strings.Join(parts, " ")
-}
-
-// startKfakeProcess builds and starts internal/kfakecmd and returns its
-// broker addresses; the process ends with the benchmark.
-func startKfakeProcess(tb testing.TB) []string {
-	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "kfakecmd")
-	build := exec.Command("go", "build", "-o", bin, "./internal/kfakecmd")
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("building kfakecmd: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		tb.Fatalf("kfakecmd: %v", err)
-	}
-	addrs, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTEN ")
-	if !ok {
-		tb.Fatalf("kfakecmd said %q", line)
-	}
-	return strings.Split(addrs, ",")
 }
 
 func runBenchChild(tb testing.TB, mode string, addrs []string, topic, group string) benchResult {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"fmt"
@@ -9,8 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -30,6 +27,7 @@ import (
 	"github.com/oncely/oncely/adapters/rabbitmq"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/envtest"
+	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/retry"
 	"github.com/oncely/oncely/store/postgres"
 )
@@ -41,7 +39,7 @@ import (
 //	go test -run '^$' -bench BenchmarkLedgerRabbitMQ -benchtime=1x ./examples/ledger/
 //
 // with TEST_DATABASE_URL (and RABBITMQ_URL) set. BenchmarkLedgerKafka starts
-// kfake in a process of its own (adapters/kafka/internal/kfakecmd), fills a
+// kfake in a process of its own (`oncely dev kafka`, kafkatest.Process), fills a
 // topic of 6 partitions with 200,000 payments over 1,000 accounts, then
 // consumes all of it with (a) serve per message (Concurrency 16), (b) serve
 // with -batch, for each size of ONCELY_LEDGER_BENCH_BATCHES (default
@@ -351,7 +349,10 @@ func BenchmarkLedgerKafka(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(admin.Close) // registered first: runs after the schemas are dropped
-	addrs := startKfake(b)
+	dev := kafkatest.Process(b)
+	kfakePID = dev.PID
+	b.Cleanup(func() { kfakePID = 0 })
+	addrs := dev.Addrs
 	topic := fmt.Sprintf("bench-payments-%d", rand.Uint32())
 	fillKafka(b, addrs, topic, payments)
 	brokerURL := "kafka://" + strings.Join(addrs, ",") + "?tiers=1s"
@@ -432,41 +433,6 @@ func fmtFloats(xs []float64) string {
 		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)
 	}
 	return strings.Join(parts, " ")
-}
-
-// startKfake builds adapters/kafka/internal/kfakecmd and runs it in its own
-// process until b ends; it returns the brokers' addresses.
-func startKfake(b *testing.B) []string {
-	bin := filepath.Join(b.TempDir(), "kfakecmd")
-	build := exec.Command("go", "build", "-o", bin, "github.com/oncely/oncely/adapters/kafka/internal/kfakecmd")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building kfakecmd: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin)
-	stdin, err := cmd.StdinPipe() // kfakecmd exits when it closes
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	kfakePID = cmd.Process.Pid
-	b.Cleanup(func() {
-		kfakePID = 0
-		_ = stdin.Close()
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addrs, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTEN ")
-	if err != nil || !ok {
-		b.Fatalf("kfakecmd said %q: %v", line, err)
-	}
-	return strings.Split(addrs, ",")
 }
 
 // fillKafka creates topic with 6 partitions and produces n payments into

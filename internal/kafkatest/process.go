@@ -11,14 +11,23 @@ import (
 	"time"
 )
 
+// DevProcess is an `oncely dev kafka` child process started by Process.
+type DevProcess struct {
+	// Addrs are its brokers' host:port addresses.
+	Addrs []string
+	// PID is its process ID, for benchmarks that account its CPU apart.
+	PID int
+}
+
 // Process starts `oncely dev kafka` (an in-memory kfake cluster, topics
-// created on first use) as a child process on a free 127.0.0.1 port and
-// returns its broker addresses. Unlike an in-process kfake it shares neither
-// the test's CPU accounting nor its garbage collector, which is what
+// created on first use with 6 partitions) as a child process on a free
+// 127.0.0.1 port and returns its broker addresses and process ID. Unlike an
+// in-process kfake it shares neither the test's CPU accounting nor its
+// garbage collector, which is what
 // benchmarks comparing a client loop against oncely need. The binary is
 // built from this module into a temporary directory; the process is killed
 // at the end of t.
-func Process(t testing.TB) []string {
+func Process(t testing.TB) DevProcess {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -65,9 +74,9 @@ func Process(t testing.TB) []string {
 		if !ok {
 			t.Fatal("kafkatest: oncely dev kafka exited before listening")
 		}
-		return strings.Split(addrs, ",")
+		return DevProcess{Addrs: strings.Split(addrs, ","), PID: cmd.Process.Pid}
 	case <-time.After(30 * time.Second):
 		t.Fatal("kafkatest: oncely dev kafka not listening within 30 s")
-		return nil
+		return DevProcess{}
 	}
 }
