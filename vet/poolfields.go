@@ -30,30 +30,7 @@ func poolFields(pass *analysis.Pass) map[*types.Var]string {
 			other[field] = true
 		}
 	}
-	for _, f := range pass.Files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.KeyValueExpr:
-				if id, ok := n.Key.(*ast.Ident); ok {
-					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && v.IsField() {
-						note(v, n.Value)
-					}
-				}
-			case *ast.AssignStmt:
-				if len(n.Lhs) != len(n.Rhs) {
-					break
-				}
-				for i, l := range n.Lhs {
-					if sel, ok := l.(*ast.SelectorExpr); ok {
-						if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
-							note(v, n.Rhs[i])
-						}
-					}
-				}
-			}
-			return true
-		})
-	}
+	eachFieldAssignment(pass, note)
 	for v := range other {
 		delete(bound, v)
 	}
@@ -208,30 +185,7 @@ func dynamicFields(pass *analysis.Pass) map[*types.Var]types.Type {
 		}
 		dyn[field] = t
 	}
-	for _, f := range pass.Files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.KeyValueExpr:
-				if id, ok := n.Key.(*ast.Ident); ok {
-					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && v.IsField() {
-						note(v, n.Value)
-					}
-				}
-			case *ast.AssignStmt:
-				if len(n.Lhs) != len(n.Rhs) {
-					break
-				}
-				for i, l := range n.Lhs {
-					if sel, ok := l.(*ast.SelectorExpr); ok {
-						if v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
-							note(v, n.Rhs[i])
-						}
-					}
-				}
-			}
-			return true
-		})
-	}
+	eachFieldAssignment(pass, note)
 	for v := range mixed {
 		delete(dyn, v)
 	}
@@ -285,6 +239,31 @@ func funcFields(pass *analysis.Pass) map[*types.Var]*types.Func {
 		}
 		out[field] = fn
 	}
+	eachFieldAssignment(pass, note)
+	for v := range mixed {
+		delete(out, v)
+	}
+	return out
+}
+
+// fieldFunc returns the function a call through a field of funcs
+// (h.save(ctx, …)) runs, or nil.
+func fieldFunc(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var]*types.Func) *types.Func {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var)
+	if !ok {
+		return nil
+	}
+	return funcs[v]
+}
+
+// eachFieldAssignment calls note for every value the package stores in a
+// struct field: in a composite literal (Field: value) and in an assignment
+// (x.Field = value).
+func eachFieldAssignment(pass *analysis.Pass, note func(field *types.Var, value ast.Expr)) {
 	for _, f := range pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
@@ -309,22 +288,4 @@ func funcFields(pass *analysis.Pass) map[*types.Var]*types.Func {
 			return true
 		})
 	}
-	for v := range mixed {
-		delete(out, v)
-	}
-	return out
-}
-
-// fieldFunc returns the function a call through a field of funcs
-// (h.save(ctx, …)) runs, or nil.
-func fieldFunc(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var]*types.Func) *types.Func {
-	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-	if !ok {
-		return nil
-	}
-	v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var)
-	if !ok {
-		return nil
-	}
-	return funcs[v]
 }
