@@ -140,6 +140,13 @@ func poolLocals(pass *analysis.Pass, bound map[*types.Var]string) {
 			}
 		}
 	}
+	eachVarAssignment(pass, note)
+}
+
+// eachVarAssignment calls note for every value the package gives a named
+// variable: in an assignment (x = value, x := value) and in a declaration
+// (var x = value).
+func eachVarAssignment(pass *analysis.Pass, note func(id *ast.Ident, value ast.Expr)) {
 	for _, f := range pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {

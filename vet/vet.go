@@ -118,30 +118,15 @@ func newFuncDecls(pass *analysis.Pass) *funcDecls {
 		}
 	}
 	for _, f := range pass.Files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.FuncDecl:
-				if fn, ok := pass.TypesInfo.Defs[n.Name].(*types.Func); ok && n.Body != nil {
+		for _, decl := range f.Decls {
+			if n, ok := decl.(*ast.FuncDecl); ok && n.Body != nil {
+				if fn, ok := pass.TypesInfo.Defs[n.Name].(*types.Func); ok {
 					d.decls[fn] = n
 				}
-			case *ast.AssignStmt:
-				if len(n.Lhs) == len(n.Rhs) {
-					for i, l := range n.Lhs {
-						if id, ok := l.(*ast.Ident); ok {
-							note(id, n.Rhs[i])
-						}
-					}
-				}
-			case *ast.ValueSpec:
-				if len(n.Names) == len(n.Values) {
-					for i, id := range n.Names {
-						note(id, n.Values[i])
-					}
-				}
 			}
-			return true
-		})
+		}
 	}
+	eachVarAssignment(pass, note)
 	for v, c := range count {
 		if c != 1 {
 			delete(d.lits, v) // reassigned: which literal runs is not known
