@@ -170,6 +170,20 @@ func ReceiveN(t testing.TB, src consumer.Source, n int, timeout time.Duration) [
 	return got
 }
 
+// AckN receives n deliveries from src as ReceiveN does, acks each, and
+// returns their message IDs in the order received; it fails t on an error.
+func AckN(t testing.TB, src consumer.Source, n int, timeout time.Duration) []string {
+	t.Helper()
+	ids := make([]string, 0, n)
+	for _, d := range ReceiveN(t, src, n, timeout) {
+		ids = append(ids, d.Message().ID)
+		if err := d.Ack(context.Background()); err != nil {
+			t.Fatalf("ack %s: %v", d.Message().ID, err)
+		}
+	}
+	return ids
+}
+
 // AssertQuiet fails t when src hands out any delivery within window.
 func AssertQuiet(t testing.TB, src consumer.Source, window time.Duration) {
 	t.Helper()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -21,27 +22,6 @@ func (c *conn) publishIDs(t *testing.T, source, prefix string, n int) []string {
 		msgs = append(msgs, &consumer.Message{ID: id, Body: []byte(id)})
 	}
 	c.publish(t, source, msgs...)
-	return ids
-}
-
-// receiveAck receives and acks n deliveries of src and returns their IDs.
-func receiveAck(t *testing.T, src *Source, n int) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var ids []string
-	for len(ids) < n {
-		ds, err := src.Receive(ctx, n-len(ids))
-		if err != nil {
-			t.Fatalf("received %v of %d: %v", ids, n, err)
-		}
-		for _, d := range ds {
-			ids = append(ids, d.Message().ID)
-			if err := d.Ack(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	return ids
 }
 
@@ -78,7 +58,7 @@ func TestStartPosition(t *testing.T) {
 		"before-retention": all,
 	}
 	for _, cs := range cases {
-		got := receiveAck(t, sources[cs.name], len(want[cs.name]))
+		got := adaptertest.AckN(t, sources[cs.name], len(want[cs.name]), 20*time.Second)
 		slices.Sort(got)
 		w := slices.Sorted(slices.Values(want[cs.name]))
 		if !slices.Equal(got, w) {
@@ -94,7 +74,7 @@ func TestStartPosition(t *testing.T) {
 	missed := c.publishIDs(t, source, "missed", 3)
 	restarted := c.newSource(t, Config{Source: source, Consumer: "earliest", Start: "latest"})
 	t.Cleanup(func() { _ = restarted.Close(context.Background()) })
-	if got := receiveAck(t, restarted, 3); !slices.Equal(slices.Sorted(slices.Values(got)), missed) {
+	if got := adaptertest.AckN(t, restarted, 3, 20*time.Second); !slices.Equal(slices.Sorted(slices.Values(got)), missed) {
 		t.Errorf("restarted consumer got %v, want %v", got, missed)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/oncely/oncely/adapters/adaptertest"
 	"github.com/oncely/oncely/consumer"
 )
 
@@ -29,27 +30,6 @@ func addAt(t *testing.T, client goredis.UniversalClient, stream, prefix string, 
 		}
 		if err := client.XAdd(ctx, &goredis.XAddArgs{Stream: stream, ID: entry, Values: EntryFields(&consumer.Message{ID: id, Body: []byte(id)})}).Err(); err != nil {
 			t.Fatal(err)
-		}
-	}
-	return ids
-}
-
-// receiveAck receives and acks n deliveries of src and returns their IDs.
-func receiveAck(t *testing.T, src *Source, n int) []string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var ids []string
-	for len(ids) < n {
-		ds, err := src.Receive(ctx, n-len(ids))
-		if err != nil {
-			t.Fatalf("received %v of %d: %v", ids, n, err)
-		}
-		for _, d := range ds {
-			ids = append(ids, d.Message().ID)
-			if err := d.Ack(ctx); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 	return ids
@@ -89,7 +69,7 @@ func TestStartPosition(t *testing.T) {
 		"before-retention": all,
 	}
 	for _, c := range cases {
-		if got := receiveAck(t, sources[c.name], len(want[c.name])); !slices.Equal(got, want[c.name]) {
+		if got := adaptertest.AckN(t, sources[c.name], len(want[c.name]), 20*time.Second); !slices.Equal(got, want[c.name]) {
 			t.Errorf("start %q (%s): got %v, want %v", c.start, c.name, got, want[c.name])
 		}
 	}
@@ -101,7 +81,7 @@ func TestStartPosition(t *testing.T) {
 	}
 	missed := addAt(t, client, stream, "missed", 3, time.Time{})
 	restarted := newSource(t, client, Config{Stream: stream, Consumer: "earliest", Start: "latest"})
-	if got := receiveAck(t, restarted, 3); !slices.Equal(got, missed) {
+	if got := adaptertest.AckN(t, restarted, 3, 20*time.Second); !slices.Equal(got, missed) {
 		t.Errorf("restarted group got %v, want %v", got, missed)
 	}
 }
