@@ -57,7 +57,9 @@ func TestOpenNATSReplicas(t *testing.T) {
 	src, err := one.Source(ctx, source, "c")
 	require.NoError(t, err)
 	require.NoError(t, src.Close(ctx))
-	t.Cleanup(func() { deleteNATSStreams(t, source, nats.RetrySubject(source, "c"), nats.DeadLetterSubject(source, "c")) })
+	t.Cleanup(func() {
+		deleteNATSStreams(t, source, nats.RetrySubject(source, "c"), nats.DeadLetterSubject(source, "c"))
+	})
 
 	three, err := adapters.Open(ctx, envtest.NATS(t)+"?replicas=3")
 	require.NoError(t, err)
