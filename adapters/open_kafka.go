@@ -29,7 +29,11 @@ import (
 //	instance_id=ID        static membership (kafka.Config.InstanceID): a restarted
 //	                      consumer takes its partitions back at once; unique per live member
 //	partitions=N          partition count of topics created (default: the source's, else the broker's)
-//	replication=N         replication factor of topics created (default: the broker's)
+//	replication_factor=N  replication factor of the topics oncely creates: source (by
+//	                      Publish or a Source), retry and dead-letter (default: the
+//	                      broker's; replication=N is the same); existing topics keep theirs
+//	min_insync_replicas=N min.insync.replicas of the topics oncely creates (default: the
+//	                      broker's); at most replication_factor
 //	tiers=1s,10s,1m       retry topic delays (default 1s,10s,1m,10m,1h); only those
 //	                      the consumer's retry policy reaches are created
 //	retry=topics|in-place retry mode (default topics)
@@ -73,12 +77,24 @@ func openKafka(ctx context.Context, u *url.URL, o options) (Broker, error) {
 		}
 		cfg.TopicPartitions = int32(n)
 	}
-	if v := q.str("replication"); v != "" {
+	for _, name := range []string{"replication_factor", "replication"} {
+		if v := q.str(name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 16)
+			if err != nil || n < 1 {
+				q.fail("%s=%q: want a positive integer", name, v)
+			}
+			cfg.ReplicationFactor = int16(n)
+		}
+	}
+	if v := q.str("min_insync_replicas"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 16)
 		if err != nil || n < 1 {
-			q.fail("replication=%q: want a positive integer", v)
+			q.fail("min_insync_replicas=%q: want a positive integer", v)
 		}
-		cfg.ReplicationFactor = int16(n)
+		cfg.MinInsyncReplicas = int(n)
+	}
+	if cfg.ReplicationFactor > 0 && cfg.MinInsyncReplicas > int(cfg.ReplicationFactor) {
+		q.fail("min_insync_replicas=%d is above replication_factor=%d: no copy could ever be confirmed", cfg.MinInsyncReplicas, cfg.ReplicationFactor)
 	}
 	if v := q.str("tiers"); v != "" {
 		t, err := parseTiers(v)
@@ -193,7 +209,12 @@ func (k *kafkaBroker) ensureTopic(ctx context.Context, topic string) error {
 	if done {
 		return nil
 	}
-	if err := k.c.CreateTopic(ctx, topic, k.cfg.TopicPartitions, k.cfg.ReplicationFactor); err != nil {
+	var configs map[string]*string
+	if n := k.cfg.MinInsyncReplicas; n > 0 {
+		v := strconv.Itoa(n)
+		configs = map[string]*string{"min.insync.replicas": &v}
+	}
+	if err := k.c.CreateTopicWithConfigs(ctx, topic, k.cfg.TopicPartitions, k.cfg.ReplicationFactor, configs); err != nil {
 		return err
 	}
 	k.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/adaptertest"
@@ -139,4 +140,46 @@ func TestOpenKafkaSessionTimeout(t *testing.T) {
 
 	short := max(limits["group.min.session.timeout.ms"], 2*time.Second)
 	require.NoError(t, consumeOne(t, url+"?session_timeout="+short.String(), adaptertest.SourceName("session")))
+}
+
+// TestOpenKafkaDurability: replication_factor= and min_insync_replicas=
+// reach the topics oncely creates: the source topic Publish creates and the
+// dead-letter topic the Source creates carry min.insync.replicas set on the
+// topic (the single test broker's default is 1 too, so the test asks for
+// the topic's own value), and replication_factor=3 on one broker fails the
+// Source with kafka.ErrTopicCreation.
+func TestOpenKafkaDurability(t *testing.T) {
+	t.Parallel()
+	url, adm := suiteKafkaAdmin(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	b, err := adapters.Open(ctx, url+"?replication_factor=1&min_insync_replicas=1", adapters.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	source, name := adaptertest.SourceName("durable"), adaptertest.SourceName("durable")
+	require.NoError(t, b.Publish(ctx, source, &consumer.Message{ID: "1", Body: []byte("x")}))
+	src, err := b.Source(ctx, source, name)
+	require.NoError(t, err)
+	require.NoError(t, src.Close(ctx))
+	topics := []string{source, kafka.DeadLetterTopic(source, name)}
+	configs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	require.NoError(t, err)
+	require.Len(t, configs, len(topics))
+	for _, rc := range configs {
+		require.NoError(t, rc.Err, rc.Name)
+		var minInsync string
+		for _, c := range rc.Configs {
+			if c.Key == "min.insync.replicas" && c.Value != nil && c.Source == kmsg.ConfigSourceDynamicTopicConfig {
+				minInsync = *c.Value
+			}
+		}
+		require.Equal(t, "1", minInsync, "%s: min.insync.replicas set on the topic", rc.Name)
+	}
+
+	three, err := adapters.Open(ctx, url+"?replication_factor=3", adapters.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, three.Close()) }()
+	_, err = three.Source(ctx, adaptertest.SourceName("rf3"), name)
+	require.ErrorIs(t, err, kafka.ErrTopicCreation)
+	require.ErrorIs(t, err, kerr.InvalidReplicationFactor)
 }

@@ -38,6 +38,8 @@ import (
 //	max_message_size=N  the largest retry or dead-letter copy in bytes (default: the server's
 //	                    max_payload); larger copies are trimmed to fit
 //	key_header=NAME     header carrying the ordering key (default message-key)
+//	replicas=N          replica count of the streams oncely creates: source, retry and
+//	                    dead-letter (default 1); existing streams keep theirs
 //	tls_ca, tls_cert, tls_key, tls_server_name, tls_insecure_skip_verify
 //	                    TLS for tls:// (see queryTLS)
 //
@@ -70,6 +72,7 @@ func openNATS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	intParam("max_deliver", &cfg.MaxDeliver)
 	intParam("max_ack_pending", &cfg.MaxAckPending)
 	intParam("max_message_size", &cfg.MaxMessageSize)
+	intParam("replicas", &cfg.Replicas)
 	durParam("ack_wait", &cfg.AckWait)
 	durParam("poll_wait", &cfg.PollWait)
 	cfg.KeyHeader = q.str("key_header")
@@ -102,7 +105,7 @@ func openNATS(ctx context.Context, u *url.URL, o options) (Broker, error) {
 		nc.Close()
 		return nil, err
 	}
-	return &natsBroker{cfg: cfg, nc: nc, js: js, pub: nats.NewPublisher(js, cfg.KeyHeader)}, nil
+	return &natsBroker{cfg: cfg, nc: nc, js: js, pub: nats.NewPublisher(js, cfg.KeyHeader).WithReplicas(cfg.Replicas)}, nil
 }
 
 type natsBroker struct {

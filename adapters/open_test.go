@@ -36,6 +36,9 @@ func TestOpenRejectsBadURLs(t *testing.T) {
 		{"kafka://127.0.0.1:1?partitons=3", `unknown query parameter "partitons"`},
 		{"kafka://127.0.0.1:1?partitions=zero", `partitions="zero": want a positive integer`},
 		{"kafka://127.0.0.1:1?tiers=10s,1s", "tiers must be strictly increasing"},
+		{"kafka://127.0.0.1:1?replication_factor=-1&min_insync_replicas=two", `replication_factor="-1": want a positive integer`},
+		{"kafka://127.0.0.1:1?replication_factor=-1&min_insync_replicas=two", `min_insync_replicas="two": want a positive integer`},
+		{"kafka://127.0.0.1:1?replication_factor=2&min_insync_replicas=3", "min_insync_replicas=3 is above replication_factor=2"},
 		// Secure Kafka URLs are checked before anything is dialled; each row
 		// catches a setting silently dropped or a password in the message.
 		{"kafka://127.0.0.1:1?sasl=scram-sha-512", "sasl=scram-sha-512 needs a user and a password"},

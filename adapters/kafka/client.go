@@ -101,13 +101,20 @@ func (c *Client) Publish(ctx context.Context, topic string, msgs ...*consumer.Me
 // factor replication (0: the broker's defaults) unless it exists; an
 // existing topic is left as it is.
 func (c *Client) CreateTopic(ctx context.Context, topic string, partitions int32, replication int16) error {
+	return c.CreateTopicWithConfigs(ctx, topic, partitions, replication, nil)
+}
+
+// CreateTopicWithConfigs is CreateTopic with topic configs (such as
+// min.insync.replicas) given to the created topic; nil: the broker's
+// defaults. An existing topic is left as it is, configs included.
+func (c *Client) CreateTopicWithConfigs(ctx context.Context, topic string, partitions int32, replication int16, configs map[string]*string) error {
 	if partitions == 0 {
 		partitions = -1
 	}
 	if replication == 0 {
 		replication = -1
 	}
-	resp, err := c.adm.CreateTopic(ctx, partitions, replication, nil, topic)
+	resp, err := c.adm.CreateTopic(ctx, partitions, replication, configs, topic)
 	if err == nil {
 		err = resp.Err
 	}

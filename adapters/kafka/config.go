@@ -175,8 +175,21 @@ type Config struct {
 	// topic's partition count when it exists, else the broker's default.
 	TopicPartitions int32
 
-	// ReplicationFactor of created topics. Defaults to the broker's default.
+	// ReplicationFactor is the replication factor of the topics the Source
+	// creates (the source when absent, the retry and dead-letter topics);
+	// 3 on a three-broker cluster keeps them through the loss of a broker.
+	// A topic that exists keeps its own. More than the cluster has brokers
+	// fails New with ErrTopicCreation. Defaults to 0: the broker's
+	// default.replication.factor.
 	ReplicationFactor int16
+
+	// MinInsyncReplicas is the min.insync.replicas topic config of the
+	// topics the Source creates: a copy is confirmed (acks=all) only once
+	// this many replicas stored it, so 2 with ReplicationFactor 3 keeps every
+	// confirmed copy through the loss of a broker. A topic that exists keeps
+	// its own. At most ReplicationFactor when both are set. Defaults to 0:
+	// the broker's min.insync.replicas.
+	MinInsyncReplicas int
 
 	// SkipTopicCreation makes New only check that the source and
 	// dead-letter topics exist, and the first Receive that the retry topics
@@ -306,6 +319,11 @@ func (c Config) validate() error {
 	if c.ReplicationFactor < 0 {
 		errs = append(errs, fmt.Errorf("ReplicationFactor must be > 0, got %d", c.ReplicationFactor))
 	}
+	if c.MinInsyncReplicas < 0 {
+		errs = append(errs, fmt.Errorf("MinInsyncReplicas must be > 0, got %d", c.MinInsyncReplicas))
+	} else if c.ReplicationFactor > 0 && c.MinInsyncReplicas > int(c.ReplicationFactor) {
+		errs = append(errs, fmt.Errorf("MinInsyncReplicas (%d) is above ReplicationFactor (%d): no copy could ever be confirmed", c.MinInsyncReplicas, c.ReplicationFactor))
+	}
 	if _, err := startpos.Parse(c.Start); err != nil {
 		errs = append(errs, err)
 	}
@@ -339,4 +357,9 @@ func checkOpts(cl *kgo.Client) error {
 		return nil
 	}
 	return fmt.Errorf("kafka: invalid config: %w", errors.Join(errs...))
+}
+
+// creation is how the Source creates the topics it misses.
+func (c Config) creation() topicCreation {
+	return topicCreation{partitions: c.TopicPartitions, replicationFactor: c.ReplicationFactor, minInsyncReplicas: c.MinInsyncReplicas}
 }

@@ -174,7 +174,7 @@ func (s *Source) recreateCopyTopic(ctx context.Context, topic string, cause erro
 	s.cl.PurgeTopicsFromProducing(topic)
 	// The source first, for its partition count; it is created too if it
 	// is missing, as New would.
-	if err := ensureTopics(ctx, s.cl, []string{s.cfg.Topic, topic}, configs, s.cfg.TopicPartitions, s.cfg.ReplicationFactor, false); err != nil {
+	if err := ensureTopics(ctx, s.cl, []string{s.cfg.Topic, topic}, configs, s.cfg.creation(), false); err != nil {
 		s.log.Warn("could not create the copy topic again", "copy_topic", topic, "error", err)
 		return err
 	}

@@ -603,6 +603,8 @@ func TestConfigValidation(t *testing.T) {
 		{"revoke too long", func(c *Config) { c.RevokeTimeout = 2 * time.Minute }, "RevokeTimeout"},
 		{"retry topic as source", func(c *Config) { c.Topic = "t.g.retry.1s" }, "retry or dead-letter topic"},
 		{"no ID", func(c *Config) { c.IDHeaders = []string{} }, "no record could have an ID"},
+		{"negative min.insync.replicas", func(c *Config) { c.MinInsyncReplicas = -1 }, "MinInsyncReplicas must be > 0"},
+		{"min.insync.replicas above replication", func(c *Config) { c.ReplicationFactor = 2; c.MinInsyncReplicas = 3 }, "MinInsyncReplicas (3) is above ReplicationFactor (2)"},
 	}
 	for _, tc := range bad {
 		c := base

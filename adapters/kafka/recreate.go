@@ -76,7 +76,7 @@ func (s *Source) recreateMissing() []string {
 	if len(missing) == 0 {
 		return nil
 	}
-	if err := ensureTopics(ctx, s.cl, append([]string{s.cfg.Topic}, missing...), configs, s.cfg.TopicPartitions, s.cfg.ReplicationFactor, false); err != nil {
+	if err := ensureTopics(ctx, s.cl, append([]string{s.cfg.Topic}, missing...), configs, s.cfg.creation(), false); err != nil {
 		s.log.Warn("could not create the missing retry and dead-letter topics again", "topics", missing, "error", err)
 		return nil
 	}

@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	}
 	consumed := s.consumedTopics()
 	if err == nil {
-		err = ensureTopics(ctx, admCl, append(slices.Clone(consumed), s.dlq), configs, cfg.TopicPartitions, cfg.ReplicationFactor, cfg.SkipTopicCreation)
+		err = ensureTopics(ctx, admCl, append(slices.Clone(consumed), s.dlq), configs, cfg.creation(), cfg.SkipTopicCreation)
 	}
 	if err == nil {
 		err = anchorStart(ctx, kadm.NewClient(admCl), cfg.Topic, cfg.Group, cfg.Start)

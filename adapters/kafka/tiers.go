@@ -127,7 +127,7 @@ func (s *Source) ensureTiers(ctx context.Context) error {
 	ts, configs, added := s.tiers.Load().with(s.cfg.Topic, s.cfg.Group, want)
 	if len(added) > 0 {
 		names := append([]string{s.cfg.Topic}, added...) // the source first, for its partition count
-		if err := ensureTopics(ctx, s.cl, names, configs, s.cfg.TopicPartitions, s.cfg.ReplicationFactor, s.cfg.SkipTopicCreation); err != nil {
+		if err := ensureTopics(ctx, s.cl, names, configs, s.cfg.creation(), s.cfg.SkipTopicCreation); err != nil {
 			return err
 		}
 	}

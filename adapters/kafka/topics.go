@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -37,14 +38,24 @@ func tierTopicConfig(d time.Duration) map[string]*string {
 	return map[string]*string{"retention.ms": &ms}
 }
 
+// topicCreation is what topics are created with; a zero field means the
+// broker's default, except partitions (see ensureTopics).
+type topicCreation struct {
+	partitions        int32
+	replicationFactor int16
+	minInsyncReplicas int
+}
+
 // ensureTopics creates the absent topics among topics (or, with skip, checks
 // that they all exist), through cl, each created with its configs entry (nil:
-// the broker's defaults). The first topic is the source: when partitions is
-// 0, created topics get its partition count. It returns once
+// the broker's defaults) plus min.insync.replicas when create sets it, and
+// create's replication factor. The first topic is the source: when
+// create.partitions is 0, created topics get its partition count. It returns once
 // the created topics have a leader for every partition, so a Source is ready
 // to produce copies (and Probe answers) as soon as New returns: on Apache
 // Kafka a topic is briefly unknown to the brokers after CreateTopics returns.
-func ensureTopics(ctx context.Context, cl *kgo.Client, topics []string, configs map[string]map[string]*string, partitions int32, rf int16, skip bool) error {
+func ensureTopics(ctx context.Context, cl *kgo.Client, topics []string, configs map[string]map[string]*string, create topicCreation, skip bool) error {
+	partitions, rf := create.partitions, create.replicationFactor
 	adm := kadm.NewClient(cl)
 	md, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
@@ -78,7 +89,7 @@ func ensureTopics(ctx context.Context, cl *kgo.Client, topics []string, configs 
 	}
 	var errs []error
 	for _, t := range missing {
-		resp, err := adm.CreateTopics(ctx, partitions, rf, configs[t], t)
+		resp, err := adm.CreateTopics(ctx, partitions, rf, withMinInsync(configs[t], create.minInsyncReplicas), t)
 		if err != nil {
 			return fmt.Errorf("%w: creating %q: %w", ErrTopicCreation, t, err)
 		}
@@ -99,6 +110,19 @@ func ensureTopics(ctx context.Context, cl *kgo.Client, topics []string, configs 
 		return fmt.Errorf("%w: %w", ErrTopicCreation, errors.Join(errs...))
 	}
 	return waitReady(ctx, cl, missing)
+}
+
+// withMinInsync returns configs plus min.insync.replicas=n when n > 0,
+// leaving configs unchanged.
+func withMinInsync(configs map[string]*string, n int) map[string]*string {
+	if n <= 0 {
+		return configs
+	}
+	out := make(map[string]*string, len(configs)+1)
+	maps.Copy(out, configs)
+	v := strconv.Itoa(n)
+	out["min.insync.replicas"] = &v
+	return out
 }
 
 // waitReady polls until topics are ready (topicsReady), ctx is done or

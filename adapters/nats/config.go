@@ -119,6 +119,14 @@ type Config struct {
 	// message. Default "earliest".
 	Start string
 
+	// Replicas is the replica count of the streams New and the Source
+	// create when absent (source, retry and dead-letter streams): 3 on a
+	// three-server cluster keeps them through the loss of a server. A
+	// stream that exists keeps its replica count (change it with the nats
+	// CLI). More replicas than the cluster has servers (any above 1 on a
+	// single server) fail New. Default 0: one replica.
+	Replicas int
+
 	// Logger receives the adapter's logs. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -183,6 +191,9 @@ func (c Config) validate() error {
 	}
 	if _, err := startpos.Parse(c.Start); err != nil {
 		errs = append(errs, fmt.Errorf("config.Start: %w", err))
+	}
+	if c.Replicas < 0 {
+		errs = append(errs, fmt.Errorf("config.Replicas %d: want >= 0 (0: one replica)", c.Replicas))
 	}
 	if c.RPCTimeout < 0 {
 		errs = append(errs, fmt.Errorf("config.RPCTimeout %s: want > 0", c.RPCTimeout))

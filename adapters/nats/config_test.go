@@ -9,11 +9,11 @@ import (
 // TestConfigValidate: every problem of a Config is reported at once, and
 // the zero values get their documented defaults.
 func TestConfigValidate(t *testing.T) {
-	err := Config{Source: "a.*", Consumer: "x.y", Prefetch: -1, AckWait: time.Millisecond, MaxDeliver: -1}.withDefaults().validate()
+	err := Config{Source: "a.*", Consumer: "x.y", Prefetch: -1, AckWait: time.Millisecond, MaxDeliver: -1, Replicas: -1}.withDefaults().validate()
 	if err == nil {
 		t.Fatal("validate accepted a broken config")
 	}
-	for _, want := range []string{"config.URL", "config.Source", "config.Consumer", "config.Prefetch", "config.AckWait", "config.MaxDeliver", "config.PollWait"} {
+	for _, want := range []string{"config.URL", "config.Source", "config.Consumer", "config.Prefetch", "config.AckWait", "config.MaxDeliver", "config.PollWait", "config.Replicas"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

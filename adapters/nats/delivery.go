@@ -119,7 +119,7 @@ func (d *delivery) publishCopy(ctx context.Context, subject string, headers map[
 	if errors.Is(err, jetstream.ErrNoStreamResponse) {
 		// No stream takes subject (deleted, or lost with a server that
 		// restarted empty): create it and publish again.
-		if _, err = ensureStream(ctx, d.src.js, subject); err == nil {
+		if _, err = ensureStream(ctx, d.src.js, subject, d.src.cfg.Replicas); err == nil {
 			_, err = d.src.js.PublishMsg(ctx, m, jetstream.WithExpectStream(StreamName(subject)))
 		}
 	}

@@ -45,7 +45,7 @@ func (c *conn) refuseDeadLetters(t testing.TB, source, name string) (end func())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	subject := DeadLetterSubject(source, name)
-	s, err := ensureStream(ctx, c.js, subject)
+	s, err := ensureStream(ctx, c.js, subject, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestDeliveryLimitCrashedOnLast(t *testing.T) {
 	c.cleanup(t, cfg.Source, cfg.Consumer)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := ensureStream(ctx, c.js, cfg.Source)
+	s, err := ensureStream(ctx, c.js, cfg.Source, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

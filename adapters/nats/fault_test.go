@@ -139,7 +139,7 @@ func (h *faultHarness) refuseCopies(t testing.TB, subject string) func() {
 	set := func(size int32) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		s, err := ensureStream(ctx, h.c.js, subject)
+		s, err := ensureStream(ctx, h.c.js, subject, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

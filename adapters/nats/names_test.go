@@ -94,7 +94,7 @@ func TestStreamOfEarlierVersion(t *testing.T) {
 	if _, err := js.Publish(ctx, subject, []byte("dead")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ensureStream(ctx, js, subject)
+	_, err = ensureStream(ctx, js, subject, 0)
 	if err == nil || !strings.Contains(err.Error(), "earlier version") || !strings.Contains(err.Error(), subject) {
 		t.Fatalf("ensureStream beside the earlier version's stream %s: %v, want an error naming the subject and the earlier version", old, err)
 	}

@@ -17,6 +17,7 @@ import (
 type Publisher struct {
 	js        jetstream.JetStream
 	keyHeader string
+	replicas  int
 
 	mu      sync.Mutex
 	streams map[string]bool // subjects whose stream is known to exist
@@ -29,6 +30,14 @@ func NewPublisher(js jetstream.JetStream, keyHeader string) *Publisher {
 		keyHeader = KeyHeaderDefault
 	}
 	return &Publisher{js: js, keyHeader: keyHeader, streams: map[string]bool{}}
+}
+
+// WithReplicas sets the replica count of the streams the Publisher creates
+// (an existing stream keeps its own) and returns p; call it before the first
+// Publish. Default 1.
+func (p *Publisher) WithReplicas(n int) *Publisher {
+	p.replicas = n
+	return p
 }
 
 // Publish sends msgs to source in order, creating its stream when absent,
@@ -73,7 +82,7 @@ func (p *Publisher) ensure(ctx context.Context, subject string) error {
 	if known {
 		return nil
 	}
-	if _, err := ensureStream(ctx, p.js, subject); err != nil {
+	if _, err := ensureStream(ctx, p.js, subject, p.replicas); err != nil {
 		return fmt.Errorf("nats: %w", err)
 	}
 	p.mu.Lock()

@@ -69,7 +69,7 @@ const retryMaxAckPending = -1
 // a pull subscription on it, whose messages its callback (on the
 // subscription's goroutine) queues in the inbox.
 func (src *Source) open(ctx context.Context, p *puller) error {
-	s, err := ensureStream(ctx, src.js, p.subject)
+	s, err := ensureStream(ctx, src.js, p.subject, src.cfg.Replicas)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func TestLongRetriesDoNotBlockShort(t *testing.T) {
 	c.publish(t, source, msgs...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	retries, err := ensureStream(ctx, c.js, RetrySubject(source, cfg.Consumer))
+	retries, err := ensureStream(ctx, c.js, RetrySubject(source, cfg.Consumer), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

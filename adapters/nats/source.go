@@ -121,7 +121,7 @@ func newSource(ctx context.Context, cfg Config, nc *nats.Conn) (*Source, error) 
 	}
 	rctx, cancel := context.WithTimeout(ctx, cfg.RPCTimeout)
 	defer cancel()
-	if _, err := ensureStream(rctx, js, DeadLetterSubject(cfg.Source, cfg.Consumer)); err != nil {
+	if _, err := ensureStream(rctx, js, DeadLetterSubject(cfg.Source, cfg.Consumer), cfg.Replicas); err != nil {
 		return nil, err
 	}
 	// Messages reach the inbox, and can be settled, as soon as a pull

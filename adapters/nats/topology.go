@@ -19,9 +19,9 @@ const maxStreamName = 255
 const errCodeSubjectOverlap = 10065
 
 // ensureStream returns the stream named StreamName(subject), creating it
-// (file storage, limits retention) when absent. An existing stream must
-// capture subject.
-func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (jetstream.Stream, error) {
+// (file storage, limits retention, replicas copies; 0 means 1) when absent.
+// An existing stream must capture subject; its replica count is left as it is.
+func ensureStream(ctx context.Context, js jetstream.JetStream, subject string, replicas int) (jetstream.Stream, error) {
 	name := StreamName(subject)
 	if len(name) > maxStreamName {
 		return nil, fmt.Errorf("stream name %q (for subject %q) is %d bytes, over JetStream's %d; shorten the source or consumer name", name, subject, len(name), maxStreamName)
@@ -33,6 +33,7 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, subject string) (
 			Subjects:  []string{subject},
 			Storage:   jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy,
+			Replicas:  max(replicas, 1),
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			s, err = js.Stream(ctx, name) // created meanwhile by another process
