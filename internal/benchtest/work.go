@@ -8,9 +8,9 @@ import (
 	"sync"
 )
 
-// JSONWork reports whether ONCELY_BENCH_HANDLER=json asks an adapter
-// benchmark for the realistic handler (Work) and JSON bodies (OrderJSON)
-// instead of its default no-op handler.
+// JSONWork reports whether ONCELY_BENCH_HANDLER=json asks the adapters'
+// BenchmarkObservability for the realistic handler (Work) and JSON bodies
+// (OrderJSON) instead of its default no-op handler.
 func JSONWork() bool { return os.Getenv("ONCELY_BENCH_HANDLER") == "json" }
 
 // Order is the document a realistic handler decodes: an order of a few
