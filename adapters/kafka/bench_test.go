@@ -23,6 +23,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/benchtest"
 	"github.com/oncely/oncely/internal/kafkatest"
 	"github.com/oncely/oncely/middleware/metrics"
 	"github.com/oncely/oncely/middleware/tracing"
@@ -152,7 +153,8 @@ func BenchmarkThroughput(b *testing.B) {
 }
 
 // fillBenchTopic creates a topic of 6 partitions holding benchRecords
-// records of 100 bytes over 1,000 keys, each with a message ID.
+// records of 100 bytes (1 KB orders under ONCELY_BENCH_HANDLER=json) over
+// 1,000 keys, each with a message ID.
 func fillBenchTopic(b *testing.B, addrs []string) string {
 	topic := uniqueTopic("bench")
 	deleteTopicsAfter(b, addrs, topic)
@@ -167,7 +169,11 @@ func fillBenchTopic(b *testing.B, addrs []string) string {
 		recs := make([]*kgo.Record, chunk)
 		for j := range recs {
 			n := i + j
-			recs[j] = &kgo.Record{Topic: topic, Key: []byte("key-" + strconv.Itoa(n%1000)), Value: body,
+			value := body
+			if benchtest.JSONWork() {
+				value = benchtest.OrderJSON(n)
+			}
+			recs[j] = &kgo.Record{Topic: topic, Key: []byte("key-" + strconv.Itoa(n%1000)), Value: value,
 				Headers: []kgo.RecordHeader{{Key: consumer.HeaderMessageID, Value: []byte("m-" + strconv.Itoa(n))}}}
 		}
 		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
@@ -187,6 +193,11 @@ func fillBenchTopic(b *testing.B, addrs []string) string {
 // (metrics_x_bare, metrics_cpu_x_bare, ...), and from the first record
 // handled to the last, without the client's start and the group join, whose
 // duration varies from child to child (steady_metrics_x_bare, ...).
+//
+// With ONCELY_BENCH_HANDLER=json the records are 1 KB JSON orders and the
+// handler decodes each and updates a map under a mutex (benchtest.Work,
+// whose own cost BenchmarkWork in internal/benchtest measures) instead of
+// doing nothing.
 func BenchmarkObservability(b *testing.B) {
 	var addrs []string
 	if kafkatest.Real() {
@@ -219,7 +230,8 @@ func BenchmarkObservability(b *testing.B) {
 		steadyTracing = append(steadyTracing, tr.steadyRate()/bare.steadyRate())
 		steadyCPUMetrics = append(steadyCPUMetrics, m.SteadyCPU/bare.SteadyCPU)
 		steadyCPUTracing = append(steadyCPUTracing, tr.SteadyCPU/bare.SteadyCPU)
-		b.Logf("round %d: bare %.0f/s, metrics %.0f/s (%.3fx), metrics+tracing %.0f/s (%.3fx); CPU s %.2f, %.2f, %.2f; first record to last: %.0f/s, %.3fx, %.3fx, CPU µs/record %.2f, %.2f, %.2f", round,
+		// Round lines go to stderr: a benchmark's log keeps only 10 lines.
+		fmt.Fprintf(os.Stderr, "%s: round %d: bare %.0f/s, metrics %.0f/s (%.3fx), metrics+tracing %.0f/s (%.3fx); CPU s %.2f, %.2f, %.2f; first record to last: %.0f/s, %.3fx, %.3fx, CPU µs/record %.2f, %.2f, %.2f\n", b.Name(), round,
 			bare.rate(), m.rate(), withMetrics[round], tr.rate(), withTracing[round], bare.CPU, m.CPU, tr.CPU,
 			bare.steadyRate(), steadyMetrics[round], steadyTracing[round],
 			1e6*bare.SteadyCPU/float64(bare.Records), 1e6*m.SteadyCPU/float64(m.Records), 1e6*tr.SteadyCPU/float64(tr.Records))
@@ -427,9 +439,15 @@ func consumeOncely(t *testing.T, addrs []string, topic, group, mode string) benc
 		mws = append([]consumer.Middleware{tracing.Middleware(tp, propagation.TraceContext{})}, mws...)
 	}
 	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
+	work, jsonWork := &benchtest.Work{}, benchtest.JSONWork()
 	c, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 		if !noop(m) {
 			return nil
+		}
+		if jsonWork {
+			if err := work.Handle(m.Body); err != nil {
+				t.Error(err)
+			}
 		}
 		switch n.Add(1) {
 		case 1:

@@ -93,13 +93,22 @@ func BenchmarkConsume(b *testing.B) {
 // metrics (a Recorder as Observer and its Middleware), and with metrics
 // plus tracing whose sampler samples nothing. It reports each as a multiple
 // of bare's rate in the same round (the median of the rounds' ratios).
+//
+// With ONCELY_BENCH_HANDLER=json the messages are 1 KB JSON orders and the
+// handler decodes each and updates a map under a mutex (benchtest.Work,
+// whose own cost BenchmarkWork in internal/benchtest measures) instead of
+// doing nothing.
 func BenchmarkObservability(b *testing.B) {
 	n, rounds := benchtest.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 3)
 	queue := uniqueName("obsbench")
 	cleanupTopology(b, queue, "bench", testTiers)
 	ms := make([]*consumer.Message, n)
 	for i := range ms {
-		ms[i] = &consumer.Message{ID: fmt.Sprintf("m-%07d", i), Key: fmt.Sprintf("k%d", i%64), Body: []byte("payload-0123456789-0123456789-0123456789")}
+		body := []byte("payload-0123456789-0123456789-0123456789")
+		if benchtest.JSONWork() {
+			body = benchtest.OrderJSON(i)
+		}
+		ms[i] = &consumer.Message{ID: fmt.Sprintf("m-%07d", i), Key: fmt.Sprintf("k%d", i%64), Body: body}
 	}
 	modes := []string{"oncely", "oncely+metrics", "oncely+tracing"}
 	var withMetrics, withTracing, cpuMetrics, cpuTracing []float64
@@ -120,7 +129,8 @@ func BenchmarkObservability(b *testing.B) {
 			withTracing = append(withTracing, took["oncely"].Seconds()/took["oncely+tracing"].Seconds())
 			cpuMetrics = append(cpuMetrics, cpu["oncely+metrics"].Seconds()/cpu["oncely"].Seconds())
 			cpuTracing = append(cpuTracing, cpu["oncely+tracing"].Seconds()/cpu["oncely"].Seconds())
-			b.Logf("round %d: bare %.0f msgs/s, metrics %.3fx, metrics+tracing %.3fx; CPU µs/msg %.2f, %.2f, %.2f", r+1,
+			// Round lines go to stderr: a benchmark's log keeps only 10 lines.
+			fmt.Fprintf(os.Stderr, "%s: round %d: bare %.0f msgs/s, metrics %.3fx, metrics+tracing %.3fx; CPU µs/msg %.2f, %.2f, %.2f\n", b.Name(), r+1,
 				float64(n)/took["oncely"].Seconds(), withMetrics[len(withMetrics)-1], withTracing[len(withTracing)-1],
 				perMsg(cpu["oncely"], n), perMsg(cpu["oncely+metrics"], n), perMsg(cpu["oncely+tracing"], n))
 		}
@@ -238,7 +248,13 @@ func drainOncely(b *testing.B, queue string, n int, mode string) time.Duration {
 		mws = append([]consumer.Middleware{tracing.Middleware(tp, propagation.TraceContext{})}, mws...)
 	}
 	cfg.Duplicates = consumer.AllowDuplicates("test: counts deliveries, not effects")
-	c, err := consumer.New(src, consumer.HandlerFunc(func(context.Context, *consumer.Message) error {
+	work, jsonWork := &benchtest.Work{}, benchtest.JSONWork()
+	c, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		if jsonWork {
+			if err := work.Handle(m.Body); err != nil {
+				b.Error(err)
+			}
+		}
 		if done.Add(1) == int64(n) {
 			close(all)
 		}
