@@ -6,21 +6,15 @@
 # listens on free ports only, never on the shared services' ports.
 #
 # Usage:
-#   scripts/cluster.sh start nats|redis   start a cluster; prints NAME=value lines
-#   scripts/cluster.sh kill NODE          SIGKILL one node (a crash)
-#   scripts/cluster.sh restart NODE       start a killed node again, same ports and data
-#   scripts/cluster.sh stop nats|redis    stop the cluster and remove its data
+#   scripts/cluster.sh start CLUSTER    start a cluster; prints NAME=value lines
+#   scripts/cluster.sh kill NODE        SIGKILL one node (a crash)
+#   scripts/cluster.sh restart NODE     start a killed node again, same ports and data
+#   scripts/cluster.sh stop CLUSTER     stop the cluster and remove its data
+#   scripts/cluster.sh list             the clusters this script can start
 #
-# nats:  three nats-servers in one cluster with JetStream (nodes nats-1..nats-3).
-#        Prints NATS_CLUSTER_URL=nats://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3 (the form
-#        both oncely's nats:// URLs and nats.go's Connect read as a server list)
-#        and NATS_CLUSTER_NODES=nats-1=127.0.0.1:p1,...
-# redis: a Sentinel setup: primary redis-1, replica redis-2 (AOF on, fsync
-#        every second), three sentinels redis-sentinel-1..3 watching master
-#        "oncely" (quorum 2, down after 2 s). Prints
-#        REDIS_SENTINEL_URL=redis+sentinel://127.0.0.1:s1,127.0.0.1:s2,127.0.0.1:s3/oncely
-#        and REDIS_CLUSTER_NODES=redis-1=127.0.0.1:p1,...
-# kafka, rabbitmq, postgres: not yet (exit 2).
+# Each cluster is one file, scripts/cluster/CLUSTER.sh, defining start_CLUSTER
+# (its header says what it starts and prints) and, where SIGKILL and removing
+# the data is not enough, stop_CLUSTER; the helpers below are shared.
 set -euo pipefail
 
 state=${ONCELY_CLUSTER_DIR:-${TMPDIR:-/tmp}/oncely-cluster}
@@ -77,84 +71,6 @@ kill_node() { # dir
   rm -f "$dir/pid"
 }
 
-start_nats() {
-  command -v nats-server >/dev/null || apt_install nats-server
-  local c=$state/nats i n port client=() route=() routes="" url="" nodes=""
-  [ -d "$c" ] && die "a nats cluster runs already (scripts/cluster.sh stop nats first)"
-  mkdir -p "$c"
-  for i in 1 2 3; do free_port; client[i]=$port; free_port; route[i]=$port; routes+="nats-route://127.0.0.1:${route[i]}, "; done
-  for i in 1 2 3; do
-    n=$c/nats-$i
-    mkdir -p "$n/store"
-    cat >"$n/nats.conf" <<EOF
-server_name: nats-$i
-listen: 127.0.0.1:${client[i]}
-jetstream { store_dir: "$n/store", max_memory_store: 64MB, max_file_store: 1GB }
-cluster { name: oncely, listen: 127.0.0.1:${route[i]}, routes: [${routes%, }] }
-EOF
-    printf '%s\n' "$(command -v nats-server)" -c "$n/nats.conf" -l "$n/nats.log" >"$n/cmd"
-    echo "${client[i]}" >"$n/port"
-  done
-  log "starting nats-1..3 (data in $c)"
-  for i in 1 2 3; do run_node "$c/nats-$i"; url+="127.0.0.1:${client[i]},"; nodes+="nats-$i=127.0.0.1:${client[i]},"; done
-  echo "NATS_CLUSTER_URL=nats://${url%,}"
-  echo "NATS_CLUSTER_NODES=${nodes%,}"
-}
-
-start_redis() {
-  command -v redis-server >/dev/null || apt_install redis-server
-  local c=$state/redis i n p port primary sentinels="" nodes=""
-  [ -d "$c" ] && die "a redis cluster runs already (scripts/cluster.sh stop redis first)"
-  mkdir -p "$c"
-  free_port
-  primary=$port
-  for i in 1 2; do
-    n=$c/redis-$i
-    mkdir -p "$n"
-    p=$primary
-    [ "$i" = 1 ] || { free_port; p=$port; }
-    cat >"$n/redis.conf" <<EOF
-bind 127.0.0.1
-port $p
-dir $n
-logfile $n/redis.log
-save ""
-appendonly yes
-appendfsync everysec
-maxmemory 128mb
-maxmemory-policy noeviction
-EOF
-    [ "$i" = 1 ] || echo "replicaof 127.0.0.1 $primary" >>"$n/redis.conf"
-    printf '%s\n' "$(command -v redis-server)" "$n/redis.conf" >"$n/cmd"
-    echo "$p" >"$n/port"
-    nodes+="redis-$i=127.0.0.1:$p,"
-  done
-  for i in 1 2 3; do
-    n=$c/redis-sentinel-$i
-    mkdir -p "$n"
-    free_port
-    p=$port
-    cat >"$n/sentinel.conf" <<EOF
-bind 127.0.0.1
-port $p
-dir $n
-logfile $n/sentinel.log
-sentinel monitor oncely 127.0.0.1 $primary 2
-sentinel down-after-milliseconds oncely 2000
-sentinel failover-timeout oncely 10000
-sentinel parallel-syncs oncely 1
-EOF
-    printf '%s\n' "$(command -v redis-server)" "$n/sentinel.conf" --sentinel >"$n/cmd"
-    echo "$p" >"$n/port"
-    sentinels+="127.0.0.1:$p,"
-    nodes+="redis-sentinel-$i=127.0.0.1:$p,"
-  done
-  log "starting redis-1 (primary), redis-2 (replica), redis-sentinel-1..3 (data in $c)"
-  for n in redis-1 redis-2 redis-sentinel-1 redis-sentinel-2 redis-sentinel-3; do run_node "$c/$n"; done
-  echo "REDIS_SENTINEL_URL=redis+sentinel://${sentinels%,}/oncely"
-  echo "REDIS_CLUSTER_NODES=${nodes%,}"
-}
-
 stop_cluster() { # name
   local c=$state/$1 n
   [ -d "$c" ] || return 0
@@ -162,13 +78,25 @@ stop_cluster() { # name
   rm -rf "$c"
 }
 
-not_yet() { echo "cluster.sh: $1 clusters are not yet supported (nats and redis are)" >&2; exit 2; }
+dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cluster
+known() { [ -f "$dir/$1.sh" ] || die "no cluster $1 (known: $(cd "$dir" && ls -- *.sh | sed 's/\.sh$//' | tr '\n' ' '))"; }
 
 case "${1:-} ${2:-}" in
-"start nats") start_nats ;;
-"start redis") start_redis ;;
-"stop nats" | "stop redis") stop_cluster "$2" ;;
-"start kafka" | "start rabbitmq" | "start postgres" | "stop kafka" | "stop rabbitmq" | "stop postgres") not_yet "$2" ;;
+"start "?*)
+  known "$2"
+  # shellcheck source=/dev/null
+  . "$dir/$2.sh"
+  "start_$2"
+  ;;
+"stop "?*)
+  known "$2"
+  # shellcheck source=/dev/null
+  . "$dir/$2.sh"
+  # A cluster file may define stop_CLUSTER for a cleaner stop; SIGKILL and
+  # removing the data is the default.
+  if declare -F "stop_$2" >/dev/null; then "stop_$2"; else stop_cluster "$2"; fi
+  ;;
+"list ") cd "$dir" && ls -- *.sh | sed 's/\.sh$//' ;;
 "kill "?*) kill_node "$(node_dir "$2")" ;;
 "restart "?*)
   d=$(node_dir "$2")

@@ -225,19 +225,22 @@ ensure_tools() {
   command -v kcat >/dev/null || apt_install kcat
 }
 
-# start_clusters starts the clusters of the node-failure tests
-# (scripts/cluster.sh: three NATS servers, a Redis primary and replica with
-# three Sentinels; private ports, never the shared services') and exports
-# the variables it prints (NATS_CLUSTER_URL, REDIS_SENTINEL_URL, …).
+# start_clusters starts every cluster scripts/cluster.sh knows (one file
+# each in scripts/cluster/; private ports, never the shared services') for
+# the node-failure tests and exports the variables they print
+# (NATS_CLUSTER_URL, REDIS_SENTINEL_URL, …).
 start_clusters() {
   local b line vars
-  for b in nats redis; do
+  for b in $("$root/scripts/cluster.sh" list); do
     "$root/scripts/cluster.sh" stop "$b"
     vars=$("$root/scripts/cluster.sh" start "$b")
     while IFS= read -r line; do export "${line?}"; done <<<"$vars"
   done
 }
-stop_clusters() { "$root/scripts/cluster.sh" stop nats; "$root/scripts/cluster.sh" stop redis; }
+stop_clusters() {
+  local b
+  for b in $("$root/scripts/cluster.sh" list); do "$root/scripts/cluster.sh" stop "$b"; done
+}
 
 ensure_go
 pkgs=("$@")
