@@ -4,6 +4,7 @@ package adapters_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,14 +24,19 @@ import (
 	"github.com/oncely/oncely/internal/envtest"
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/outbox"
+	"github.com/oncely/oncely/retry"
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
 
 // The node-failure runs: a consumer with dedupe (a Postgres store) takes
 // keyed messages from a broker cluster started by scripts/cluster.sh while a
-// producer publishes; the node that holds the source (the stream leader,
-// the primary) is killed and later restarted. Every run must end with each
-// message's effect committed exactly once, per key in publish order.
+// producer publishes, broker-side retries and dead letters are published,
+// and an outbox relay carries one outgoing message per effect back to the
+// cluster; the node that holds the source (the stream leader, the primary)
+// is killed and later restarted. Every run must end with each message's
+// effect committed exactly once, per key in publish order, every poison
+// message in the dead letters, and every outgoing message published.
 
 const (
 	clusterMessages = 1200 // published per run
@@ -38,6 +44,36 @@ const (
 	clusterPace     = 4 * time.Millisecond // between two publishes
 	clusterKillAt   = 300                  // effects committed before the kill
 )
+
+// clusterKind is what the handler does with message i: most commit their
+// effect at once; every 25th fails its first attempt (a broker-side retry
+// copy is published); every 100th always fails (a dead-letter copy after
+// clusterRetry's attempts). Retried and poison messages have keys of their
+// own: a broker retry gives up per-key order for its message by design.
+func clusterKind(i int) (kind, key string) {
+	switch {
+	case i%100 == 37:
+		return "poison", fmt.Sprintf("p%d", i)
+	case i%25 == 11:
+		return "retried", fmt.Sprintf("r%d", i)
+	default:
+		return "plain", fmt.Sprintf("k%d", i%clusterKeys)
+	}
+}
+
+var clusterRetry = retry.Policy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond, MaxInterval: 200 * time.Millisecond, Jitter: retry.NoJitter}
+
+// clusterExpected counts the messages whose effects commit (all but the
+// poison ones) and lists the poison IDs.
+func clusterExpected() (effects int, poison map[string]bool) {
+	poison = map[string]bool{}
+	for i := range clusterMessages {
+		if kind, _ := clusterKind(i); kind == "poison" {
+			poison[fmt.Sprintf("m-%d", i)] = true
+		}
+	}
+	return clusterMessages - len(poison), poison
+}
 
 // clusterVar returns the variable scripts/cluster.sh printed (the fault step
 // of scripts/test.sh exports them). Missing, it fails under CI and skips
@@ -79,8 +115,19 @@ type clusterFault struct {
 // clusterResult is what one run measured.
 type clusterResult struct {
 	lost, duplicated, outOfOrder int
+	deadLettersLost, outboxLost  int // poison messages not in the dead letters; outgoing messages not published
 	publishStall, resume         time.Duration
 	killed                       string
+}
+
+// requireNothingLost asserts the counts every node-failure run must end with.
+func (r clusterResult) requireNothingLost(t *testing.T) {
+	t.Helper()
+	require.Zero(t, r.lost, "lost effects")
+	require.Zero(t, r.duplicated, "duplicated effects")
+	require.Zero(t, r.outOfOrder, "effects out of key order")
+	require.Zero(t, r.deadLettersLost, "poison messages missing from the dead letters")
+	require.Zero(t, r.outboxLost, "outgoing messages the relay never published")
 }
 
 // runClusterFault runs the producer, the consumer and the kill, and
@@ -102,13 +149,24 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 	src, err := b.Source(ctx, f.source, name)
 	require.NoError(t, err)
 
+	out := f.source + "-out"
+	send, err := outbox.NewSender(pg.Schema)
+	require.NoError(t, err)
 	h := pgstore.HandlerFunc(func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 		seq, err := strconv.Atoi(string(msg.Body))
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, "INSERT INTO effects (id, key, seq) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET n = effects.n + 1", msg.ID, msg.Key, seq)
-		return err
+		switch kind, _ := clusterKind(seq); {
+		case kind == "poison":
+			return errors.New("poison: always fails")
+		case kind == "retried" && msg.Attempt == 1:
+			return errors.New("fails its first attempt")
+		}
+		if _, err = tx.Exec(ctx, "INSERT INTO effects (id, key, seq) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET n = effects.n + 1", msg.ID, msg.Key, seq); err != nil {
+			return err
+		}
+		return send.Send(ctx, tx, out, &consumer.Message{ID: "o-" + msg.ID, Key: msg.Key, Body: msg.Body})
 	})
 	var (
 		processed     atomic.Int64
@@ -133,10 +191,19 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 			resumedAt.CompareAndSwap(nil, &now)
 		}
 	}, breaker: func(bool) {}}
-	c, err := consumer.New(src, h, consumer.Config{Name: name, Concurrency: 4, MaxInFlight: 32, Observer: obs, Logger: quietLog}, middleware.Idempotency(st))
+	c, err := consumer.New(src, h, consumer.Config{Name: name, Concurrency: 4, MaxInFlight: 32, Retry: clusterRetry, Observer: obs, Logger: quietLog}, middleware.Idempotency(st))
 	require.NoError(t, err)
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(ctx) }()
+	relay, err := outbox.NewRelay(pg.Pool, b, outbox.Config{Schema: pg.Schema, Logger: quietLog, PollInterval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	relayCtx, stopRelay := context.WithCancel(ctx)
+	relayErr := make(chan error, 1)
+	go func() { relayErr <- relay.Run(relayCtx) }()
+	defer func() {
+		stopRelay()
+		<-relayErr
+	}()
 
 	// The producer: one message at a time, each retried until the broker
 	// confirms it (a retry may store it twice; the claim absorbs that).
@@ -147,7 +214,8 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 			if killed && firstAfter.Load() == clusterMessages {
 				firstAfter.Store(int64(i))
 			}
-			msg := &consumer.Message{ID: fmt.Sprintf("m-%d", i), Key: fmt.Sprintf("k%d", i%clusterKeys), Body: []byte(strconv.Itoa(i))}
+			_, key := clusterKind(i)
+			msg := &consumer.Message{ID: fmt.Sprintf("m-%d", i), Key: key, Body: []byte(strconv.Itoa(i))}
 			for {
 				pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
 				err := b.Publish(pctx, f.source, msg)
@@ -198,18 +266,21 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 	res.publishStall = publishResume.Load().Sub(now)
 	res.resume = resumedAt.Load().Sub(now)
 
+	expected, poison := clusterExpected()
 	var distinct int
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		require.NoError(t, pg.Pool.QueryRow(ctx, "SELECT count(*) FROM effects").Scan(&distinct))
-		if distinct >= clusterMessages {
+		if distinct >= expected {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	res.deadLettersLost = clusterDeadLetters(t, ctx, b, f.source, name, poison)
 	require.NoError(t, c.Stop(ctx))
+	res.outboxLost = clusterOutgoing(t, ctx, b, out, expected)
 
-	res.lost = clusterMessages - distinct
+	res.lost = expected - distinct
 	require.NoError(t, pg.Pool.QueryRow(ctx, "SELECT coalesce(sum(n - 1), 0) FROM effects").Scan(&res.duplicated))
 	rows, err := pg.Pool.Query(ctx, "SELECT key, seq FROM effects ORDER BY ord")
 	require.NoError(t, err)
@@ -224,9 +295,73 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 		last[key] = seq
 	}
 	require.NoError(t, rows.Err())
-	t.Logf("%s killed: %d of %d effects, %d lost, %d duplicated, %d out of order; producer resumed after %v, consumer after %v",
-		res.killed, distinct, clusterMessages, res.lost, res.duplicated, res.outOfOrder, res.publishStall.Round(time.Millisecond), res.resume.Round(time.Millisecond))
+	t.Logf("%s killed: %d of %d effects, %d lost, %d duplicated, %d out of order; %d of %d dead letters and %d of %d outgoing messages lost; producer resumed after %v, consumer after %v",
+		res.killed, distinct, expected, res.lost, res.duplicated, res.outOfOrder, res.deadLettersLost, len(poison), res.outboxLost, expected,
+		res.publishStall.Round(time.Millisecond), res.resume.Round(time.Millisecond))
 	return res
+}
+
+// clusterDeadLetters waits (up to a minute) until every poison message is in
+// the dead letters of (source, name) and returns how many are missing; a
+// dead letter that is not poison fails the test.
+func clusterDeadLetters(t *testing.T, ctx context.Context, b adapters.Broker, source, name string, poison map[string]bool) int {
+	t.Helper()
+	missing := len(poison)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+		dead, err := b.DeadLetters(dctx, source, name, 0)
+		dcancel()
+		if err != nil {
+			t.Logf("reading the dead letters: %v", err)
+			continue
+		}
+		missing = len(poison)
+		for _, d := range dead {
+			require.True(t, poison[d.Message.ID], "%s dead-lettered (%s: %s), but it is not poison", d.Message.ID, d.Reason(), d.Error())
+			missing--
+		}
+		if missing == 0 {
+			break
+		}
+	}
+	return missing
+}
+
+// clusterOutgoing reads out, where the relay published one outgoing
+// message per effect, until expected distinct IDs arrived (up to a
+// minute), and returns how many never did.
+func clusterOutgoing(t *testing.T, ctx context.Context, b adapters.Broker, out string, expected int) int {
+	t.Helper()
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+		all  = make(chan struct{})
+	)
+	src, err := b.Source(ctx, out, "sink")
+	require.NoError(t, err)
+	sink, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[m.ID] = true
+		if len(seen) == expected {
+			close(all)
+		}
+		return nil
+	}), consumer.Config{Name: "sink", Concurrency: 4, Logger: quietLog, Duplicates: consumer.AllowDuplicates("counts distinct IDs")})
+	require.NoError(t, err)
+	sctx, stop := context.WithTimeout(ctx, time.Minute)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- sink.Run(sctx) }()
+	select {
+	case <-all:
+	case <-sctx.Done():
+	}
+	require.NoError(t, sink.Stop(ctx))
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	return expected - len(seen)
 }
 
 // waitFor polls cond until it holds, failing the test at ctx's end.

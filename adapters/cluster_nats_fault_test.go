@@ -49,7 +49,7 @@ func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
 		return in
 	}
 	res := runClusterFault(t, clusterFault{
-		url:    url + "?prefetch=32&ack_wait=5s",
+		url:    url + "?prefetch=32&ack_wait=5s&replicas=3",
 		source: source,
 		leader: func(t *testing.T) string {
 			in := info()
@@ -72,7 +72,5 @@ func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
 			})
 		},
 	})
-	require.Zero(t, res.lost, "lost effects")
-	require.Zero(t, res.duplicated, "duplicated effects")
-	require.Zero(t, res.outOfOrder, "effects out of key order")
+	res.requireNothingLost(t)
 }
