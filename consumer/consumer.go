@@ -39,8 +39,9 @@ type Consumer struct {
 	window *window
 	epoch  time.Time // with a monotonic reading: handler timing reads only that clock
 
-	sched   runner    // runs deliveries on workers (see schedule.go)
-	workers []*worker // each worker's attempt state, made by New
+	sched   runner         // runs deliveries on workers (see schedule.go)
+	workers []*worker      // each worker's attempt state, made by New
+	copies  sync.WaitGroup // retry and dead-letter copies settling off the workers (see copyOffWorker)
 
 	// Owned by the goroutine in jobs.receive (see intake).
 	intakeCtx context.Context // cancelled when the stop begins
@@ -203,6 +204,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	c.sched.stop()
 	if err == nil {
 		c.sched.wait()
+		c.copies.Wait()
 		for _, w := range c.workers {
 			w.close()
 		}

@@ -13,6 +13,11 @@ import (
 // — and dead-letters it as retry-refused when the broker refuses the copy
 // while it answers.
 func (c *Consumer) retry(d Delivery, msg *Message, err error, dur time.Duration) {
+	c.copyOffWorker(func() { c.retryNow(d, msg, err, dur) })
+}
+
+// retryNow is retry on the calling goroutine.
+func (c *Consumer) retryNow(d Delivery, msg *Message, err error, dur time.Duration) {
 	delay := c.cfg.Retry.Delay(msg.Attempt, nil)
 	var atLeast time.Duration
 	var ra *RetryAfterError
@@ -33,12 +38,39 @@ func (c *Consumer) retry(d Delivery, msg *Message, err error, dur time.Duration)
 	case ok:
 		c.observe(Event{Message: msg, Outcome: OutcomeRetried, Err: err, RetryAfter: delay, Duration: dur, Trimmed: trimmed(d)})
 	case refused != nil:
-		c.deadLetter(d, msg, ReasonRetryRefused, fmt.Errorf("%w (retry copy refused: %w)", err, refused), dur)
+		c.deadLetterNow(d, msg, ReasonRetryRefused, fmt.Errorf("%w (retry copy refused: %w)", err, refused), dur)
 	}
 }
 
-// deadLetter settles d with a dead-letter copy carrying reason and err.
+// deadLetter settles d with a dead-letter copy carrying reason and err, off
+// the worker (see copyOffWorker).
 func (c *Consumer) deadLetter(d Delivery, msg *Message, reason string, err error, dur time.Duration) {
+	c.copyOffWorker(func() { c.deadLetterNow(d, msg, reason, err, dur) })
+}
+
+// copyOffWorker runs settle, a delivery's retry or dead-letter copy and its
+// settlement, on a goroutine of its own, so that a destination that is slow
+// or down (a stream or partition leader being elected, a broker refusing
+// one topic) holds only the deliveries that need a copy there, never the
+// workers every other delivery runs on. The delivery keeps its window slot
+// until settle returns: MaxInFlight still bounds deliveries in flight,
+// copies included, and a stop drains them like any other. Per-key order is
+// not held for the copy: a message retried or dead-lettered through the
+// broker gives up its place in its key's order (docs/reliability.md).
+// Copies are the failure path; the goroutine and closure are not on the
+// path of a message that succeeds.
+func (c *Consumer) copyOffWorker(settle func()) {
+	c.window.hold()
+	c.copies.Add(1)
+	go func() {
+		defer c.copies.Done()
+		defer c.window.release(1)
+		settle()
+	}()
+}
+
+// deadLetterNow is deadLetter on the calling goroutine.
+func (c *Consumer) deadLetterNow(d Delivery, msg *Message, reason string, err error, dur time.Duration) {
 	h := FailureHeaders(msg, Failure{Consumer: c.cfg.Name, Err: err, Reason: reason, NextAttempt: msg.Attempt, At: time.Now()})
 	c.log.Warn("dead-lettering", "message_id", msg.ID, "attempt", msg.Attempt, "reason", reason, "error", err)
 	if ok, _ := c.settle(d, msg, settlement{what: "dead-letter", headers: h}); ok {

@@ -119,6 +119,12 @@ func (w *window) idle() bool { return w.used.Load() == 0 }
 
 func (w *window) room() bool { return w.used.Load() < w.size }
 
+// hold takes one more slot for a delivery that already holds one and is
+// about to release it while it stays in flight (a copy settling off its
+// worker, see Consumer.copyOffWorker); release(1) frees it. It never
+// waits: the slot it takes is the one the delivery's release frees.
+func (w *window) hold() { w.used.Add(1) }
+
 // giveBack returns n slots intake took but did not use (Receive returned
 // fewer deliveries than asked): the window is not full after all.
 func (w *window) giveBack(n int) {
