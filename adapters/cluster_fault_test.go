@@ -108,8 +108,12 @@ func nodeAt(t *testing.T, nodes, addr string) string {
 type clusterFault struct {
 	url     string
 	source  string
-	leader  func(t *testing.T) string // the node holding source now
+	leader  func(t *testing.T) string // the node to kill: the one holding source (or, with onCopy, the copies' destination) now
 	settled func(t *testing.T)        // waits until the cluster is whole again after a restart
+	// onCopy kills the node as a handler fails (after clusterKillAt
+	// effects) so that its retry or dead-letter copy is being published
+	// while the node dies; otherwise the node dies between two effects.
+	onCopy bool
 }
 
 // clusterResult is what one run measured.
@@ -149,25 +153,6 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 	src, err := b.Source(ctx, f.source, name)
 	require.NoError(t, err)
 
-	out := f.source + "-out"
-	send, err := outbox.NewSender(pg.Schema)
-	require.NoError(t, err)
-	h := pgstore.HandlerFunc(func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
-		seq, err := strconv.Atoi(string(msg.Body))
-		if err != nil {
-			return err
-		}
-		switch kind, _ := clusterKind(seq); {
-		case kind == "poison":
-			return errors.New("poison: always fails")
-		case kind == "retried" && msg.Attempt == 1:
-			return errors.New("fails its first attempt")
-		}
-		if _, err = tx.Exec(ctx, "INSERT INTO effects (id, key, seq) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET n = effects.n + 1", msg.ID, msg.Key, seq); err != nil {
-			return err
-		}
-		return send.Send(ctx, tx, out, &consumer.Message{ID: "o-" + msg.ID, Key: msg.Key, Body: msg.Body})
-	})
 	var (
 		processed     atomic.Int64
 		killAt        atomic.Pointer[time.Time]
@@ -177,12 +162,36 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 		killOnce      sync.Once
 		publishResume atomic.Pointer[time.Time]
 	)
+	out := f.source + "-out"
+	send, err := outbox.NewSender(pg.Schema)
+	require.NoError(t, err)
+	h := pgstore.HandlerFunc(func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
+		seq, err := strconv.Atoi(string(msg.Body))
+		if err != nil {
+			return err
+		}
+		kind, _ := clusterKind(seq)
+		copied := kind == "poison" || kind == "retried" && msg.Attempt == 1
+		if copied && f.onCopy && processed.Load() >= clusterKillAt {
+			killOnce.Do(func() { close(killNow) }) // the copy is published as the node dies
+		}
+		switch {
+		case kind == "poison":
+			return errors.New("poison: always fails")
+		case copied:
+			return errors.New("fails its first attempt")
+		}
+		if _, err = tx.Exec(ctx, "INSERT INTO effects (id, key, seq) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET n = effects.n + 1", msg.ID, msg.Key, seq); err != nil {
+			return err
+		}
+		return send.Send(ctx, tx, out, &consumer.Message{ID: "o-" + msg.ID, Key: msg.Key, Body: msg.Body})
+	})
 	firstAfter.Store(clusterMessages)
 	obs := &matrixObserver{settled: func(ev consumer.Event) {
 		if ev.Outcome != consumer.OutcomeProcessed {
 			return
 		}
-		if processed.Add(1) >= clusterKillAt {
+		if processed.Add(1) >= clusterKillAt && !f.onCopy {
 			killOnce.Do(func() { close(killNow) })
 		}
 		i, _ := strconv.Atoi(strings.TrimPrefix(ev.Message.ID, "m-"))

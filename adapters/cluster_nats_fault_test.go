@@ -21,6 +21,19 @@ import (
 // killed mid-run and restarted. Every message's effect commits once, per
 // key in publish order.
 func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
+	natsClusterFault(t, false).requireNothingLost(t)
+}
+
+// TestFaultNATSClusterCopyLeaderKilled: as above, but the server leading
+// the retry stream is killed as a handler fails, while its retry (or
+// dead-letter) copy is being published.
+func TestFaultNATSClusterCopyLeaderKilled(t *testing.T) {
+	natsClusterFault(t, true).requireNothingLost(t)
+}
+
+// natsClusterFault runs one node-failure run on the NATS cluster, killing
+// the source stream's leader or, with onCopy, the retry stream's.
+func natsClusterFault(t *testing.T, onCopy bool) clusterResult {
 	url := clusterVar(t, "NATS_CLUSTER_URL", "nats")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -35,7 +48,7 @@ func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
 		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: nats.StreamName(subject), Subjects: []string{subject}, Storage: jetstream.FileStorage, Replicas: 3})
 		require.NoError(t, err)
 	}
-	info := func() *jetstream.StreamInfo {
+	info := func(stream string) *jetstream.StreamInfo {
 		ictx, icancel := context.WithTimeout(ctx, 5*time.Second)
 		defer icancel()
 		s, err := js.Stream(ictx, stream)
@@ -48,18 +61,22 @@ func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
 		}
 		return in
 	}
-	res := runClusterFault(t, clusterFault{
+	killed := stream
+	if onCopy {
+		killed = nats.StreamName(nats.RetrySubject(source, "ledger"))
+	}
+	return runClusterFault(t, clusterFault{
 		url:    url + "?prefetch=32&ack_wait=5s&replicas=3",
 		source: source,
 		leader: func(t *testing.T) string {
-			in := info()
+			in := info(killed)
 			require.NotNil(t, in, "stream info")
 			require.NotNil(t, in.Cluster, "the stream is replicated")
 			return in.Cluster.Leader
 		},
 		settled: func(t *testing.T) {
 			waitFor(t, ctx, "stream with all three replicas current", func() bool {
-				in := info()
+				in := info(stream)
 				if in == nil || in.Cluster == nil || in.Cluster.Leader == "" || len(in.Cluster.Replicas) != 2 {
 					return false
 				}
@@ -71,6 +88,6 @@ func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
 				return true
 			})
 		},
+		onCopy: onCopy,
 	})
-	res.requireNothingLost(t)
 }

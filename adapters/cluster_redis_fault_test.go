@@ -24,6 +24,20 @@ import (
 // (see docs/brokers.md, "Running on a cluster"). The test reports that
 // number and fails on any loss.
 func TestFaultRedisSentinelPrimaryKilled(t *testing.T) {
+	redisSentinelFault(t, false).requireNothingLost(t) // asynchronous replication: see docs/brokers.md
+}
+
+// TestFaultRedisSentinelCopyPrimaryKilled: as above, but the primary is
+// killed as a handler fails, while its retry (or dead-letter) copy is being
+// written.
+func TestFaultRedisSentinelCopyPrimaryKilled(t *testing.T) {
+	redisSentinelFault(t, true).requireNothingLost(t)
+}
+
+// redisSentinelFault runs one node-failure run on the Sentinel setup,
+// killing the primary between two effects or, with onCopy, as a copy is
+// written.
+func redisSentinelFault(t *testing.T, onCopy bool) clusterResult {
 	raw := clusterVar(t, "REDIS_SENTINEL_URL", "redis")
 	nodes := clusterVar(t, "REDIS_CLUSTER_NODES", "redis")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -52,7 +66,7 @@ func TestFaultRedisSentinelPrimaryKilled(t *testing.T) {
 		return agreed
 	}
 	var killed string
-	res := runClusterFault(t, clusterFault{
+	return runClusterFault(t, clusterFault{
 		url:    raw + "?lease=5s&block=200ms",
 		source: fmt.Sprintf("cluster%d", time.Now().UnixNano()),
 		leader: func(t *testing.T) string {
@@ -75,6 +89,6 @@ func TestFaultRedisSentinelPrimaryKilled(t *testing.T) {
 				return err == nil && strings.Contains(info, "role:slave") && strings.Contains(info, "master_link_status:up")
 			})
 		},
+		onCopy: onCopy,
 	})
-	res.requireNothingLost(t) // asynchronous replication: see docs/brokers.md
 }
