@@ -58,8 +58,14 @@ func (c *Consumer) deadLetter(d Delivery, msg *Message, reason string, err error
 // not held for the copy: a message retried or dead-lettered through the
 // broker gives up its place in its key's order (docs/reliability.md).
 // Copies are the failure path; the goroutine and closure are not on the
-// path of a message that succeeds.
+// path of a message that succeeds. A Source whose Retry keeps the message's
+// place (Capabilities.RetryInPlace) settles on the worker: the next
+// delivery of the key must not run before it.
 func (c *Consumer) copyOffWorker(settle func()) {
+	if c.caps.RetryInPlace {
+		settle()
+		return
+	}
 	c.window.hold()
 	c.copies.Add(1)
 	go func() {

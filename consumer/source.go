@@ -107,6 +107,14 @@ type Capabilities struct {
 	// NativeDelay reports whether Retry honours its delay on the broker.
 	NativeDelay bool
 
+	// RetryInPlace reports that Retry keeps the message's place in its
+	// key's order instead of publishing a copy (Kafka's RetryInPlace): the
+	// runtime then settles a retry, and a dead letter, on the worker, before
+	// the next delivery of the key runs. False (the default): retry and
+	// dead-letter copies settle off the workers, and a message settled so
+	// gives up its place in its key's order.
+	RetryInPlace bool
+
 	// MaxDelay is the longest delay Retry supports; zero means no limit.
 	MaxDelay time.Duration
 

@@ -205,12 +205,13 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 // pruned would run twice.
 func (s *Source) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{
-		Broker:      "kafka",
-		Partitioned: true,
-		NativeDelay: true,
-		MaxDelay:    s.cfg.ClaimRetention,
-		FanOut:      true,
-		Prefetch:    0,
+		Broker:       "kafka",
+		Partitioned:  true,
+		NativeDelay:  true,
+		RetryInPlace: s.cfg.RetryMode == RetryInPlace,
+		MaxDelay:     s.cfg.ClaimRetention,
+		FanOut:       true,
+		Prefetch:     0,
 	}
 }
 
