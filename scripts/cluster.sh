@@ -47,14 +47,15 @@ free_port() {
 }
 
 # A node is a directory $state/<cluster>/<node> holding cmd (the command
-# line that starts it, one argument a line), port, pid and its data.
+# line that starts it, one argument a line), port, pid, optionally wait (the
+# seconds a start may take until port opens, default 30) and its data.
 node_dir() {
   local d
   for d in "$state"/*/"$1"; do [ -d "$d" ] && { echo "$d"; return 0; }; done
   die "no node $1 (started clusters: $(ls "$state" 2>/dev/null | tr '\n' ' '))"
 }
-run_node() { # dir [seconds to wait for its port, default 30; 0: do not wait]
-  local dir=$1 wait=${2:-30} args
+run_node() { # dir [seconds to wait for its port: default the file wait, else 30; 0: do not wait]
+  local dir=$1 wait=${2:-$(cat "$1/wait" 2>/dev/null || echo 30)} args
   mapfile -t args <"$dir/cmd"
   # exec: the pid recorded is the server's own (setsid does not fork in a
   # script's background job), and no shell keeps this script's stdout open.

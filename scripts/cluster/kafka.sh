@@ -65,6 +65,9 @@ EOF
       { cat "$n/format.log" >&2; die "formatting kafka-$i's storage failed"; }
     printf '%s\n' "${java[@]}" kafka.Kafka "$props" >"$n/cmd"
     echo "${broker[i]}" >"$n/port"
+    # A restarted node recovers its logs and catches up with the metadata
+    # before it opens its listener: on a loaded machine that took over 30 s.
+    echo 180 >"$n/wait"
     brokers+="127.0.0.1:${broker[i]},"
     nodes+="kafka-$i=127.0.0.1:${broker[i]},"
   done
@@ -72,7 +75,7 @@ EOF
   # The brokers open their listener only once the controller quorum (two of
   # three) elected a leader: start all three, then wait for each.
   for i in 1 2 3; do run_node "$c/kafka-$i" 0; done
-  for i in 1 2 3; do wait_port "${broker[i]}" 120 || die "kafka-$i did not start on port ${broker[i]} (see $c/kafka-$i/out.log)"; done
+  for i in 1 2 3; do wait_port "${broker[i]}" 180 || die "kafka-$i did not start on port ${broker[i]} (see $c/kafka-$i/out.log)"; done
   log "kafka-1..3 up after $((SECONDS - began))s"
   echo "KAFKA_CLUSTER_BROKERS=${brokers%,}"
   echo "KAFKA_CLUSTER_NODES=${nodes%,}"
