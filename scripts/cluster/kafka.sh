@@ -12,7 +12,7 @@
 # Environment: KAFKA_CLUSTER_HEAP (the JVMs' -Xmx, default 384m).
 
 start_kafka() {
-  local root c i n port id lib props broker=() controller=() voters="" brokers="" nodes="" began=$SECONDS
+  local root c i n port id lib props broker=() controller=() formats=() voters="" brokers="" nodes="" began=$SECONDS
   root=$(cd "$dir/../.." && pwd)
   lib=$root/.tmp/kafka/lib
   c=$state/kafka
@@ -61,8 +61,9 @@ num.replica.fetchers=1
 background.threads=2
 num.recovery.threads.per.data.dir=1
 EOF
-    "${java[@]}" kafka.tools.StorageTool format -t "$id" -c "$props" >"$n/format.log" 2>&1 ||
-      { cat "$n/format.log" >&2; die "formatting kafka-$i's storage failed"; }
+    # The three formats run side by side (a JVM start each).
+    "${java[@]}" kafka.tools.StorageTool format -t "$id" -c "$props" >"$n/format.log" 2>&1 &
+    formats[i]=$!
     printf '%s\n' "${java[@]}" kafka.Kafka "$props" >"$n/cmd"
     echo "${broker[i]}" >"$n/port"
     # A restarted node recovers its logs and catches up with the metadata
@@ -70,6 +71,9 @@ EOF
     echo 180 >"$n/wait"
     brokers+="127.0.0.1:${broker[i]},"
     nodes+="kafka-$i=127.0.0.1:${broker[i]},"
+  done
+  for i in 1 2 3; do
+    wait "${formats[i]}" || { cat "$c/kafka-$i/format.log" >&2; die "formatting kafka-$i's storage failed"; }
   done
   log "starting kafka-1..3 (data in $c)"
   # The brokers open their listener only once the controller quorum (two of
