@@ -47,20 +47,22 @@ free_port() {
 }
 
 # A node is a directory $state/<cluster>/<node> holding cmd (the command
-# line that starts it, one argument a line), port, pid and its data.
+# line that starts it, one argument a line), port, pid, optionally wait (the
+# seconds a start may take until port opens, default 30) and its data.
 node_dir() {
   local d
   for d in "$state"/*/"$1"; do [ -d "$d" ] && { echo "$d"; return 0; }; done
   die "no node $1 (started clusters: $(ls "$state" 2>/dev/null | tr '\n' ' '))"
 }
-run_node() { # dir
-  local dir=$1 args
+run_node() { # dir [seconds to wait for its port: default the file wait, else 30; 0: do not wait]
+  local dir=$1 wait=${2:-$(cat "$1/wait" 2>/dev/null || echo 30)} args
   mapfile -t args <"$dir/cmd"
   # exec: the pid recorded is the server's own (setsid does not fork in a
   # script's background job), and no shell keeps this script's stdout open.
   (cd "$dir" && exec setsid "${args[@]}") </dev/null >>"$dir/out.log" 2>&1 &
   echo $! >"$dir/pid"
-  wait_port "$(cat "$dir/port")" 30 || die "$(basename "$dir") did not start on port $(cat "$dir/port") (see $dir/out.log)"
+  [ "$wait" = 0 ] && return 0
+  wait_port "$(cat "$dir/port")" "$wait" || die "$(basename "$dir") did not start on port $(cat "$dir/port") (see $dir/out.log)"
 }
 kill_node() { # dir
   local dir=$1 pid i

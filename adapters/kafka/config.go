@@ -235,8 +235,11 @@ type Config struct {
 	// option here replaces it.
 	//
 	// Options that would commit before
-	// processing (AutoCommitMarks) or consume other topics (ConsumeRegex,
-	// ConsumePartitions) are refused.
+	// processing (AutoCommitMarks), consume other topics (ConsumeRegex,
+	// ConsumePartitions) or confirm a retry or dead-letter copy before every
+	// in-sync replica stored it (RequiredAcks other than kgo.AllISRAcks, the
+	// default) are refused: the original is committed once its copy is
+	// confirmed, so a copy confirmed by the leader alone is lost with it.
 	Opts []kgo.Opt
 }
 
@@ -349,6 +352,9 @@ func checkOpts(cl *kgo.Client) error {
 	}
 	if v, _ := cl.OptValue(kgo.ConsumeRegex).(bool); v {
 		errs = append(errs, errors.New("option ConsumeRegex would treat topic names as patterns; remove it"))
+	}
+	if v, ok := cl.OptValue(kgo.RequiredAcks).(kgo.Acks); ok && v != kgo.AllISRAcks() {
+		errs = append(errs, errors.New("option RequiredAcks below AllISRAcks confirms retry and dead-letter copies a leader failover can lose; remove it"))
 	}
 	if v, _ := cl.OptValue(kgo.ConsumePartitions).(map[string]map[int32]kgo.Offset); len(v) > 0 {
 		errs = append(errs, errors.New("option ConsumePartitions bypasses the consumer group; remove it"))

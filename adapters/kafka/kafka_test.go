@@ -618,9 +618,10 @@ func TestRefusedOpts(t *testing.T) {
 	t.Parallel()
 	addrs := newCluster(t, 1) // option checks only: no broker behaviour involved
 	_, err := New(context.Background(), Config{Brokers: addrs, Topic: uniqueTopic("opts"), Group: "g", Logger: testLogger(),
-		Opts: []kgo.Opt{kgo.AutoCommitMarks(), kgo.ConsumeRegex()}})
+		Opts: []kgo.Opt{kgo.AutoCommitMarks(), kgo.ConsumeRegex(), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite()}})
 	require.ErrorContains(t, err, "AutoCommitMarks")
 	require.ErrorContains(t, err, "ConsumeRegex")
+	require.ErrorContains(t, err, "RequiredAcks")
 }
 
 func TestTopicCreationRefused(t *testing.T) {
