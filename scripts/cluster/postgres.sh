@@ -95,7 +95,9 @@ pg_make_sync() { # port node
 # pg_other prints the directory of the cluster's other node.
 pg_other() { # node-dir
   local d
-  for d in "$(dirname "$1")"/postgres-*/; do [ "${d%/}" != "$1" ] && echo "${d%/}"; done
+  for d in "$(dirname "$1")"/postgres-*/; do
+    if [ "${d%/}" != "$1" ]; then echo "${d%/}"; fi
+  done
 }
 pg_running() { [ -f "$1/pid" ] && kill -0 "$(cat "$1/pid")" 2>/dev/null; }
 
