@@ -107,8 +107,12 @@ func TestFaultPostgresClusterPromotion(t *testing.T) {
 		resumedAt atomic.Pointer[time.Time]
 		breakers  atomic.Int64
 		closedAt  atomic.Pointer[time.Time] // the breaker's last close
+		retried   atomic.Int64
 	)
 	obs := &matrixObserver{settled: func(ev consumer.Event) {
+		if ev.Outcome == consumer.OutcomeRetried {
+			retried.Add(1)
+		}
 		if ev.Outcome != consumer.OutcomeProcessed {
 			return
 		}
@@ -182,11 +186,15 @@ func TestFaultPostgresClusterPromotion(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, "SELECT inet_server_port()").Scan(&port))
 	require.Equal(t, pgNodeAddr(t, nodes, standby), "127.0.0.1:"+strconv.Itoa(port), "the DSN writes to the promoted node")
 
-	poison, want := 0, 0
+	poison, want, wantRetried := 0, 0, 0
 	for i := range clusterMessages {
-		if pgPoison(i) {
+		switch {
+		case pgPoison(i):
 			poison++
-		} else {
+		case pgRetried(i):
+			wantRetried++
+			want++
+		default:
 			want++
 		}
 	}
@@ -204,12 +212,14 @@ func TestFaultPostgresClusterPromotion(t *testing.T) {
 	outOfOrder := pgOutOfOrder(t, ctx, pool, effects)
 	dead := len(mb.DeadLetters("payments", name))
 	receipts := pgReceipts(t, ctx, b, want)
-	t.Logf("%s killed, %s promoted after %v: %d of %d effects, %d duplicated, %d out of order, %d dead letters (%d poison), %d of %d receipts relayed; consumer resumed %v after the kill, breaker opened %d times, last closed %v after the kill",
-		primary, standby, promoted.Round(time.Millisecond), distinct, want, duplicated, outOfOrder, dead, poison, receipts, want, resume.Round(time.Millisecond), breakers.Load(), pgSince(closedAt.Load(), killAt))
+	t.Logf("%s killed, %s promoted after %v: %d of %d effects, %d duplicated, %d out of order, %d dead letters (%d poison), %d retried (%d by design), %d of %d receipts relayed; consumer resumed %v after the kill, breaker opened %d times, last closed %v after the kill",
+		primary, standby, promoted.Round(time.Millisecond), distinct, want, duplicated, outOfOrder, dead, poison, retried.Load(), wantRetried, receipts, want, resume.Round(time.Millisecond), breakers.Load(), pgSince(closedAt.Load(), killAt))
 	require.Equal(t, want, distinct, "effects (0 lost)")
 	require.Zero(t, duplicated, "duplicated effects")
 	require.Zero(t, outOfOrder, "effects out of key order")
 	require.Equal(t, poison, dead, "dead letters: the poison messages only")
+	require.Equal(t, int64(wantRetried), retried.Load(), "retries: the failing first attempts only (an outage holds, never retries)")
+	require.Positive(t, breakers.Load(), "the breaker paused intake during the failover")
 	require.Equal(t, want, receipts, "outbox rows relayed")
 }
 
