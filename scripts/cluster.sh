@@ -9,12 +9,14 @@
 #   scripts/cluster.sh start CLUSTER    start a cluster; prints NAME=value lines
 #   scripts/cluster.sh kill NODE        SIGKILL one node (a crash)
 #   scripts/cluster.sh restart NODE     start a killed node again, same ports and data
+#   scripts/cluster.sh promote NODE     make a standby the primary (postgres-standby)
 #   scripts/cluster.sh stop CLUSTER     stop the cluster and remove its data
 #   scripts/cluster.sh list             the clusters this script can start
 #
 # Each cluster is one file, scripts/cluster/CLUSTER.sh, defining start_CLUSTER
 # (its header says what it starts and prints) and, where SIGKILL and removing
-# the data is not enough, stop_CLUSTER; the helpers below are shared.
+# the data is not enough, stop_CLUSTER (likewise kill_CLUSTER, restart_CLUSTER
+# and promote_CLUSTER, given a node's directory); the helpers below are shared.
 set -euo pipefail
 
 state=${ONCELY_CLUSTER_DIR:-${TMPDIR:-/tmp}/oncely-cluster}
@@ -99,11 +101,23 @@ case "${1:-} ${2:-}" in
   if declare -F "stop_$2" >/dev/null; then "stop_$2"; else stop_cluster "$2"; fi
   ;;
 "list ") cd "$dir" && ls -- *.sh | sed 's/\.sh$//' ;;
-"kill "?*) kill_node "$(node_dir "$2")" ;;
-"restart "?*)
+"kill "?* | "restart "?* | "promote "?*)
   d=$(node_dir "$2")
-  [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null && die "$2 runs already"
-  run_node "$d"
+  cl=$(basename "$(dirname "$d")")
+  # shellcheck source=/dev/null
+  . "$dir/$cl.sh"
+  # A cluster file may define kill_CLUSTER, restart_CLUSTER (given the
+  # node's directory) for its own way; promote exists only where it does.
+  if declare -F "$1_$cl" >/dev/null; then
+    "$1_$cl" "$d"
+  elif [ "$1" = kill ]; then
+    kill_node "$d"
+  elif [ "$1" = restart ]; then
+    [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null && die "$2 runs already"
+    run_node "$d"
+  else
+    die "cluster $cl has no $1"
+  fi
   ;;
 *)
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
