@@ -25,7 +25,7 @@ import (
 // number and fails on any loss.
 func TestFaultRedisSentinelPrimaryKilled(t *testing.T) {
 	raw := clusterVar(t, "REDIS_SENTINEL_URL", "redis")
-	nodes := clusterVar(t, "REDIS_CLUSTER_NODES", "redis")
+	nodes := clusterVar(t, "REDIS_SENTINEL_NODES", "redis")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	u, err := url.Parse(raw)
