@@ -49,7 +49,8 @@ import (
 // redis+cluster://[user:pass@]host:port[,host:port]/ names seed nodes of a
 // Redis Cluster (rediss+cluster:// for TLS, with the tls_* parameters): the
 // client learns the slot map from them and follows the cluster's
-// failovers and slot moves (MOVED, ASK). Each source stream must carry a
+// failovers and slot moves (MOVED, ASK), asking for the slot map every
+// second so a promoted replica is found within a second of a failover. Each source stream must carry a
 // hash tag ("{orders}") so its retry and dead-letter keys share its slot
 // (redis.Config.Stream); Source refuses one without.
 //
@@ -137,11 +138,19 @@ const (
 	redissClusterScheme = "rediss+cluster"
 )
 
+// clusterReloadInterval is how often a cluster client asks for the slot
+// map (CLUSTER SLOTS, one small command). go-redis reloads it at once on a
+// MOVED reply, but a dead primary sends none: until the next reload every
+// command of its slots goes to the dead address. go-redis's default, 60 s,
+// would stall intake that long after a failover; at 1 s the client finds
+// the promoted replica within a second of the promotion.
+const clusterReloadInterval = time.Second
+
 // clusterOptions reads redis+cluster://[user:pass@]host:port[,host:port]/
 // into the options of a Redis Cluster client; problems are recorded in q.
 // A cluster has one database, so the path must be empty.
 func clusterOptions(u *url.URL, q *query) *goredis.ClusterOptions {
-	o := &goredis.ClusterOptions{Addrs: strings.Split(u.Host, ",")}
+	o := &goredis.ClusterOptions{Addrs: strings.Split(u.Host, ","), ClusterStateReloadInterval: clusterReloadInterval}
 	if p := strings.Trim(u.Path, "/"); p != "" {
 		q.fail("path %q: Redis Cluster has one database; write redis+cluster://host:port[,host:port]/", p)
 	}

@@ -31,7 +31,7 @@ func newClusterClient(t *testing.T, hooks ...goredis.Hook) *goredis.ClusterClien
 	if err != nil {
 		t.Fatalf("REDIS_CLUSTER_URL=%q: %v", raw, err)
 	}
-	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(u.Host, ",")})
+	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(u.Host, ","), ClusterStateReloadInterval: time.Second})
 	for _, h := range hooks {
 		c.AddHook(h)
 	}

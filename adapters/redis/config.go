@@ -43,8 +43,11 @@ const (
 type Config struct {
 	// Client is the Redis connection: a *goredis.Client (one server, or
 	// the primary Sentinels name: goredis.NewFailoverClient) or a
-	// *goredis.ClusterClient (Redis Cluster). Required; Close does not
-	// close it.
+	// *goredis.ClusterClient (Redis Cluster: set its
+	// ClusterStateReloadInterval to about a second, else after a
+	// primary dies go-redis sends that primary's slots to the dead
+	// address until its next reload, 60 s by default). Required; Close
+	// does not close it.
 	Client goredis.UniversalClient
 
 	// Stream is the source stream. Required. On Redis Cluster (a
