@@ -5,7 +5,9 @@ package adapters_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +54,7 @@ func TestFaultRedisClusterPrimaryKilled(t *testing.T) {
 			url:    raw + "?lease=5s&block=200ms",
 			source: source,
 			leader: func(t *testing.T) string {
-				// The slot's owner by a fresh CLUSTER SLOTS, confirmed by
+				// The slot's owner by a fresh CLUSTER SHARDS, confirmed by
 				// the node itself: the client's cached map may be older.
 				var addr string
 				waitFor(t, ctx, "the primary of "+source, func() bool {
@@ -60,13 +62,20 @@ func TestFaultRedisClusterPrimaryKilled(t *testing.T) {
 					if err != nil {
 						return false
 					}
-					slots, err := cc.ClusterSlots(ctx).Result()
+					shards, err := cc.ClusterShards(ctx).Result()
 					if err != nil {
 						return false
 					}
-					for _, r := range slots {
-						if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-							addr = r.Nodes[0].Addr
+					addr = ""
+					for _, sh := range shards {
+						for _, r := range sh.Slots {
+							if r.Start <= slot && slot <= r.End {
+								for _, n := range sh.Nodes {
+									if n.Role == "master" && n.Health == "online" {
+										addr = net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10))
+									}
+								}
+							}
 						}
 					}
 					if addr == "" {
