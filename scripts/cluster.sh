@@ -9,6 +9,8 @@
 #   scripts/cluster.sh start CLUSTER    start a cluster; prints NAME=value lines
 #   scripts/cluster.sh kill NODE        SIGKILL one node (a crash)
 #   scripts/cluster.sh restart NODE     start a killed node again, same ports and data
+#   scripts/cluster.sh pause NODE       SIGSTOP one node (it hangs, its sockets stay open)
+#   scripts/cluster.sh resume NODE      SIGCONT a paused node
 #   scripts/cluster.sh stop CLUSTER     stop the cluster and remove its data
 #   scripts/cluster.sh list             the clusters this script can start
 #
@@ -98,6 +100,8 @@ case "${1:-} ${2:-}" in
   ;;
 "list ") cd "$dir" && ls -- *.sh | sed 's/\.sh$//' ;;
 "kill "?*) kill_node "$(node_dir "$2")" ;;
+"pause "?*) kill -STOP "$(cat "$(node_dir "$2")/pid")" ;;
+"resume "?*) kill -CONT "$(cat "$(node_dir "$2")/pid")" ;;
 "restart "?*)
   d=$(node_dir "$2")
   [ -f "$d/pid" ] && kill -0 "$(cat "$d/pid")" 2>/dev/null && die "$2 runs already"
