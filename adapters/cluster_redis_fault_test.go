@@ -39,7 +39,7 @@ func TestFaultRedisSentinelCopyPrimaryKilled(t *testing.T) {
 // written.
 func redisSentinelFault(t *testing.T, onCopy bool) clusterResult {
 	raw := clusterVar(t, "REDIS_SENTINEL_URL", "redis")
-	nodes := clusterVar(t, "REDIS_CLUSTER_NODES", "redis")
+	nodes := clusterVar(t, "REDIS_SENTINEL_NODES", "redis")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	u, err := url.Parse(raw)

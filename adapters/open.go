@@ -9,7 +9,8 @@
 //	nats://host:port[,host:port]         NATS JetStream (adapters/nats); tls:// for TLS
 //	mem://                               a process-local memory broker (adapters/memory)
 //	redis://host:port/db                 Redis Streams (adapters/redis); rediss:// for TLS,
-//	                                     redis+sentinel://host:port[,host:port]/master for Sentinel
+//	                                     redis+sentinel://host:port[,host:port]/master for Sentinel,
+//	                                     redis+cluster://host:port[,host:port]/ for Redis Cluster
 //
 // No error of Open and no log line of the Broker it returns holds the URL's
 // password or token (internal/redact): errors show the URL with its user
@@ -208,6 +209,8 @@ func schemes() []scheme {
 		{"redis", "redis://host:port/db", openRedis},
 		{"rediss", "rediss://user:pass@host:port/db", openRedis},
 		{"redis+sentinel", "redis+sentinel://host:port[,host:port]/master", openRedis},
+		{"redis+cluster", "redis+cluster://host:port[,host:port]/", openRedis},
+		{"rediss+cluster", "rediss+cluster://user:pass@host:port[,host:port]/", openRedis},
 	}
 }
 
@@ -284,7 +287,7 @@ func warnInsecure(l *slog.Logger, u *url.URL, shown string) {
 	if v := strings.ToLower(u.Query().Get("tls_insecure_skip_verify")); v == "true" || v == "1" {
 		l.Warn("tls_insecure_skip_verify=true: the broker's certificate is not verified, so anyone on the network path can read and change the traffic, credentials included; use it for tests only", "url", shown)
 	}
-	plain := map[string]bool{"kafka": u.Query().Get("tls") != "true", "amqp": true, "nats": true, "redis": true, "redis+sentinel": true}
+	plain := map[string]bool{"kafka": u.Query().Get("tls") != "true", "amqp": true, "nats": true, "redis": true, "redis+sentinel": true, "redis+cluster": true}
 	if u.User != nil && plain[strings.ToLower(u.Scheme)] && !allLoopback(u.Host) {
 		l.Warn("credentials in the broker URL go over a plain-text connection: use the scheme's TLS form (kafkas://, amqps://, tls://, rediss://)", "url", shown)
 	}

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -45,6 +46,14 @@ import (
 // asynchronously: see docs/brokers.md, "Running on a cluster", for what a
 // failover can lose and the settings that bound it.
 //
+// redis+cluster://[user:pass@]host:port[,host:port]/ names seed nodes of a
+// Redis Cluster (rediss+cluster:// for TLS, with the tls_* parameters): the
+// client learns the slot map from them and follows the cluster's
+// failovers and slot moves (MOVED, ASK), asking for the slot map every
+// second so a promoted replica is found within a second of a failover. Each source stream must carry a
+// hash tag ("{orders}") so its retry and dead-letter keys share its slot
+// (redis.Config.Stream); Source refuses one without.
+//
 // Open pings the server (bounded by 10 s) and fails with "no Redis answers". Dead letters are browsed with
 // XRANGE, which changes nothing; Redrive appends to <source>.C.retry, which
 // only consumer name C reads, and Backlog reads XINFO GROUPS (lag plus
@@ -68,23 +77,36 @@ func openRedis(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	duration("trim_interval", &cfg.TrimInterval)
 	cfg.Start = startParam(q)
 	tlsCfg := queryTLS(q)
-	if tlsCfg != nil && u.Scheme != "rediss" {
-		q.fail("tls_* parameters configure TLS, which needs rediss://")
+	if tlsCfg != nil && u.Scheme != "rediss" && u.Scheme != redissClusterScheme {
+		q.fail("tls_* parameters configure TLS, which needs rediss:// or rediss+cluster://")
+	}
+	if tlsCfg == nil && u.Scheme == redissClusterScheme {
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	if u.Host == "" {
 		q.fail("no host; write redis://host:port/db")
 	}
-	var sentinel *goredis.FailoverOptions
-	if strings.EqualFold(u.Scheme, redisSentinelScheme) {
+	var (
+		sentinel *goredis.FailoverOptions
+		cluster  *goredis.ClusterOptions
+	)
+	switch strings.ToLower(u.Scheme) {
+	case redisSentinelScheme:
 		sentinel = sentinelOptions(u, q)
+	case redisClusterScheme, redissClusterScheme:
+		cluster = clusterOptions(u, q)
 	}
 	if err := q.err(); err != nil {
 		return nil, err
 	}
-	var client *goredis.Client
-	if sentinel != nil {
+	var client goredis.UniversalClient
+	switch {
+	case sentinel != nil:
 		client = goredis.NewFailoverClient(sentinel)
-	} else {
+	case cluster != nil:
+		cluster.TLSConfig = tlsCfg
+		client = goredis.NewClusterClient(cluster)
+	default:
 		plain := *u
 		plain.RawQuery = ""
 		opts, err := goredis.ParseURL(plain.String())
@@ -109,8 +131,40 @@ func openRedis(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	return &redisBroker{cfg: cfg, client: client}, nil
 }
 
-// redisSentinelScheme is the scheme of a URL naming Sentinels.
-const redisSentinelScheme = "redis+sentinel"
+// The schemes of URLs naming Sentinels and Redis Cluster seed nodes.
+const (
+	redisSentinelScheme = "redis+sentinel"
+	redisClusterScheme  = "redis+cluster"
+	redissClusterScheme = "rediss+cluster"
+)
+
+// clusterReloadInterval is how often a cluster client asks for the slot
+// map (CLUSTER SLOTS, one small command). go-redis reloads it at once on a
+// MOVED reply, but a dead primary sends none: until the next reload every
+// command of its slots goes to the dead address. go-redis's default, 60 s,
+// would stall intake that long after a failover; at 1 s the client finds
+// the promoted replica within a second of the promotion.
+const clusterReloadInterval = time.Second
+
+// clusterOptions reads redis+cluster://[user:pass@]host:port[,host:port]/
+// into the options of a Redis Cluster client; problems are recorded in q.
+// A cluster has one database, so the path must be empty.
+func clusterOptions(u *url.URL, q *query) *goredis.ClusterOptions {
+	o := &goredis.ClusterOptions{Addrs: strings.Split(u.Host, ","), ClusterStateReloadInterval: clusterReloadInterval}
+	if p := strings.Trim(u.Path, "/"); p != "" {
+		q.fail("path %q: Redis Cluster has one database; write redis+cluster://host:port[,host:port]/", p)
+	}
+	for _, a := range o.Addrs {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			q.fail("cluster node address %q: want host:port", a)
+		}
+	}
+	if u.User != nil {
+		o.Username = u.User.Username()
+		o.Password, _ = u.User.Password()
+	}
+	return o
+}
 
 // sentinelOptions reads redis+sentinel://[user:pass@]host:port[,host:port]/MASTER?db=N
 // into the options of a client that follows MASTER's failovers; problems
@@ -139,11 +193,11 @@ func sentinelOptions(u *url.URL, q *query) *goredis.FailoverOptions {
 	return o
 }
 
-// redisBroker is a Broker on one Redis server or on the primary that
-// Sentinels name.
+// redisBroker is a Broker on one Redis server, on the primary that
+// Sentinels name, or on a Redis Cluster.
 type redisBroker struct {
 	cfg    redis.Config
-	client *goredis.Client
+	client goredis.UniversalClient
 }
 
 func (r *redisBroker) Kind() string { return "redis" }

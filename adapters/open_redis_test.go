@@ -77,3 +77,28 @@ func TestOpenRedisSentinelUnreachable(t *testing.T) {
 	require.Contains(t, err.Error(), "no Redis answers at 127.0.0.1:1,127.0.0.1:2")
 	require.NotContains(t, err.Error(), secret)
 }
+
+// TestOpenRedisClusterParameters: a redis+cluster:// URL needs host:port
+// seed nodes and no database path; tls_* needs rediss+cluster://. All
+// problems are reported at once, before anything connects.
+func TestOpenRedisClusterParameters(t *testing.T) {
+	_, err := adapters.Open(context.Background(), "redis+cluster://127.0.0.1:1,localhost:/0?lease=soon")
+	require.Error(t, err)
+	for _, want := range []string{`path "0": Redis Cluster has one database`, `cluster node address "localhost:": want host:port`, `lease="soon"`} {
+		require.Contains(t, err.Error(), want)
+	}
+	_, err = adapters.Open(context.Background(), "redis+cluster://127.0.0.1:1/?tls_insecure_skip_verify=true")
+	require.ErrorContains(t, err, "needs rediss:// or rediss+cluster://")
+}
+
+// TestOpenRedisClusterUnreachable: seed nodes that do not answer fail Open
+// naming them, never the password.
+func TestOpenRedisClusterUnreachable(t *testing.T) {
+	const secret = "s3cret-pw"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := adapters.Open(ctx, "redis+cluster://default:"+secret+"@127.0.0.1:1,127.0.0.1:2/")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "no Redis answers at 127.0.0.1:1,127.0.0.1:2")
+	require.NotContains(t, err.Error(), secret)
+}

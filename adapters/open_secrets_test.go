@@ -52,7 +52,7 @@ func TestOpenNeverShowsPasswords(t *testing.T) {
 	}
 	hosts := []string{"127.0.0.1:1", "127.0.0.1:x", "[::1", "127.0.0.1:1/v?bad=%zz"}
 	var urls []string
-	for _, s := range []string{"kafka", "kafkas", "amqp", "amqps", "nats", "tls", "redis", "rediss", "redis+sentinel", "mem"} {
+	for _, s := range []string{"kafka", "kafkas", "amqp", "amqps", "nats", "tls", "redis", "rediss", "redis+sentinel", "redis+cluster", "rediss+cluster", "mem"} {
 		for _, p := range passwords {
 			for _, h := range hosts {
 				urls = append(urls,
@@ -138,6 +138,8 @@ func TestOpenWarnsOfInsecureSettings(t *testing.T) {
 		{"amqp://user:pw@127.0.0.1:1/", ""},
 		{"nats://user:pw@127.0.0.1:1,localhost:2,[::1]:3", ""},
 		{"redis+sentinel://user:pw@127.0.0.1:1,127.0.0.1:2/oncely", ""},
+		{"redis+cluster://user:pw@127.0.0.1:1,127.0.0.1:2/", ""},
+		{"redis+cluster://user:pw@127.0.0.1:1,192.0.2.1:2/", "plain-text connection"},
 		{"nats://user:pw@127.0.0.1:1,192.0.2.1:2", "plain-text connection"},
 	} {
 		t.Run(tc.url, func(t *testing.T) {

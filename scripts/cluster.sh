@@ -10,6 +10,8 @@
 #   scripts/cluster.sh kill NODE        SIGKILL one node (a crash)
 #   scripts/cluster.sh restart NODE     start a killed node again, same ports and data
 #   scripts/cluster.sh promote NODE     make a standby the primary (postgres-standby)
+#   scripts/cluster.sh pause NODE       SIGSTOP one node (it hangs, its sockets stay open)
+#   scripts/cluster.sh resume NODE      SIGCONT a paused node
 #   scripts/cluster.sh stop CLUSTER     stop the cluster and remove its data
 #   scripts/cluster.sh list             the clusters this script can start
 #
@@ -101,6 +103,8 @@ case "${1:-} ${2:-}" in
   if declare -F "stop_$2" >/dev/null; then "stop_$2"; else stop_cluster "$2"; fi
   ;;
 "list ") cd "$dir" && ls -- *.sh | sed 's/\.sh$//' ;;
+"pause "?*) kill -STOP "$(cat "$(node_dir "$2")/pid")" ;;
+"resume "?*) kill -CONT "$(cat "$(node_dir "$2")/pid")" ;;
 "kill "?* | "restart "?* | "promote "?*)
   d=$(node_dir "$2")
   cl=$(basename "$(dirname "$d")")

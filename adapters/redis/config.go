@@ -41,13 +41,24 @@ const (
 // Config configures a Source. The zero value of every field but Client,
 // Stream and Consumer is valid and means the documented default.
 type Config struct {
-	// Client is the Redis connection (a *goredis.Client or any
-	// UniversalClient on one node; Redis Cluster is not supported: the
-	// settlement scripts touch keys of several names). Required; Close
+	// Client is the Redis connection: a *goredis.Client (one server, or
+	// the primary Sentinels name: goredis.NewFailoverClient) or a
+	// *goredis.ClusterClient (Redis Cluster: set its
+	// ClusterStateReloadInterval to about a second, else after a
+	// primary dies go-redis sends that primary's slots to the dead
+	// address until its next reload, 60 s by default). Required; Close
 	// does not close it.
 	Client goredis.UniversalClient
 
-	// Stream is the source stream. Required.
+	// Stream is the source stream. Required. On Redis Cluster (a
+	// *goredis.ClusterClient or *goredis.Ring) it must carry a hash tag,
+	// such as "{orders}" or "app:{orders}" (see HashTag): the settlement
+	// scripts touch the stream and its retry and dead-letter keys
+	// together, which Redis Cluster allows only within one slot, and
+	// every derived key begins with the stream's name, so it shares the
+	// stream's tag. A tagged name means the same keys on one server, so a
+	// deployment can move to a cluster without renaming; New refuses an
+	// untagged Stream on a cluster.
 	Stream string
 
 	// Consumer is the consumer name: the consumer group on Stream (created
@@ -147,6 +158,8 @@ func (c Config) validate() error {
 	}
 	if c.Stream == "" {
 		errs = append(errs, errors.New("a Stream is required"))
+	} else if _, tagged := HashTag(c.Stream); !tagged && c.Client != nil && sharded(c.Client) {
+		errs = append(errs, fmt.Errorf("field Stream %q needs a hash tag on Redis Cluster, such as %q: its retry and dead-letter keys must share its slot", c.Stream, "{"+c.Stream+"}"))
 	}
 	if c.Consumer == "" {
 		errs = append(errs, errors.New("a Consumer name is required (it names the consumer group and the retry and dead-letter keys)"))

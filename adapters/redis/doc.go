@@ -1,6 +1,6 @@
 // Package redis is the Redis Streams adapter (github.com/redis/go-redis/v9;
-// Redis 7.0 or newer, one node or a primary: the settlement scripts touch
-// several keys, so Redis Cluster is not supported).
+// Redis 7.0 or newer: one server, a primary that Sentinels watch, or a
+// Redis Cluster).
 //
 // # Keys
 //
@@ -13,6 +13,16 @@
 //
 // A consumer name holding '.' is escaped in these keys (see DeadLetterStream),
 // so no two (stream, consumer) pairs share a key.
+//
+// # Redis Cluster
+//
+// A settlement script touches S and its derived keys at once, which Redis
+// Cluster allows only when they share a hash slot. Each derived key begins
+// with S, so a stream named with a hash tag ("{orders}") puts all of them
+// in the stream's slot; on a cluster New refuses a stream without one (see
+// Config.Stream). The names are the same on one server, so existing
+// untagged deployments keep their keys, and a deployment named with a tag
+// moves to a cluster unchanged.
 //
 // Every consumer name is its own group, so two names of one source each get
 // every entry (Capabilities.FanOut). Retry copies and redriven dead letters

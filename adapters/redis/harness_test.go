@@ -100,9 +100,12 @@ func readStream(t testing.TB, client goredis.UniversalClient, stream string) []*
 	return out
 }
 
-// harness connects the adapter conformance suite to the test Redis.
+// harness connects the adapter conformance suite to the test Redis (or,
+// with tagged set, to a Redis Cluster: each suite source name is read as
+// the stream "{source}", whose keys share one slot).
 type harness struct {
-	client *goredis.Client // the Sources' client, through the fault hook
+	client goredis.UniversalClient // the Sources' client, through the fault hook
+	tagged bool
 
 	mu    sync.Mutex
 	fails map[string]adaptertest.CopyOp // source stream → the copy to fail next
@@ -117,7 +120,7 @@ func (h *harness) NewSource(t testing.TB, source, name string) consumer.Source {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	src, err := New(ctx, Config{Client: h.client, Stream: source, Consumer: name, Lease: 5 * time.Second, Logger: quietLogger()})
+	src, err := New(ctx, Config{Client: h.client, Stream: h.stream(source), Consumer: name, Lease: 5 * time.Second, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,15 +129,28 @@ func (h *harness) NewSource(t testing.TB, source, name string) consumer.Source {
 
 func (h *harness) Publish(t testing.TB, source string, msgs ...*consumer.Message) {
 	t.Helper()
-	publish(t, h.client, source, msgs...)
+	publish(t, h.client, h.stream(source), msgs...)
+}
+
+// stream is the stream holding the suite's source.
+func (h *harness) stream(source string) string {
+	if h.tagged {
+		return "{" + source + "}"
+	}
+	return source
 }
 
 func (h *harness) DeadLetters(t testing.TB, source, name string, n int, timeout time.Duration) []*consumer.Message {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		got := readStream(t, h.client, DeadLetterStream(source, name))
+		got := readStream(t, h.client, DeadLetterStream(h.stream(source), name))
 		if len(got) >= n || !time.Now().Before(deadline) {
+			for _, m := range got { // the suite's name for the tagged stream
+				if h.tagged && m.Headers[consumer.HeaderOriginalSource] == h.stream(source) {
+					m.Headers[consumer.HeaderOriginalSource] = source
+				}
+			}
 			return got
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -150,32 +166,32 @@ func (h *harness) FailNextCopy(t testing.TB, source string, op adaptertest.CopyO
 	if h.fails == nil {
 		h.fails = make(map[string]adaptertest.CopyOp)
 	}
-	h.fails[source] = op
+	h.fails[h.stream(source)] = op
 }
 
 // fault is the hook that fails the copy FailNextCopy armed.
 func (h *harness) fault(cmd goredis.Cmder) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for source, armed := range h.fails {
-		if isCopy(cmd, source, armed) {
-			delete(h.fails, source)
-			return fmt.Errorf("adaptertest: injected failure of the %s copy for %s", armed, source)
+	for stream, armed := range h.fails {
+		if isCopy(cmd, stream, armed) {
+			delete(h.fails, stream)
+			return fmt.Errorf("adaptertest: injected failure of the %s copy for %s", armed, stream)
 		}
 	}
 	return nil
 }
 
-// isCopy reports whether cmd runs the op settlement script of source and
+// isCopy reports whether cmd runs the op settlement script of stream and
 // the suite's consumer.
-func isCopy(cmd goredis.Cmder, source string, op adaptertest.CopyOp) bool {
+func isCopy(cmd goredis.Cmder, stream string, op adaptertest.CopyOp) bool {
 	args := cmd.Args()
 	if len(args) < 5 || (cmd.Name() != "evalsha" && cmd.Name() != "eval") {
 		return false
 	}
-	script, want := deadLetterScript, DeadLetterStream(source, adaptertest.ConsumerName)
+	script, want := deadLetterScript, DeadLetterStream(stream, adaptertest.ConsumerName)
 	if op == adaptertest.CopyRetry {
-		script, want = retryScript, DelayedKey(source, adaptertest.ConsumerName)
+		script, want = retryScript, DelayedKey(stream, adaptertest.ConsumerName)
 	}
 	return fmt.Sprint(args[1]) == script.Hash() && fmt.Sprint(args[4]) == want
 }

@@ -3,6 +3,8 @@ package redis
 import (
 	"strings"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/oncely/oncely/internal/names"
 )
 
@@ -34,4 +36,33 @@ func pairPrefix(stream, consumer string) string {
 		return stream + "." + consumer + "."
 	}
 	return stream + "." + names.Escape(consumer, '_', func(c byte) bool { return c != '.' }) + ".."
+}
+
+// HashTag returns what Redis Cluster hashes to find key's slot: the text
+// between key's first '{' and the first '}' after it when that text is not
+// empty (tagged is true), else the whole key. Every key the adapter derives
+// from a stream begins with the stream's name, so when the stream is
+// tagged ("{orders}", "app:{orders}") all of them share its slot, which
+// the settlement scripts need on Redis Cluster (see Config.Client).
+func HashTag(key string) (tag string, tagged bool) {
+	open := strings.IndexByte(key, '{')
+	if open < 0 {
+		return key, false
+	}
+	end := strings.IndexByte(key[open+1:], '}')
+	if end <= 0 {
+		return key, false
+	}
+	return key[open+1 : open+1+end], true
+}
+
+// sharded reports whether client spreads keys over several servers by hash
+// slot (Redis Cluster, or go-redis's client-side Ring): then every key one
+// script touches must share a slot.
+func sharded(client goredis.UniversalClient) bool {
+	switch client.(type) {
+	case *goredis.ClusterClient, *goredis.Ring:
+		return true
+	}
+	return false
 }

@@ -3,7 +3,7 @@
 # redis-2 (AOF on, fsync every second), three sentinels redis-sentinel-1..3
 # watching master "oncely" (quorum 2, down after 2 s). Prints
 # REDIS_SENTINEL_URL=redis+sentinel://127.0.0.1:s1,127.0.0.1:s2,127.0.0.1:s3/oncely
-# and REDIS_CLUSTER_NODES=redis-1=127.0.0.1:p1,...
+# and REDIS_SENTINEL_NODES=redis-1=127.0.0.1:p1,...
 
 start_redis() {
   command -v redis-server >/dev/null || apt_install redis-server
@@ -56,5 +56,5 @@ EOF
   log "starting redis-1 (primary), redis-2 (replica), redis-sentinel-1..3 (data in $c)"
   for n in redis-1 redis-2 redis-sentinel-1 redis-sentinel-2 redis-sentinel-3; do run_node "$c/$n"; done
   echo "REDIS_SENTINEL_URL=redis+sentinel://${sentinels%,}/oncely"
-  echo "REDIS_CLUSTER_NODES=${nodes%,}"
+  echo "REDIS_SENTINEL_NODES=${nodes%,}"
 }
