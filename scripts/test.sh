@@ -281,7 +281,7 @@ if [ $# -eq 0 ]; then
   fi
   start_clusters
   status=0
-  go test -race -count=1 -timeout 10m -tags faults -p 1 -run '^TestFault' "${fault_pkgs[@]}" || status=$?
+  go test -race -count=1 -timeout 30m -tags faults -p 1 -run '^TestFault' "${fault_pkgs[@]}" || status=$?
   stop_clusters
   [ "$status" -eq 0 ] || exit "$status"
 fi
