@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -172,7 +173,20 @@ func (k *kafkaCluster) checkDurability(t *testing.T) {
 			require.Len(t, p.Replicas, 3, "replicas of %s/%d", topic, p.Partition)
 		}
 	}
-	rcs, err := k.adm.DescribeTopicConfigs(k.ctx, k.topics...)
+	// DescribeConfigs goes to any broker, which may learn of a topic just
+	// created a moment after its leader did.
+	var rcs kadm.ResourceConfigs
+	waitFor(t, k.ctx, "every broker to know the run's topics", func() bool {
+		rcs, err = k.adm.DescribeTopicConfigs(k.ctx, k.topics...)
+		if err == nil {
+			for _, rc := range rcs {
+				if rc.Err != nil {
+					err = rc.Err
+				}
+			}
+		}
+		return !errors.Is(err, kerr.UnknownTopicOrPartition)
+	})
 	require.NoError(t, err)
 	for _, rc := range rcs {
 		require.NoError(t, rc.Err, rc.Name)

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -377,6 +379,38 @@ func TestRetryCopyRefused(t *testing.T) {
 			}
 		})
 	}
+	// Catches: a copy whose destination node is down (a refused dial) while
+	// the Source's node answers, counted as the message's attempts and
+	// dead-lettered as retry-refused during a failover.
+	t.Run("destination unreachable", func(t *testing.T) {
+		h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+			if m.Attempt == 1 {
+				return errors.New("handler failed")
+			}
+			return nil
+		})
+		e, fs := newFaultEnv(t, h, consumer.Config{Concurrency: 1, BreakerThreshold: 1, Retry: fastRetry(2)}, true, msgN(0, "a"))
+		fs.setRetryErr(fmt.Errorf("publishing the retry copy: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}))
+		e.start()
+		waitFor(t, "four Retry tries, more than the policy's attempts", func() bool { return len(fs.retryAfters()) >= 4 })
+		if n := len(e.deadLetters()); n != 0 {
+			t.Fatalf("%d dead letters while only the destination was unreachable", n)
+		}
+		if e.c.Paused() {
+			t.Error("breaker open although the source answers")
+		}
+		fs.setRetryErr(nil)
+		waitFor(t, "the retried copy to be processed", func() bool { return e.src.Stats().Acked == 1 })
+		if err := e.stop(5 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if st := e.src.Stats(); st.Retried != 1 || st.DeadLettered != 0 || st.Double != 0 {
+			t.Errorf("settlements %+v", st)
+		}
+		if got := e.rec.breakerChanges(); len(got) != 0 {
+			t.Errorf("breaker changed %v; the source answered", got)
+		}
+	})
 	t.Run("broker down", func(t *testing.T) {
 		h := consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
 			if m.Attempt == 1 {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 )
 
@@ -162,8 +165,11 @@ func (c *Consumer) settleFrom(d Delivery, msg *Message, s settlement, try int) (
 // or "dead-letter") and reports whether to try again, after backing off.
 //
 // Who is at fault decides the route. A copy the broker refuses for good
-// (ErrCopyRefused), or any failure while the Source, probed, answers, is
-// this message's. A retry copy refused for good is given up at once with
+// (ErrCopyRefused), or any failure but an unreachable destination (see
+// unreachable) while the Source, probed, answers, is this message's. An
+// unreachable destination while the Source answers is that destination's
+// outage: the delivery is held and tried again after the outage backoff,
+// without counting an attempt or towards the breaker. A retry copy refused for good is given up at once with
 // refused set, so the caller dead-letters the message; another retry
 // copy failure of the message counts as an attempt (*faults, the
 // message's failed copies so far): it is tried again after the retry
@@ -187,9 +193,16 @@ func (c *Consumer) failed(d Delivery, msg *Message, what string, try int, faults
 		return false, nil
 	}
 	src, _ := c.src.(Prober)
-	messageFault := errors.Is(err, ErrCopyRefused) || (src != nil && c.probe(c.hardCtx, src) == nil)
+	answers := src != nil && c.probe(c.hardCtx, src) == nil
+	messageFault := errors.Is(err, ErrCopyRefused) || (answers && !unreachable(err))
 	wait := outageDelay(c.cfg.OutageBackoff, try)
-	if messageFault && what == "retry" {
+	if answers && !messageFault {
+		// The Source answers but the copy's destination did not (a node
+		// leading the retry or dead-letter stream's slot or partition is
+		// down): an outage of that place, held like one, without counting
+		// an attempt or opening the breaker every other delivery needs.
+		c.log.Error("settlement's destination unreachable while the source answers; delivery held and tried again", "message_id", msg.ID, "settlement", what, "error", err, "in", wait.String())
+	} else if messageFault && what == "retry" {
 		*faults++
 		if errors.Is(err, ErrCopyRefused) || c.cfg.Retry.Exhausted(msg.Attempt+*faults) {
 			c.log.Error("the broker refused the retry copy while it answers; dead-lettering the message", "message_id", msg.ID, "error", err)
@@ -209,6 +222,17 @@ func (c *Consumer) failed(d Delivery, msg *Message, what string, try int, faults
 		return false, nil
 	}
 	return true, nil
+}
+
+// unreachable reports whether err says the settlement never got an answer
+// from where it was sent: a network error (a refused dial, a reset or
+// closed connection, a timeout) or the settlement's own deadline. Such a
+// failure says nothing about the message, only about a place that is down.
+func unreachable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded)
 }
 
 // holdFor holds a delivery through an outage backoff of d, or until the hard

@@ -99,7 +99,10 @@ func (c *Client) Publish(ctx context.Context, topic string, msgs ...*consumer.Me
 
 // CreateTopic creates topic with partitions partitions and replication
 // factor replication (0: the broker's defaults) unless it exists; an
-// existing topic is left as it is.
+// existing topic is left as it is. It returns once every partition of the
+// topic has a leader (at most 30 s), so a Publish right after it is not
+// refused with UNKNOWN_TOPIC_OR_PARTITION by a broker that has not yet
+// learnt of the topic.
 func (c *Client) CreateTopic(ctx context.Context, topic string, partitions int32, replication int16) error {
 	return c.CreateTopicWithConfigs(ctx, topic, partitions, replication, nil)
 }
@@ -120,6 +123,9 @@ func (c *Client) CreateTopicWithConfigs(ctx context.Context, topic string, parti
 	}
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("kafka: creating topic %s: %w %s", topic, err, resp.ErrMessage)
+	}
+	if err := waitReady(ctx, c.cl, []string{topic}); err != nil {
+		return fmt.Errorf("kafka: %w", err)
 	}
 	return nil
 }
