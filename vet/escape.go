@@ -53,12 +53,18 @@ var Escape = &analysis.Analyzer{
 	Doc:  "report goroutines and stores that let an oncely handler's transaction or context outlive it",
 	URL:  "https://github.com/oncely/oncely/blob/main/docs/teams.md#oncely-vet",
 	Run:  runEscape,
+	// FactTypes: paramFlows, so that a transaction handed to a function of
+	// another package of the module (a scheduler, a buffer) is followed.
+	FactTypes: []analysis.Fact{new(paramFlows)},
 }
 
 func runEscape(pass *analysis.Pass) (any, error) {
+	eng := newFlowEngine(pass)
+	eng.exportFacts()
 	if !imports(pass, pathPostgres) {
 		return nil, nil
 	}
+	fc := &flowCheck{eng: eng, dyn: dynamicFields(pass), funcs: funcFields(pass), txFuncs: map[types.Object]bool{}}
 	decls := newFuncDecls(pass)
 	reported := map[ast.Node]bool{}
 	visited := map[ast.Node]bool{}
@@ -110,6 +116,10 @@ func runEscape(pass *analysis.Pass) (any, error) {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
 				}
+				if obj, p := fc.flowCall(pass, n, body, tracked); obj != nil && !reported[n] {
+					reported[n] = true
+					report(pass, "escape", n.Pos(), "the handler's %s %s, given to %s, %s: it is used after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", what(obj), obj.Name(), types.ExprString(n.Fun), flowMessage(p))
+				}
 				next, ft, nb := decls.body(calleeObj(pass, n))
 				if next == nil || ft.Params == nil {
 					break
@@ -119,6 +129,9 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				for i, arg := range n.Args {
 					if i < len(params) && params[i] != nil && uses(pass, arg, tracked) != nil {
 						inner[params[i]] = true
+						if _, isFunc := params[i].Type().Underlying().(*types.Signature); isFunc && uses(pass, arg, fc.txs(tracked)) != nil {
+							fc.txFuncs[params[i]] = true
+						}
 					}
 				}
 				if len(inner) > 0 {

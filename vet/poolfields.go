@@ -220,11 +220,12 @@ func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]t
 }
 
 // funcFields returns the struct fields of function type to which the
-// package assigns only method values or functions of one and the same
-// function (save: r.save): a call through the field runs that function.
-func funcFields(pass *analysis.Pass) map[*types.Var]*types.Func {
-	out := map[*types.Var]*types.Func{}
-	mixed := map[*types.Var]bool{}
+// package assigns method values or functions (save: r.save), with every
+// function assigned: a call through the field runs one of them. A field
+// also given a function literal or another value keeps the functions
+// known: a call may run any of them.
+func funcFields(pass *analysis.Pass) map[*types.Var][]*types.Func {
+	out := map[*types.Var][]*types.Func{}
 	note := func(field *types.Var, value ast.Expr) {
 		if _, ok := field.Type().Underlying().(*types.Signature); !ok {
 			return
@@ -240,22 +241,23 @@ func funcFields(pass *analysis.Pass) map[*types.Var]*types.Func {
 		case *ast.Ident:
 			fn, _ = pass.TypesInfo.Uses[v].(*types.Func)
 		}
-		if fn == nil || out[field] != nil && out[field] != fn {
-			mixed[field] = true
+		if fn == nil {
 			return
 		}
-		out[field] = fn
+		for _, f := range out[field] {
+			if f == fn {
+				return
+			}
+		}
+		out[field] = append(out[field], fn)
 	}
 	eachFieldAssignment(pass, note)
-	for v := range mixed {
-		delete(out, v)
-	}
 	return out
 }
 
-// fieldFunc returns the function a call through a field of funcs
-// (h.save(ctx, …)) runs, or nil.
-func fieldFunc(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var]*types.Func) *types.Func {
+// fieldFuncs returns the functions a call through a field of funcs
+// (h.save(ctx, …)) may run, or nil.
+func fieldFuncs(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var][]*types.Func) []*types.Func {
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if !ok {
 		return nil

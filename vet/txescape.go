@@ -134,11 +134,11 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					}
 				case *ast.CallExpr:
 					checkTxCall(pass, n, via, reported, fields, locks)
-					m := dynamicMethod(pass, n, dyn)
-					if m == nil {
-						m = fieldFunc(pass, n, funcs)
+					ms := fieldFuncs(pass, n, funcs)
+					if m := dynamicMethod(pass, n, dyn); m != nil {
+						ms = []*types.Func{m}
 					}
-					if m != nil {
+					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
 							reported[n] = true
 							report(pass, "txescape", n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
