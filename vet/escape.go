@@ -64,8 +64,8 @@ func runEscape(pass *analysis.Pass) (any, error) {
 	if !imports(pass, pathPostgres) {
 		return nil, nil
 	}
-	fc := &flowCheck{eng: eng, dyn: dynamicFields(pass), funcs: funcFields(pass), txFuncs: map[types.Object]bool{}}
 	decls := newFuncDecls(pass)
+	fc := &flowCheck{eng: eng, dyn: dynamicFields(pass), funcs: funcFields(pass), txFuncs: map[types.Object]bool{}, decls: decls}
 	reported := map[ast.Node]bool{}
 	visited := map[ast.Node]bool{}
 	var top ast.Node // the handler being walked

@@ -19,6 +19,7 @@ type flowCheck struct {
 	dyn     map[*types.Var]types.Type
 	funcs   map[*types.Var][]*types.Func
 	txFuncs map[types.Object]bool
+	decls   *funcDecls
 }
 
 // flowCall returns the tracked object an argument of call hands to a
@@ -37,6 +38,7 @@ func (fc *flowCheck) flowCall(pass *analysis.Pass, call *ast.CallExpr, body *ast
 	txs := fc.txs(tracked)
 	for _, fn := range fc.callees(pass, call) {
 		for k, arg := range call.Args {
+			arg = fc.literal(pass, arg)
 			obj := uses(pass, arg, txs)
 			isTx := obj != nil
 			if !isTx {
@@ -74,6 +76,17 @@ func (fc *flowCheck) txs(tracked map[types.Object]bool) map[types.Object]bool {
 		}
 	}
 	return txs
+}
+
+// literal returns the function literal a local variable arg holds (record
+// := func() {…}; pool.Submit(record)), or arg.
+func (fc *flowCheck) literal(pass *analysis.Pass, arg ast.Expr) ast.Expr {
+	if id, ok := ast.Unparen(arg).(*ast.Ident); ok {
+		if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && fc.decls.lits[v] != nil {
+			return fc.decls.lits[v]
+		}
+	}
+	return arg
 }
 
 // callees returns the functions call may run: its static callee, or the

@@ -185,9 +185,9 @@ func (e *flowEngine) argFlow(fn *types.Func, k int) (paramFlow, bool) {
 func goroutineRunner(fn *types.Func, k int) (string, string) {
 	switch {
 	case k == 0 && (isMethod(fn, pathErrgroup, "Group", "Go") || isMethod(fn, pathErrgroup, "Group", "TryGo") || isMethod(fn, "sync", "WaitGroup", "Go")):
-		return flowGoroutine, fn.Pkg().Name() + "." + fn.Name()
+		return flowGoroutine, "its goroutine"
 	case k == 1 && isFunc(fn, "time", "AfterFunc"):
-		return flowGoroutine, "time.AfterFunc"
+		return flowGoroutine, "its timer's goroutine"
 	}
 	return "", ""
 }
@@ -343,7 +343,7 @@ func (e *flowEngine) call(v ssa.Value, in ssa.CallInstruction, seen map[ssa.Valu
 			continue
 		}
 		if p, ok := e.argFlow(obj, k); ok {
-			p.Via = obj.Pkg().Name() + "." + obj.Name() + " → " + p.Via
+			p.Via = obj.Pkg().Name() + "." + obj.Name() + " at " + e.where(in.Pos()) + " → " + p.Via
 			return e.intoReceiver(in, p, seen)
 		}
 	}
@@ -388,6 +388,8 @@ func receiverRoot(f *ssa.Function, addr ssa.Value) bool {
 			addr = a.X
 		case *ssa.Field:
 			addr = a.X
+		case *ssa.Alloc: // the receiver spilled, captured by a closure
+			return spills(a, f.Params[0])
 		default:
 			return addr == f.Params[0]
 		}
@@ -418,6 +420,17 @@ func localBase(addr ssa.Value) ssa.Value {
 			return nil
 		}
 	}
+}
+
+// spills reports whether the local a holds the parameter p (a parameter a
+// closure captures is spilled into a local).
+func spills(a *ssa.Alloc, p *ssa.Parameter) bool {
+	for _, r := range *a.Referrers() {
+		if st, ok := r.(*ssa.Store); ok && st.Addr == a && st.Val == p {
+			return true
+		}
+	}
+	return false
 }
 
 // mayHold reports whether a value of type t can hold a reference (a basic
