@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 50
-	corpusCaught = 50
+	corpusBugs   = 51
+	corpusCaught = 51
 )
 
 type line struct {

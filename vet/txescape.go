@@ -62,7 +62,7 @@ var TxEscape = &analysis.Analyzer{
 	Run:  runTxEscape,
 	// FactTypes: runsOutside, so that calls into other packages of the
 	// module (a repository holding the pool) are followed.
-	FactTypes: []analysis.Fact{new(runsOutside)},
+	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
