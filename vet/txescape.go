@@ -62,7 +62,7 @@ var TxEscape = &analysis.Analyzer{
 	Run:  runTxEscape,
 	// FactTypes: runsOutside, so that calls into other packages of the
 	// module (a repository holding the pool) are followed.
-	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside)},
+	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -108,12 +108,13 @@ func queryingInterface(t types.Type) bool {
 func runTxEscape(pass *analysis.Pass) (any, error) {
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
+	fields := poolFields(pass)
+	exportBoundFacts(pass, fields)
 	if !imports(pass, pathPostgres) {
 		return nil, nil
 	}
 	reported := map[ast.Node]bool{}
 	wiredHandlers(pass)
-	fields := poolFields(pass)
 	locks := redisLocks(pass)
 	dyn := dynamicFields(pass)
 	funcs := funcFields(pass)
