@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 53
-	corpusCaught = 53
+	corpusBugs   = 56
+	corpusCaught = 56
 )
 
 type line struct {

@@ -62,7 +62,7 @@ var TxEscape = &analysis.Analyzer{
 	Run:  runTxEscape,
 	// FactTypes: runsOutside, so that calls into other packages of the
 	// module (a repository holding the pool) are followed.
-	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle)},
+	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -110,12 +110,13 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	exportRunsOutside(pass, decls)
 	fields := poolFields(pass)
 	exportBoundFacts(pass, fields)
+	locks := redisLocks(pass)
+	exportEffects(pass, decls, locks)
 	if !imports(pass, pathPostgres) {
 		return nil, nil
 	}
 	reported := map[ast.Node]bool{}
 	wiredHandlers(pass)
-	locks := redisLocks(pass)
 	dyn := dynamicFields(pass)
 	funcs := funcFields(pass)
 	for _, h := range txHandlers(pass, decls) {
@@ -143,6 +144,9 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
 							reported[n] = true
 							report(pass, "txescape", n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+						} else if f := importedEffect(pass, m); f != nil && !reported[n] {
+							reported[n] = true
+							report(pass, "txescape", n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
 						} else if next, _, nb := decls.body(m); next != nil {
 							walk(next, nb, append(via[:len(via):len(via)], m.Name()))
 						}
@@ -181,7 +185,16 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 			return
 		}
 	}
-	if effect := outsideEffect(pass, call, locks); effect != "" && !reported[call] {
+	effect := outsideEffect(pass, call, locks)
+	if effect == "" {
+		effect = clientEffect(pass, call)
+	}
+	if fn := callee(pass.TypesInfo, call); effect == "" && fn != nil {
+		if f := importedEffect(pass, fn); f != nil {
+			effect = fn.Pkg().Name() + "." + fn.Name() + " (" + f.Via + ")"
+		}
+	}
+	if effect != "" && !reported[call] {
 		reported[call] = true
 		report(pass, "txescape", call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
 		return
