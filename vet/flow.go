@@ -66,7 +66,7 @@ type flowEngine struct {
 // runners are known by name, see goroutineRunner).
 func newFlowEngine(pass *analysis.Pass) *flowEngine {
 	path := pass.Pkg.Path()
-	if len(pass.Files) == 0 || standardLibrary(pass) ||
+	if pass.TypesInfo == nil || len(pass.Files) == 0 || standardLibrary(pass) ||
 		path == pathModule || strings.HasPrefix(path, pathModule+"/") && !strings.Contains(path, "/examples/") ||
 		strings.HasPrefix(path, "github.com/jackc/pgx/") {
 		return nil

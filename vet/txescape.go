@@ -106,6 +106,9 @@ func queryingInterface(t types.Type) bool {
 }
 
 func runTxEscape(pass *analysis.Pass) (any, error) {
+	if pass.TypesInfo == nil || len(pass.Files) == 0 {
+		return nil, nil // a dependency loaded from export data: no source, no facts
+	}
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
 	fields := poolFields(pass)
