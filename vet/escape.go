@@ -44,10 +44,24 @@ import (
 //
 // A function given to time.AfterFunc that uses either is reported as well.
 //
-// What it does not catch: the transaction captured by a callback another
-// package runs later (a scheduler of its own), or stored by a method
-// of another package (a buffer type that a flusher drains), and a store
-// made by a helper the handler calls.
+// Through the functions it calls (see paramFlows, computed on the SSA
+// form and exported as facts for the module's packages), it also reports
+// the transaction, a function using it, or a value holding it, given to a
+// parameter that reaches another goroutine or is kept beyond the call: a
+// scheduler's After that queues the function for its own goroutine, a
+// worker pool's Submit sending it on a channel, a buffer's Add keeping
+// the transaction for a background flush, a helper sharing it in an
+// errgroup. The context is reported there only when it is stored (a
+// goroutine using only the context may be joined in the callee). A store
+// into the callee's receiver is fine when the receiver is a local of the
+// handler (a per-message batch).
+//
+// What it does not catch: the transaction reaching another goroutine
+// through an interface method or a function value whose target is not
+// visible, or through a function of a package outside the module (no
+// facts: unknown, never proof); a store made by a same-package helper
+// into its own receiver's receiver; a goroutine that only uses the
+// context in another package's function.
 var Escape = &analysis.Analyzer{
 	Name: "escape",
 	Doc:  "report goroutines and stores that let an oncely handler's transaction or context outlive it",

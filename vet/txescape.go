@@ -49,12 +49,30 @@ import (
 //     undo it; the fix is the outbox. A reviewed call that is idempotent on
 //     the other side is marked //oncely:allow txescape REASON.
 //
+//   - a call through a field or package-level variable that another
+//     package of the module binds to a handle (its boundToHandle fact: a
+//     platform package's queries built from the pool in Init, a
+//     dependencies struct built by a wiring package);
+//   - a function field assigned several functions: the call is followed
+//     into each of them, and reported if any runs outside;
+//   - a handler returned as an interface by a constructor of another
+//     package (refunds.NewIssuer(pool) returning consumer.Handler) and
+//     wired behind the Postgres claim, whose Handle runs outside (its
+//     handlerRunsOutside fact);
+//   - an effect through a client vet has no list for (see clientEffect:
+//     a method of another module, taking a context, named as a write),
+//     and through a function of the module that makes one (its hasEffect
+//     fact: a notification client wrapping net/http).
+//
 // What it does not catch: handlers it does not find (see txHandler); a
-// handle reaching the handler through a parameter or a field set in
-// another package; an unexported function of another package reached
-// through a function value; effects through clients other than those
-// outsideEffect names. docs/teams.md lists them with
-// examples, measured on vet/testdata/src/corpus.
+// handle given to the handler's constructor by another package (func
+// New(db orderdb.DBTX) called with the pool by main); an unexported
+// function of another package reached through a function value; client
+// calls without a context or named otherwise (Do, Execute), and a
+// client's read named as a write is reported; a chain that routes some
+// messages around the claim (the run-time witness dead-letters them).
+// docs/teams.md lists them with examples, measured on
+// vet/testdata/src/corpus.
 var TxEscape = &analysis.Analyzer{
 	Name: "txescape",
 	Doc:  "report statements sent outside the claim's transaction from a transactional oncely handler",
