@@ -29,13 +29,16 @@ import (
 //     CopyFrom, SendBatch, Prepare, and database/sql's …Context forms) on
 //     *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn, *sql.DB, *sql.Conn or
 //     *sql.Stmt — except on the transaction's own connection (tx.Conn());
+//
 //   - such a handle passed where an interface with one of those methods is
 //     expected (pgx.BeginFunc(ctx, pool, …), a helper taking a "querier"),
 //     since the callee's statements then run outside the transaction;
+//
 //   - a call through a struct field bound to a handle wherever the package
 //     sets it (see poolFields): an interface field holding the pool, a
 //     stored method value (pool.Exec), generated query code built from the
 //     pool (orderdb.New(pool));
+//
 //   - a call of a function of another package that runs statements
 //     through such a handle itself (a repository method writing through
 //     the pool it holds), known from the runsOutside fact that package's
@@ -44,6 +47,7 @@ import (
 //     holding one function (see funcFields); and a handler of
 //     another package with such a Handle method, wired behind the Postgres
 //     claim (see wiredHandlers);
+//
 //   - an effect outside the database (see outsideEffect): an HTTP request,
 //     a produce to Kafka, a publish to RabbitMQ. The claim's rollback cannot
 //     undo it; the fix is the outbox. A reviewed call that is idempotent on
@@ -53,12 +57,15 @@ import (
 //     package of the module binds to a handle (its boundToHandle fact: a
 //     platform package's queries built from the pool in Init, a
 //     dependencies struct built by a wiring package);
+//
 //   - a function field assigned several functions: the call is followed
 //     into each of them, and reported if any runs outside;
+//
 //   - a handler returned as an interface by a constructor of another
 //     package (refunds.NewIssuer(pool) returning consumer.Handler) and
 //     wired behind the Postgres claim, whose Handle runs outside (its
 //     handlerRunsOutside fact);
+//
 //   - an effect through a client vet has no list for (see clientEffect:
 //     a method of another module, taking a context, named as a write),
 //     and through a function of the module that makes one (its hasEffect
