@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 46
-	corpusCaught = 46
+	corpusBugs   = 57
+	corpusCaught = 57
 )
 
 type line struct {

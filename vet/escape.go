@@ -44,22 +44,42 @@ import (
 //
 // A function given to time.AfterFunc that uses either is reported as well.
 //
-// What it does not catch: the transaction captured by a callback another
-// package runs later (a scheduler of its own), or stored by a method
-// of another package (a buffer type that a flusher drains), and a store
-// made by a helper the handler calls.
+// Through the functions it calls (see paramFlows, computed on the SSA
+// form and exported as facts for the module's packages), it also reports
+// the transaction, a function using it, or a value holding it, given to a
+// parameter that reaches another goroutine or is kept beyond the call: a
+// scheduler's After that queues the function for its own goroutine, a
+// worker pool's Submit sending it on a channel, a buffer's Add keeping
+// the transaction for a background flush, a helper sharing it in an
+// errgroup. The context is reported there only when it is stored (a
+// goroutine using only the context may be joined in the callee). A store
+// into the callee's receiver is fine when the receiver is a local of the
+// handler (a per-message batch).
+//
+// What it does not catch: the transaction reaching another goroutine
+// through an interface method or a function value whose target is not
+// visible, or through a function of a package outside the module (no
+// facts: unknown, never proof); a store made by a same-package helper
+// into its own receiver's receiver; a goroutine that only uses the
+// context in another package's function.
 var Escape = &analysis.Analyzer{
 	Name: "escape",
 	Doc:  "report goroutines and stores that let an oncely handler's transaction or context outlive it",
 	URL:  "https://github.com/oncely/oncely/blob/main/docs/teams.md#oncely-vet",
 	Run:  runEscape,
+	// FactTypes: paramFlows, so that a transaction handed to a function of
+	// another package of the module (a scheduler, a buffer) is followed.
+	FactTypes: []analysis.Fact{new(paramFlows)},
 }
 
 func runEscape(pass *analysis.Pass) (any, error) {
+	eng := newFlowEngine(pass)
+	eng.exportFacts()
 	if !imports(pass, pathPostgres) {
 		return nil, nil
 	}
 	decls := newFuncDecls(pass)
+	fc := &flowCheck{eng: eng, dyn: dynamicFields(pass), funcs: funcFields(pass), txFuncs: map[types.Object]bool{}, decls: decls}
 	reported := map[ast.Node]bool{}
 	visited := map[ast.Node]bool{}
 	var top ast.Node // the handler being walked
@@ -110,6 +130,10 @@ func runEscape(pass *analysis.Pass) (any, error) {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
 				}
+				if obj, p := fc.flowCall(pass, n, body, tracked); obj != nil && !reported[n] {
+					reported[n] = true
+					report(pass, "escape", n.Pos(), "the handler's %s %s, given to %s, %s: it is used after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", what(obj), obj.Name(), types.ExprString(n.Fun), flowMessage(p))
+				}
 				next, ft, nb := decls.body(calleeObj(pass, n))
 				if next == nil || ft.Params == nil {
 					break
@@ -119,6 +143,9 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				for i, arg := range n.Args {
 					if i < len(params) && params[i] != nil && uses(pass, arg, tracked) != nil {
 						inner[params[i]] = true
+						if _, isFunc := params[i].Type().Underlying().(*types.Signature); isFunc && uses(pass, arg, fc.txs(tracked)) != nil {
+							fc.txFuncs[params[i]] = true
+						}
 					}
 				}
 				if len(inner) > 0 {

@@ -31,8 +31,23 @@ func poolFields(pass *analysis.Pass) map[*types.Var]string {
 		}
 	}
 	eachFieldAssignment(pass, note)
+	eachVarAssignment(pass, func(id *ast.Ident, value ast.Expr) {
+		if v, ok := pass.TypesInfo.ObjectOf(id).(*types.Var); ok && v.Parent() == pass.Pkg.Scope() {
+			note(v, value) // a package-level variable
+		}
+	})
 	for v := range other {
 		delete(bound, v)
+	}
+	for _, obj := range pass.TypesInfo.Uses {
+		v, ok := obj.(*types.Var)
+		if !ok || v.Pkg() == nil || v.Pkg() == pass.Pkg || other[v] {
+			continue
+		}
+		var fact boundToHandle
+		if pass.ImportObjectFact(v, &fact) {
+			bound[v] = fact.Handle // bound in its own package
+		}
 	}
 	poolLocals(pass, bound)
 	for v := range bound {
@@ -41,6 +56,33 @@ func poolFields(pass *analysis.Pass) map[*types.Var]string {
 		}
 	}
 	return bound
+}
+
+// boundToHandle is TxEscape's fact about a struct field or a
+// package-level variable that its package binds to a database handle
+// (see poolFields): a package of the module that calls through it, from a
+// transactional handler, runs statements outside the claim's transaction,
+// though the binding is out of its sight (a platform package's
+// package-level queries, a dependencies struct built by the service's
+// wiring package).
+type boundToHandle struct{ Handle string }
+
+// AFact marks boundToHandle as an analysis fact.
+func (*boundToHandle) AFact() {}
+
+func (f *boundToHandle) String() string { return "boundToHandle(" + f.Handle + ")" }
+
+// exportBoundFacts exports boundToHandle for the package's fields and
+// package-level variables in bound.
+func exportBoundFacts(pass *analysis.Pass, bound map[*types.Var]string) {
+	if frameworkPackage(pass.Pkg.Path()) {
+		return // oncely manages its connections by design
+	}
+	for v, h := range bound {
+		if v.Pkg() == pass.Pkg && (v.IsField() || v.Parent() == pass.Pkg.Scope()) {
+			pass.ExportObjectFact(v, &boundToHandle{Handle: h})
+		}
+	}
 }
 
 // boundTo returns the handle value is bound to (see poolFields), or "".
@@ -220,11 +262,12 @@ func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]t
 }
 
 // funcFields returns the struct fields of function type to which the
-// package assigns only method values or functions of one and the same
-// function (save: r.save): a call through the field runs that function.
-func funcFields(pass *analysis.Pass) map[*types.Var]*types.Func {
-	out := map[*types.Var]*types.Func{}
-	mixed := map[*types.Var]bool{}
+// package assigns method values or functions (save: r.save), with every
+// function assigned: a call through the field runs one of them. A field
+// also given a function literal or another value keeps the functions
+// known: a call may run any of them.
+func funcFields(pass *analysis.Pass) map[*types.Var][]*types.Func {
+	out := map[*types.Var][]*types.Func{}
 	note := func(field *types.Var, value ast.Expr) {
 		if _, ok := field.Type().Underlying().(*types.Signature); !ok {
 			return
@@ -240,22 +283,23 @@ func funcFields(pass *analysis.Pass) map[*types.Var]*types.Func {
 		case *ast.Ident:
 			fn, _ = pass.TypesInfo.Uses[v].(*types.Func)
 		}
-		if fn == nil || out[field] != nil && out[field] != fn {
-			mixed[field] = true
+		if fn == nil {
 			return
 		}
-		out[field] = fn
+		for _, f := range out[field] {
+			if f == fn {
+				return
+			}
+		}
+		out[field] = append(out[field], fn)
 	}
 	eachFieldAssignment(pass, note)
-	for v := range mixed {
-		delete(out, v)
-	}
 	return out
 }
 
-// fieldFunc returns the function a call through a field of funcs
-// (h.save(ctx, …)) runs, or nil.
-func fieldFunc(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var]*types.Func) *types.Func {
+// fieldFuncs returns the functions a call through a field of funcs
+// (h.save(ctx, …)) may run, or nil.
+func fieldFuncs(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var][]*types.Func) []*types.Func {
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if !ok {
 		return nil

@@ -29,13 +29,16 @@ import (
 //     CopyFrom, SendBatch, Prepare, and database/sql's …Context forms) on
 //     *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn, *sql.DB, *sql.Conn or
 //     *sql.Stmt — except on the transaction's own connection (tx.Conn());
+//
 //   - such a handle passed where an interface with one of those methods is
 //     expected (pgx.BeginFunc(ctx, pool, …), a helper taking a "querier"),
 //     since the callee's statements then run outside the transaction;
+//
 //   - a call through a struct field bound to a handle wherever the package
 //     sets it (see poolFields): an interface field holding the pool, a
 //     stored method value (pool.Exec), generated query code built from the
 //     pool (orderdb.New(pool));
+//
 //   - a call of a function of another package that runs statements
 //     through such a handle itself (a repository method writing through
 //     the pool it holds), known from the runsOutside fact that package's
@@ -44,17 +47,39 @@ import (
 //     holding one function (see funcFields); and a handler of
 //     another package with such a Handle method, wired behind the Postgres
 //     claim (see wiredHandlers);
+//
 //   - an effect outside the database (see outsideEffect): an HTTP request,
 //     a produce to Kafka, a publish to RabbitMQ. The claim's rollback cannot
 //     undo it; the fix is the outbox. A reviewed call that is idempotent on
 //     the other side is marked //oncely:allow txescape REASON.
 //
+//   - a call through a field or package-level variable that another
+//     package of the module binds to a handle (its boundToHandle fact: a
+//     platform package's queries built from the pool in Init, a
+//     dependencies struct built by a wiring package);
+//
+//   - a function field assigned several functions: the call is followed
+//     into each of them, and reported if any runs outside;
+//
+//   - a handler returned as an interface by a constructor of another
+//     package (refunds.NewIssuer(pool) returning consumer.Handler) and
+//     wired behind the Postgres claim, whose Handle runs outside (its
+//     handlerRunsOutside fact);
+//
+//   - an effect through a client vet has no list for (see clientEffect:
+//     a method of another module, taking a context, named as a write),
+//     and through a function of the module that makes one (its hasEffect
+//     fact: a notification client wrapping net/http).
+//
 // What it does not catch: handlers it does not find (see txHandler); a
-// handle reaching the handler through a parameter or a field set in
-// another package; an unexported function of another package reached
-// through a function value; effects through clients other than those
-// outsideEffect names. docs/teams.md lists them with
-// examples, measured on vet/testdata/src/corpus.
+// handle given to the handler's constructor by another package (func
+// New(db orderdb.DBTX) called with the pool by main); an unexported
+// function of another package reached through a function value; client
+// calls without a context or named otherwise (Do, Execute), and a
+// client's read named as a write is reported; a chain that routes some
+// messages around the claim (the run-time witness dead-letters them).
+// docs/teams.md lists them with examples, measured on
+// vet/testdata/src/corpus.
 var TxEscape = &analysis.Analyzer{
 	Name: "txescape",
 	Doc:  "report statements sent outside the claim's transaction from a transactional oncely handler",
@@ -62,7 +87,7 @@ var TxEscape = &analysis.Analyzer{
 	Run:  runTxEscape,
 	// FactTypes: runsOutside, so that calls into other packages of the
 	// module (a repository holding the pool) are followed.
-	FactTypes: []analysis.Fact{new(runsOutside)},
+	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -106,15 +131,20 @@ func queryingInterface(t types.Type) bool {
 }
 
 func runTxEscape(pass *analysis.Pass) (any, error) {
+	if pass.TypesInfo == nil || len(pass.Files) == 0 {
+		return nil, nil // a dependency loaded from export data: no source, no facts
+	}
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
+	fields := poolFields(pass)
+	exportBoundFacts(pass, fields)
+	locks := redisLocks(pass)
+	exportEffects(pass, decls, locks)
 	if !imports(pass, pathPostgres) {
 		return nil, nil
 	}
 	reported := map[ast.Node]bool{}
 	wiredHandlers(pass)
-	fields := poolFields(pass)
-	locks := redisLocks(pass)
 	dyn := dynamicFields(pass)
 	funcs := funcFields(pass)
 	for _, h := range txHandlers(pass, decls) {
@@ -134,14 +164,17 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					}
 				case *ast.CallExpr:
 					checkTxCall(pass, n, via, reported, fields, locks)
-					m := dynamicMethod(pass, n, dyn)
-					if m == nil {
-						m = fieldFunc(pass, n, funcs)
+					ms := fieldFuncs(pass, n, funcs)
+					if m := dynamicMethod(pass, n, dyn); m != nil {
+						ms = []*types.Func{m}
 					}
-					if m != nil {
+					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
 							reported[n] = true
 							report(pass, "txescape", n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+						} else if f := importedEffect(pass, m); f != nil && !reported[n] {
+							reported[n] = true
+							report(pass, "txescape", n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
 						} else if next, _, nb := decls.body(m); next != nil {
 							walk(next, nb, append(via[:len(via):len(via)], m.Name()))
 						}
@@ -180,7 +213,16 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 			return
 		}
 	}
-	if effect := outsideEffect(pass, call, locks); effect != "" && !reported[call] {
+	effect := outsideEffect(pass, call, locks)
+	if effect == "" {
+		effect = clientEffect(pass, call)
+	}
+	if fn := callee(pass.TypesInfo, call); effect == "" && fn != nil {
+		if f := importedEffect(pass, fn); f != nil {
+			effect = fn.Pkg().Name() + "." + fn.Name() + " (" + f.Via + ")"
+		}
+	}
+	if effect != "" && !reported[call] {
 		reported[call] = true
 		report(pass, "txescape", call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
 		return

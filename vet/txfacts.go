@@ -80,6 +80,7 @@ func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
 			pass.ExportObjectFact(fn, &runsOutside{Via: v})
 		}
 	}
+	exportHandlerFacts(pass, decls, via)
 }
 
 // importedRunsOutside returns fn's runsOutside fact when fn is declared in
@@ -104,6 +105,12 @@ func importedRunsOutside(pass *analysis.Pass, fn *types.Func) *runsOutside {
 // interface (a constructor returning consumer.Handler) is not seen
 // through.
 func wiredHandlers(pass *analysis.Pass) {
+	assigned := map[*types.Var][]ast.Expr{}
+	eachVarAssignment(pass, func(id *ast.Ident, value ast.Expr) {
+		if v, ok := pass.TypesInfo.ObjectOf(id).(*types.Var); ok {
+			assigned[v] = append(assigned[v], value)
+		}
+	})
 	for _, f := range pass.Files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
@@ -120,6 +127,10 @@ func wiredHandlers(pass *analysis.Pass) {
 				h = call.Args[0]
 			}
 			if h == nil {
+				return true
+			}
+			if fn, fact := wiredHandlerFact(pass, h, assigned); fact != nil {
+				report(pass, "txescape", h.Pos(), "the handler %s.%s returns runs statements outside the claim's transaction (%s), and it is wired behind middleware.Idempotency with the Postgres store: they commit on their own and repeat on every redelivery; write through the claim's transaction (postgres.Tx(ctx))", fn.Pkg().Name(), fn.Name(), fact.Via)
 				return true
 			}
 			t := pass.TypesInfo.TypeOf(h)

@@ -6,16 +6,21 @@
 //   - TxEscape: a write or query through a database handle other than the
 //     handler's transaction, inside a transactional handler (also through
 //     fields and locals bound to the pool, functions of other packages,
-//     and handlers of other packages wired behind the Postgres claim), and
-//     an effect outside the database there (an HTTP request, a produce or
-//     publish, a Redis write, a gRPC call).
+//     and handlers of other packages wired behind the Postgres claim,
+//     also when a constructor returns them as consumer.Handler; fields
+//     and variables bound to the pool in another package), and an effect
+//     outside the database there (an HTTP request, a produce or publish,
+//     a Redis write, a gRPC call, a write-named call of another client
+//     with a context, a function of the module that makes one).
 //   - NoDedupe: consumer.New with no idempotency middleware and no explicit
 //     Config.Duplicates opt-out; consumer.Deduplicating in a package that
 //     never claims.
 //   - Escape: the handler's transaction or context captured by a goroutine
 //     started in the handler (unless only the context, joined), sent on a
 //     channel, stored where it outlives the handler, or the transaction
-//     shared by an errgroup's goroutines.
+//     shared by an errgroup's goroutines; also through the functions it is
+//     given to, in this package or another of the module (a scheduler, a
+//     worker pool, a buffer), followed on the SSA form.
 //   - Settle: user code settling deliveries itself, or a broker client with
 //     auto-commit or auto-ack, in a package that builds an oncely consumer.
 //
