@@ -27,7 +27,7 @@ type billingClient interface {
 
 type handler struct {
 	kafka *kgo.Client
-	exec  func(ctx context.Context, sql string, args ...any) (pgx.CommandTag, error)
+	exec  func(ctx context.Context, sql string, args ...any) (pgx.CommandTag, error) // want exec:`boundToHandle\(\*pgxpool.Pool.Exec\)`
 }
 
 func (h *handler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
@@ -51,7 +51,7 @@ type clients struct {
 	nc      *nats.Conn
 	q       *sqs.Client
 	billing billingClient
-	db      execer
+	db      execer // want db:`boundToHandle\(\*pgxpool.Pool\)`
 }
 
 type execer interface {

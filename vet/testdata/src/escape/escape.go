@@ -49,7 +49,7 @@ var h4 = postgres.HandlerFunc(func(ctx context.Context, tx pgx.Tx, msg *consumer
 // 5. A handler using postgres.Tx starts a statement in a goroutine.
 type ledger struct{}
 
-func (ledger) Handle(ctx context.Context, msg *consumer.Message) error {
+func (ledger) Handle(ctx context.Context, msg *consumer.Message) error { // want Handle:`paramFlows\(goroutine:a go statement at escape.go:57;\)`
 	tx, ok := postgres.Tx(ctx)
 	if !ok {
 		return nil
@@ -59,7 +59,7 @@ func (ledger) Handle(ctx context.Context, msg *consumer.Message) error {
 }
 
 // 6. Through a helper of the package the handler passes its transaction to.
-func fanOut(ctx context.Context, t pgx.Tx) error {
+func fanOut(ctx context.Context, t pgx.Tx) error { // want fanOut:`paramFlows\(goroutine:a go statement at escape.go:63;goroutine:a go statement at escape.go:63;\)`
 	go func() { _, _ = t.Exec(ctx, "SELECT 1") }() // want `goroutine captures the handler's (transaction t|context ctx)`
 	return nil
 }
@@ -95,6 +95,6 @@ var ok2 = consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) 
 })
 
 // Setup code with a context of the same name.
-func start(ctx context.Context) {
+func start(ctx context.Context) { // want start:`paramFlows\(goroutine:a go statement at escape.go:99;\)`
 	go send(ctx, "boot")
 }

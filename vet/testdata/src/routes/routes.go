@@ -21,7 +21,7 @@ type handler struct {
 	ctxs chan context.Context
 }
 
-func (h *handler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+func (h *handler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error { // want handle:`paramFlows\(goroutine:a channel send at routes.go:26;goroutine:a channel send at routes.go:25;goroutine:sync.Go at routes.go:34 → its goroutine;\)`
 	h.out <- work{tx: tx} // want `the handler's transaction tx is sent on a channel`
 	h.ctxs <- ctx         // want `the handler's context ctx is sent on a channel`
 	var g errgroup.Group
@@ -48,7 +48,7 @@ type unit struct{ tx pgx.Tx }
 
 func check(ctx context.Context, tx pgx.Tx) error { return nil }
 
-func (f *flusher) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+func (f *flusher) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error { // want handle:`paramFlows\(stored in the receiver:a store at routes.go:53;stored in the receiver:a store at routes.go:52;\)`
 	f.tx = tx                                    // want `the handler's transaction tx is stored in f.tx, which outlives the handler`
 	f.pending = append(f.pending, func() error { // want `stored in f.pending`
 		_, err := tx.Exec(ctx, "SELECT 1")
@@ -86,7 +86,7 @@ type keeper struct {
 	name string
 }
 
-func (k *keeper) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+func (k *keeper) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error { // want handle:`paramFlows\(stored in the receiver:a store at routes.go:90;\)`
 	k.ctx = ctx            // want `the handler's context ctx is stored in k.ctx`
 	k.open.Store(m.ID, tx) // want `the handler's transaction tx is stored in k.open.Store`
 	k.name = m.ID          // a message ID: fine
@@ -97,7 +97,7 @@ func (k *keeper) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) err
 
 var _ = postgres.HandlerFunc((&keeper{}).handle)
 
-func later(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+func later(ctx context.Context, tx pgx.Tx, m *consumer.Message) error { // want later:`paramFlows\(goroutine:time.AfterFunc at routes.go:101 → its timer.s goroutine;goroutine:time.AfterFunc at routes.go:101 → its timer.s goroutine;goroutine:time.AfterFunc at routes.go:102 → its timer.s goroutine;\)`
 	time.AfterFunc(time.Hour, func() { _, _ = tx.Exec(ctx, "SELECT 1") }) // want `the function given to time.AfterFunc uses the handler's transaction tx`
 	time.AfterFunc(time.Hour, func() { _ = len(m.ID) })                   // uses neither: fine
 	done := make(chan struct{})
