@@ -55,8 +55,11 @@ func Run(ctx context.Context, broker adapters.Broker, pool *pgxpool.Pool) error 
 		return err
 	}
 	s := &Scorer{pool: pool, threshold: 0.8}
-	h := consumer.Deduplicating(consumer.HandlerFunc(s.score)) // want "Deduplicating without a claim"
-	c, err := consumer.New(src, h, consumer.Config{Name: "fraud"}, middleware.Logging())
+	c, err := consumer.New(src,
+		consumer.Deduplicating(consumer.HandlerFunc(s.score)), // want "Deduplicating without a claim"
+		consumer.Config{Name: "fraud"},
+		middleware.Logging(),
+	)
 	if err != nil {
 		return err
 	}
