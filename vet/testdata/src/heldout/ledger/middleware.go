@@ -11,7 +11,7 @@ import (
 )
 
 // dedupeTimed is the ledger team's wrapper around the idempotency middleware:
-// it times the claim plus the handler and logs slow batches.
+// it times the claim plus the handler and logs slow postings.
 func dedupeTimed(st store.Store, log *slog.Logger, slow time.Duration) consumer.Middleware {
 	idem := middleware.Idempotency(st)
 	return func(next consumer.Handler) consumer.Handler {
