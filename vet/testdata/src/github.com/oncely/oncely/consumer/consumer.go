@@ -6,7 +6,14 @@ import (
 	"time"
 )
 
-type Message struct{ ID string }
+type Message struct {
+	ID      string
+	Key     string
+	Body    []byte
+	Headers map[string]string
+	Source  string
+	Attempt int
+}
 
 type Handler interface {
 	Handle(ctx context.Context, msg *Message) error
@@ -23,8 +30,9 @@ type Duplicates struct{ reason string }
 func AllowDuplicates(reason string) Duplicates { return Duplicates{reason} }
 
 type Config struct {
-	Name       string
-	Duplicates Duplicates
+	Name        string
+	Concurrency int
+	Duplicates  Duplicates
 }
 
 type Source interface {
@@ -49,3 +57,7 @@ func Chain(h Handler, mws ...Middleware) Handler { return h }
 func MarkClaimed(ctx context.Context) {}
 
 func MarkDuplicate(ctx context.Context) {}
+
+func Permanent(err error) error { return err }
+
+func (c *Consumer) Run(ctx context.Context) error { return nil }
