@@ -47,7 +47,8 @@ free_port() {
 }
 
 # A node is a directory $state/<cluster>/<node> holding cmd (the command
-# line that starts it, one argument a line), port, pid and its data.
+# line that starts it, one argument a line), port, pid, its data and,
+# optionally, boot (the seconds it may take to listen; 30 by default).
 node_dir() {
   local d
   for d in "$state"/*/"$1"; do [ -d "$d" ] && { echo "$d"; return 0; }; done
@@ -60,7 +61,7 @@ run_node() { # dir
   # script's background job), and no shell keeps this script's stdout open.
   (cd "$dir" && exec setsid "${args[@]}") </dev/null >>"$dir/out.log" 2>&1 &
   echo $! >"$dir/pid"
-  wait_port "$(cat "$dir/port")" 30 || die "$(basename "$dir") did not start on port $(cat "$dir/port") (see $dir/out.log)"
+  wait_port "$(cat "$dir/port")" "$(cat "$dir/boot" 2>/dev/null || echo 30)" || die "$(basename "$dir") did not start on port $(cat "$dir/port") (see $dir/out.log)"
 }
 kill_node() { # dir
   local dir=$1 pid i
