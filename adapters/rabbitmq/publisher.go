@@ -61,6 +61,7 @@ type Publisher struct {
 	conf     *confirmer
 	declared map[string]bool
 	closed   bool
+	hosts    hostRing
 	wg       sync.WaitGroup
 }
 
@@ -166,7 +167,7 @@ func (p *Publisher) session(ctx context.Context, queue string) (*confirmer, erro
 	}
 	if p.ch == nil || p.ch.IsClosed() {
 		p.dropLocked()
-		conn, err := dial(ctx, p.cfg)
+		conn, err := p.hosts.dial(ctx, p.cfg)
 		if err != nil {
 			return nil, err
 		}
