@@ -17,7 +17,11 @@ import (
 )
 
 // openRabbitMQ opens amqp://user:pass@host:port/vhost (amqps:// for TLS)
-// with adapters/rabbitmq. The source is the queue; retry queues are
+// with adapters/rabbitmq. A cluster's nodes are listed comma-separated,
+// amqp://user:pass@h1:5672,h2:5673,h3:5674/vhost: each connection dials
+// them in turn, starting after the node of its last connection, so a
+// connection lost with its node reconnects to another (rabbitmq.Config.URL).
+// The source is the queue; retry queues are
 // "<source>.<consumer>.retry.<tier>" and the dead-letter queue
 // "<source>.<consumer>.dlq" (rabbitmq.RetryQueue, rabbitmq.DeadLetterQueue:
 // a consumer name with '.' is escaped). Query parameters:
@@ -96,9 +100,6 @@ func openRabbitMQ(ctx context.Context, u *url.URL, o options) (Broker, error) {
 	plain := *u
 	plain.RawQuery = ""
 	cfg.URL = plain.String()
-	if _, err := amqp.ParseURI(cfg.URL); err != nil {
-		return nil, err
-	}
 	pub, err := rabbitmq.NewPublisher(rabbitmq.PublisherConfig{URL: cfg.URL, TLS: cfg.TLS, QueueType: cfg.QueueType, DeliveryLimit: cfg.DeliveryLimit,
 		KeyHeader: cfg.KeyHeader, Logger: o.logger})
 	if err != nil {

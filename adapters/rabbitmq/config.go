@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/oncely/oncely/internal/redact"
 	"github.com/oncely/oncely/retry"
 )
@@ -85,6 +83,11 @@ const (
 // reports every problem at once.
 type Config struct {
 	// URL is the broker, amqp://user:pass@host:port/vhost (amqps:// for TLS).
+	// A cluster's nodes may be listed in one URL,
+	// amqp://user:pass@h1:5672,h2:5673,h3:5674/vhost: every host shares the
+	// user, password, vhost and TLS settings; a connection dials them in
+	// turn, starting after the node of the last connection, so a connection
+	// lost with its node moves to another node (see the package doc).
 	URL string
 
 	// TLS configures amqps:// connections: the CA (RootCAs), a client
@@ -330,7 +333,7 @@ func (c Config) validateConnection() error {
 	if redact.Ambiguous(c.URL) {
 		return fmt.Errorf("config.URL %q has an '@' after a '/', '?' or '#': percent-encode those characters (and '@', ':', '%%') in the user name and password (url.UserPassword does)", redact.URL(c.URL))
 	}
-	u, err := amqp.ParseURI(c.URL)
+	uris, err := parseHosts(c.URL)
 	if err != nil {
 		// The client's message may quote the URL: shown only when the URL
 		// holds no user info, and never wrapped.
@@ -340,8 +343,8 @@ func (c Config) validateConnection() error {
 		}
 		return fmt.Errorf("config.URL does not parse (%s): %s", redact.URL(c.URL), why)
 	}
-	if c.TLS != nil && u.Scheme != "amqps" {
-		return fmt.Errorf("config.TLS is set but the URL's scheme is %s; write amqps:// for TLS", u.Scheme)
+	if c.TLS != nil && uris[0].Scheme != "amqps" {
+		return fmt.Errorf("config.TLS is set but the URL's scheme is %s; write amqps:// for TLS", uris[0].Scheme)
 	}
 	return nil
 }

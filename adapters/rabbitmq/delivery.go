@@ -90,9 +90,16 @@ func (d *delivery) publishCopy(ctx context.Context, what, queue string, headers 
 // publish publishes a copy to queue on the delivery's session and waits
 // for its confirmation. When the broker returns it unroutable (someone
 // deleted the queue), the topology is declared again, so the next try finds
-// the queue; the failure is still reported, since nothing was stored.
+// the queue; the failure is still reported, since nothing was stored. When
+// the broker nacks it (before ctx ends), the session ends
+// (its deliveries come back) and the next one connects again, to the next
+// node of a cluster URL: a RabbitMQ 3.10 channel whose quorum queue client
+// stayed bound to a failed-over leader nacks every publish until it closes.
 func (d *delivery) publish(ctx context.Context, queue string, p amqp.Publishing) error {
 	err := d.sess.pub.publishOne(ctx, queue, p)
+	if errors.Is(err, ErrNotConfirmed) && ctx.Err() == nil {
+		d.src.die(d.sess, fmt.Errorf("a copy to %s was not confirmed: %w", queue, err))
+	}
 	if errors.Is(err, ErrUnroutable) {
 		conn := d.sess.conn
 		derr := d.src.liveTopo().declareAll(ctx, &declarer{conn: conn, log: d.src.log, rpc: func(ctx context.Context, what string, fn func() error) error {

@@ -30,7 +30,8 @@ var ErrLoginRefused = errors.New("login refused")
 var ErrVhostRefused = errors.New("vhost refused")
 
 // Dial opens a connection the way a Source does, for tools that need one of
-// their own: cfg's URL, TLS, ConnectionName, Heartbeat, DialTimeout and
+// their own: cfg's URL (with several hosts, the first that answers, in the
+// order written), TLS, ConnectionName, Heartbeat, DialTimeout and
 // HandshakeTimeout (zero fields mean their defaults; Queue and Consumer are
 // not used). Both timeouts are capped by ctx's deadline. Errors name the
 // broker without its password and tell a refused login (ErrLoginRefused)
@@ -40,7 +41,8 @@ func Dial(ctx context.Context, cfg Config) (*amqp.Connection, error) {
 	if err := cfg.validateConnection(); err != nil {
 		return nil, fmt.Errorf("rabbitmq: invalid config: %w", err)
 	}
-	conn, err := dial(ctx, cfg)
+	var hosts hostRing
+	conn, err := hosts.dial(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("rabbitmq: %w", err)
 	}

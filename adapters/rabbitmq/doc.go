@@ -112,6 +112,19 @@
 // channel is drained by a goroutine of its own, and every channel RPC is
 // bounded by Config.RPCTimeout.
 //
+// A cluster's nodes may share one URL,
+// amqp://user:pass@h1:5672,h2:5673,h3:5674/vhost (amqps:// alike): the
+// hosts, comma-separated, share the user, password, vhost, query and TLS
+// settings. Every connection (each Source generation, the Publisher's, the
+// tools' Dial) tries the nodes in turn, starting after the node of its own
+// last connection, so a connection lost with its node reconnects to the
+// next one and the lost node is tried last; a refused login or vhost stops
+// the round (a cluster's nodes share users). Errors name each node tried,
+// without the password. A publish the broker nacks is sent again on a new
+// channel and connection (a Source's copy: the session ends and its
+// deliveries come back): on RabbitMQ 3.10, a channel whose quorum queue
+// client stayed bound to a leader that died nacked every later publish.
+//
 // Opening a connection is bounded twice: Config.DialTimeout (15s) for the
 // TCP connect, Config.HandshakeTimeout (10s) for TLS, the AMQP handshake,
 // the login and the vhost. A refused login wraps ErrLoginRefused, a refused

@@ -61,6 +61,7 @@ type Publisher struct {
 	conf     *confirmer
 	declared map[string]bool
 	closed   bool
+	hosts    hostRing
 	wg       sync.WaitGroup
 }
 
@@ -136,6 +137,9 @@ func (p *Publisher) Publish(ctx context.Context, queue string, msgs ...*consumer
 			if len(pending) == 0 {
 				return nil
 			}
+			if errors.Is(last, ErrNotConfirmed) && ctx.Err() == nil {
+				p.reopen(conf)
+			}
 		} else {
 			last = err
 			if errors.Is(err, ErrTopologyMismatch) || errors.Is(err, ErrLoginRefused) || errors.Is(err, ErrVhostRefused) {
@@ -166,7 +170,7 @@ func (p *Publisher) session(ctx context.Context, queue string) (*confirmer, erro
 	}
 	if p.ch == nil || p.ch.IsClosed() {
 		p.dropLocked()
-		conn, err := dial(ctx, p.cfg)
+		conn, err := p.hosts.dial(ctx, p.cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -215,6 +219,20 @@ func (p *Publisher) session(ctx context.Context, queue string) (*confirmer, erro
 		p.declared[queue] = true
 	}
 	return p.conf, nil
+}
+
+// reopen drops conf's channel and connection when they are still the
+// current ones, so the next try connects again (to the next node of a
+// cluster URL). A quorum queue's client inside the broker's channel can stay
+// bound to a dead leader: on RabbitMQ 3.10, a channel whose first publish to
+// a quorum queue raced with a failover to a new leader nacked every later
+// publish for minutes, while a new channel was confirmed at once.
+func (p *Publisher) reopen(conf *confirmer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conf == conf {
+		p.dropLocked()
+	}
 }
 
 func (p *Publisher) forget(queue string) {

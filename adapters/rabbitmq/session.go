@@ -68,7 +68,7 @@ func (src *Source) rpc(ctx context.Context, conn *amqp.Connection, what string, 
 // prefetch, publish channel in confirm mode, and the consumer. Every Notify
 // channel gets a goroutine that drains it until the library closes it.
 func (src *Source) connect(ctx context.Context) (_ *session, err error) {
-	conn, err := dial(ctx, src.cfg)
+	conn, err := src.hosts.dial(ctx, src.cfg)
 	if err != nil {
 		return nil, err
 	}

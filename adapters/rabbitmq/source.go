@@ -34,6 +34,8 @@ type Source struct {
 	login    string
 	topo     topology
 	instance uint32
+	// hosts picks the node of the URL's host list each connection dials.
+	hosts hostRing
 
 	inbox    *inbox.Inbox[*delivery] // from the consume goroutine to Receive
 	settling tracker
@@ -86,8 +88,8 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 		return nil, err
 	}
 	login := ""
-	if u, err := amqp.ParseURI(cfg.URL); err == nil {
-		login = u.Username
+	if uris, err := parseHosts(cfg.URL); err == nil {
+		login = uris[0].Username
 	}
 	src := &Source{
 		login:    login,
