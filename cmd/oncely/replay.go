@@ -11,6 +11,7 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/kafka"
+	"github.com/oncely/oncely/internal/failpoint"
 	"github.com/oncely/oncely/internal/replayplan"
 )
 
@@ -35,11 +36,14 @@ idempotency claim of the consumer (their handler committed: with
 deduplication on, the rewound consumer skips them). It changes nothing.
 
 Without --plan it commits the targets for the consumer group, all partitions
-in one request (each partition ends at its old or its new offset, never
-elsewhere). The group must have no live members: stop every consumer of it
+in one request (a crash leaves all partitions at their old offsets or all at
+their new ones). The group must have no live members: stop every consumer of it
 first; the error names the members that are still there. On JetStream the
 durable consumer is deleted and created again at the target sequence (a
-consumer's start cannot be moved), refused while a Source pulls from it. On
+consumer's start cannot be moved), refused while a Source pulls from it; a
+marker consumer <consumer>__replay holds the new start meanwhile, so that a
+crash in between leaves a consumer that a Source (or the replay run again)
+creates at the new start. On
 Redis the group is moved with XGROUP SETID,
 refused while a consumer of the group read within the last 10 s. Running it twice
 does the same as once.
@@ -119,10 +123,21 @@ gone. Run failed messages again with oncely dlq redrive.`)
 	if *reprocess {
 		return runReprocess(ctx, a, r, plan, claims, pool, *db.schema, reprocessRun{ask: ask, actor: *actor, output: *output})
 	}
-	if err := r.CommitReplay(ctx, plan); err != nil {
+	if err := commitReplay(ctx, r, plan); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	return writeReplayPlan(a.stdout, *output, plan, claims, "done", "rewound: the consumer reads the covered records again when it starts")
+}
+
+// commitReplay commits plan, between the failpoints "replay-planned" and
+// "replay-committed" of a faults build's crash tests.
+func commitReplay(ctx context.Context, r adapters.Replayer, plan adapters.ReplayPlan) error {
+	failpoint.Hit("replay-planned")
+	if err := r.CommitReplay(ctx, plan); err != nil {
+		return err
+	}
+	failpoint.Hit("replay-committed")
+	return nil
 }
 
 // notReplayable explains why a broker of kind cannot replay.

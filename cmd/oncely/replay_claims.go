@@ -98,7 +98,7 @@ func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapter
 	}
 	end := auditRow{actor: row.actor, client: row.client, source: row.source, consumer: row.consumer, selection: row.selection,
 		counts: map[string]int{"audit_row": int(auditID)}, outcome: "done: offsets committed"}
-	cerr := r.CommitReplay(ctx, plan)
+	cerr := commitReplay(ctx, r, plan)
 	if cerr != nil {
 		end.outcome = "failed: " + cerr.Error()
 	}
