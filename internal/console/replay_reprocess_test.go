@@ -94,7 +94,9 @@ func TestReplayReprocessFromConsole(t *testing.T) {
 	require.Equal(t, "3", testid(t, body, "replay-claimed"))
 	all := f.claimed(t)
 
-	form := func() url.Values { return url.Values{"to": {"0:2,1:3"}, "reprocess": {"1"}, "confirm": {reprocessConfirmWord}} }
+	form := func() url.Values {
+		return url.Values{"to": {"0:2,1:3"}, "reprocess": {"1"}, "confirm": {reprocessConfirmWord}}
+	}
 	noCSRF := form()
 	noCSRF.Set("csrf", "")
 	require.Equal(t, http.StatusForbidden, f.post(base+"replay", noCSRF).StatusCode)
