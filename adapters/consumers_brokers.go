@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awssqs "github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -80,7 +81,8 @@ func (s *sqsBroker) hasConsumer(ctx context.Context, source, consumerName string
 	return u != "", err
 }
 
-// Consumers lists the durable consumers of the source's stream.
+// Consumers lists the durable consumers of the source's stream, a
+// ReplayMarker under the name of the consumer it stands for.
 func (n *natsBroker) Consumers(ctx context.Context, source string) ([]string, error) {
 	if err := n.sourceExists(ctx, source); err != nil {
 		return nil, err
@@ -92,7 +94,12 @@ func (n *natsBroker) Consumers(ctx context.Context, source string) ([]string, er
 	names := st.ConsumerNames(ctx)
 	out := []string{}
 	for name := range names.Name() {
-		out = append(out, name)
+		if c, ok := strings.CutSuffix(name, nats.ReplayMarker("")); ok {
+			name = c
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
 	}
 	if err := names.Err(); err != nil {
 		return nil, fmt.Errorf("nats: listing the consumers of %s: %w", source, err)
@@ -102,9 +109,12 @@ func (n *natsBroker) Consumers(ctx context.Context, source string) ([]string, er
 
 // hasConsumer is true when the durable consumer exists on the source's
 // stream or its dead-letter stream exists (the durable can be deleted by
-// hand; its dead letters stay).
+// hand; its dead letters stay), or a ReplayMarker stands for it.
 func (n *natsBroker) hasConsumer(ctx context.Context, source, consumerName string) (bool, error) {
 	_, err := n.js.Consumer(ctx, nats.StreamName(source), consumerName)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) { // a replay recreating it was interrupted
+		_, err = n.js.Consumer(ctx, nats.StreamName(source), nats.ReplayMarker(consumerName))
+	}
 	if err == nil {
 		return true, nil
 	}

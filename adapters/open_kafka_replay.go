@@ -3,6 +3,7 @@ package adapters
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/oncely/oncely/adapters/kafka"
 )
@@ -12,6 +13,9 @@ var _ Replayer = (*kafkaBroker)(nil)
 func (k *kafkaBroker) PlanReplay(ctx context.Context, source, consumerName string, to ReplayTarget) (ReplayPlan, error) {
 	if err := checkNames(source, consumerName); err != nil {
 		return ReplayPlan{}, err
+	}
+	if len(to.EntryIDs) > 0 {
+		return ReplayPlan{}, fmt.Errorf("replay of a Kafka consumer group: give offsets (partition:offset), not entry IDs: %s", to)
 	}
 	if err := checkConsumer(ctx, k, source, consumerName); err != nil {
 		return ReplayPlan{}, err

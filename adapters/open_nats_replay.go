@@ -17,6 +17,9 @@ func (n *natsBroker) PlanReplay(ctx context.Context, source, consumerName string
 	if err := checkNames(source, consumerName); err != nil {
 		return ReplayPlan{}, err
 	}
+	if len(to.EntryIDs) > 0 {
+		return ReplayPlan{}, fmt.Errorf("replay of a JetStream consumer: give a stream sequence (0:<sequence>), not an entry ID: %s", to)
+	}
 	if err := checkConsumer(ctx, n, source, consumerName); err != nil {
 		return ReplayPlan{}, err
 	}

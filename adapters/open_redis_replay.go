@@ -2,7 +2,6 @@ package adapters
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/oncely/oncely/adapters/kafka"
@@ -13,18 +12,26 @@ var _ Replayer = (*redisBroker)(nil)
 
 // PlanReplay plans the replay of the consumer group consumerName on the
 // source stream as one partition, 0, with entry IDs (PositionID,
-// TargetID); a target is earliest or a time, not offsets.
+// TargetID); a target is earliest, a time, or an entry ID for partition 0
+// (to.EntryIDs, the first entry delivered again), not offsets.
 func (r *redisBroker) PlanReplay(ctx context.Context, source, consumerName string, to ReplayTarget) (ReplayPlan, error) {
 	if err := checkNames(source, consumerName); err != nil {
 		return ReplayPlan{}, err
 	}
 	if len(to.Offsets) > 0 {
-		return ReplayPlan{}, errors.New("replay of a Redis consumer group: give earliest or a time; a stream has entry IDs, not offsets")
+		return ReplayPlan{}, fmt.Errorf("replay of a Redis consumer group: %s: a stream's positions are entry IDs, not offsets: give 0:<ms>-<seq> (e.g. 0:1733550000000-0), earliest or a time", to)
+	}
+	var entryID string
+	for p, id := range to.EntryIDs {
+		if p != 0 {
+			return ReplayPlan{}, fmt.Errorf("replay of a Redis consumer group: partition %d: a source is one stream, partition 0", p)
+		}
+		entryID = id
 	}
 	if err := checkConsumer(ctx, r, source, consumerName); err != nil {
 		return ReplayPlan{}, err
 	}
-	pt, err := redis.PlanReplay(ctx, r.client, source, consumerName, to.Time)
+	pt, err := redis.PlanReplay(ctx, r.client, source, consumerName, to.Time, entryID)
 	if err != nil {
 		return ReplayPlan{}, err
 	}

@@ -3,6 +3,8 @@ package adapters
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -49,18 +51,26 @@ func AsReplayer(b Broker) (Replayer, bool) {
 type ReplayTarget struct {
 	// Time, when set, rewinds to the first message stored at or after it.
 	Time time.Time
-	// Offsets, when set, rewinds the partitions named (partition → offset);
-	// the others stay where they are.
+	// Offsets, when set, rewinds the partitions named (partition → offset:
+	// a Kafka offset, a JetStream stream sequence); the others stay where
+	// they are.
 	Offsets map[int32]int64
+	// EntryIDs, when set, rewinds the Redis streams named (partition → entry
+	// ID "<ms>-<seq>", the first entry delivered again); a Redis source is
+	// one stream, partition 0.
+	EntryIDs map[int32]string
 }
 
-// String writes t the way ParseReplayTarget reads it.
+// String writes t the way ParseReplayTarget reads it, partitions in order.
 func (t ReplayTarget) String() string {
 	switch {
-	case len(t.Offsets) > 0:
+	case len(t.Offsets) > 0 || len(t.EntryIDs) > 0:
 		var parts []string
-		for p, o := range t.Offsets {
-			parts = append(parts, fmt.Sprintf("%d:%d", p, o))
+		for _, p := range slices.Sorted(maps.Keys(t.Offsets)) {
+			parts = append(parts, fmt.Sprintf("%d:%d", p, t.Offsets[p]))
+		}
+		for _, p := range slices.Sorted(maps.Keys(t.EntryIDs)) {
+			parts = append(parts, fmt.Sprintf("%d:%s", p, t.EntryIDs[p]))
 		}
 		return strings.Join(parts, ",")
 	case !t.Time.IsZero():
@@ -70,7 +80,9 @@ func (t ReplayTarget) String() string {
 }
 
 // ParseReplayTarget reads "earliest", an RFC 3339 time, or
-// "<partition>:<offset>[,<partition>:<offset>…]".
+// "<partition>:<position>[,<partition>:<position>…]" where a position is an
+// offset (Kafka), a stream sequence (JetStream) or a Redis entry ID
+// "<ms>-<seq>".
 func ParseReplayTarget(s string) (ReplayTarget, error) {
 	if s == "earliest" {
 		return ReplayTarget{}, nil
@@ -78,20 +90,38 @@ func ParseReplayTarget(s string) (ReplayTarget, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return ReplayTarget{Time: t}, nil
 	}
-	offsets := map[int32]int64{}
+	var t ReplayTarget
 	for part := range strings.SplitSeq(s, ",") {
-		ps, os, ok := strings.Cut(strings.TrimSpace(part), ":")
+		ps, pos, ok := strings.Cut(strings.TrimSpace(part), ":")
 		p, perr := strconv.ParseInt(ps, 10, 32)
-		o, oerr := strconv.ParseInt(os, 10, 64)
-		if !ok || perr != nil || oerr != nil || p < 0 || o < 0 {
-			return ReplayTarget{}, fmt.Errorf("replay target %q: want earliest, an RFC 3339 time such as 2026-12-07T03:00:00Z, or partition:offset[,partition:offset…]", s)
+		if !ok || perr != nil || p < 0 {
+			return ReplayTarget{}, fmt.Errorf("replay target %q: want earliest, an RFC 3339 time such as 2026-12-07T03:00:00Z, or partition:offset[,partition:offset…] (a Redis stream: 0:<ms>-<seq>, an entry ID)", s)
 		}
-		if _, dup := offsets[int32(p)]; dup {
+		if _, dup := t.Offsets[int32(p)]; dup {
 			return ReplayTarget{}, fmt.Errorf("replay target %q: partition %d given twice", s, p)
 		}
-		offsets[int32(p)] = o
+		if _, dup := t.EntryIDs[int32(p)]; dup {
+			return ReplayTarget{}, fmt.Errorf("replay target %q: partition %d given twice", s, p)
+		}
+		if o, err := strconv.ParseInt(pos, 10, 64); err == nil && o >= 0 {
+			if t.Offsets == nil {
+				t.Offsets = map[int32]int64{}
+			}
+			t.Offsets[int32(p)] = o
+			continue
+		}
+		ms, seq, isID := strings.Cut(pos, "-")
+		_, merr := strconv.ParseUint(ms, 10, 64)
+		_, serr := strconv.ParseUint(seq, 10, 64)
+		if !isID || merr != nil || serr != nil {
+			return ReplayTarget{}, fmt.Errorf("replay target %q: partition %d: %q is neither an offset nor a Redis entry ID <ms>-<seq>", s, p, pos)
+		}
+		if t.EntryIDs == nil {
+			t.EntryIDs = map[int32]string{}
+		}
+		t.EntryIDs[int32(p)] = pos
 	}
-	return ReplayTarget{Offsets: offsets}, nil
+	return t, nil
 }
 
 // ReplayPartition is one partition of a ReplayPlan: a Kafka partition

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/internal/failpoint"
 )
 
 // ErrLiveConsumer is returned (wrapped) by CommitReplay while a Source
@@ -45,11 +46,11 @@ func PlanReplay(ctx context.Context, js jetstream.JetStream, source, consumerNam
 	if err != nil {
 		return ReplayPoint{}, fmt.Errorf("stream %s: %w", StreamName(source), err)
 	}
-	c, err := s.Consumer(ctx, consumerName)
+	c, _, err := lookupConsumer(ctx, s, consumerName)
 	if err != nil {
 		return ReplayPoint{}, fmt.Errorf("consumer %s: %w", consumerName, err)
 	}
-	ci := c.CachedInfo()
+	ci := c.CachedInfo() // an interrupted replay's marker: its start, nothing delivered
 	st := s.CachedInfo().State
 	p := ReplayPoint{Position: ci.Delivered.Stream + 1, First: st.FirstSeq, End: st.LastSeq + 1, Waiting: ci.NumWaiting}
 	if ci.Delivered.Stream == 0 {
@@ -152,22 +153,45 @@ func ReplayIDs(ctx context.Context, js jetstream.JetStream, source string, from,
 	}
 }
 
+// ReplayMarker names the durable consumer CommitReplay creates, beside
+// consumerName, while it recreates consumerName at a new start: it carries
+// the new start until consumerName exists again. A Source that finds its
+// durable missing and the marker there creates the durable at the marker's
+// start, so a replay interrupted between its delete and its create is
+// completed rather than restarted at Config.Start.
+func ReplayMarker(consumerName string) string { return consumerName + "__replay" }
+
+// lookupConsumer returns consumerName of s, or, while a replay recreating
+// it is interrupted (consumerName missing), its ReplayMarker with found
+// false. jetstream.ErrConsumerNotFound (wrapped) when neither exists.
+func lookupConsumer(ctx context.Context, s jetstream.Stream, consumerName string) (c jetstream.Consumer, found bool, err error) {
+	c, err = s.Consumer(ctx, consumerName)
+	if err == nil || !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return c, err == nil, err
+	}
+	if m, merr := s.Consumer(ctx, ReplayMarker(consumerName)); merr == nil {
+		return m, false, nil
+	}
+	return nil, false, err
+}
+
 // CommitReplay makes consumerName of source's stream deliver from sequence
 // target on: JetStream cannot move a consumer's start, so the durable
 // consumer is deleted and created again, with its configuration, starting
 // at target (DeliverByStartSequence; a Source reopening it keeps that
 // start). It refuses while pull requests wait on it (ErrLiveConsumer): stop
-// every Source first. A crash between the delete and the create leaves no
-// consumer: the next Source creates it at its Config.Start (default
-// earliest, which reads again from the oldest message) — run the replay
-// again first. Committing a target equal to the consumer's position
-// changes nothing.
+// every Source first. Before the delete it creates ReplayMarker(consumerName)
+// with the new start, and deletes it after the create: a crash in between
+// leaves the marker, from which the next Source (or the same replay run
+// again) creates the durable at target. Each consumer is therefore at its
+// old or its new start, never at the Source's Config.Start. Committing a
+// target equal to the consumer's position changes nothing.
 func CommitReplay(ctx context.Context, js jetstream.JetStream, source, consumerName string, target uint64) error {
 	s, err := js.Stream(ctx, StreamName(source))
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", StreamName(source), err)
 	}
-	c, err := s.Consumer(ctx, consumerName)
+	c, exists, err := lookupConsumer(ctx, s, consumerName)
 	if err != nil {
 		return fmt.Errorf("consumer %s: %w", consumerName, err)
 	}
@@ -175,16 +199,39 @@ func CommitReplay(ctx context.Context, js jetstream.JetStream, source, consumerN
 	if ci.NumWaiting > 0 {
 		return fmt.Errorf("%w: consumer %s of stream %s has %d pull requests waiting (a Source is running); stop every consumer of it first", ErrLiveConsumer, consumerName, StreamName(source), ci.NumWaiting)
 	}
-	if ci.Delivered.Stream+1 == target || ci.Delivered.Stream == 0 && ci.Config.OptStartSeq == target {
-		return nil
-	}
+	marker := ReplayMarker(consumerName)
 	cfg := ci.Config
+	cfg.Durable, cfg.Name = consumerName, ""
 	cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = jetstream.DeliverByStartSequencePolicy, target, nil
-	if err := s.DeleteConsumer(ctx, consumerName); err != nil {
-		return fmt.Errorf("deleting consumer %s to recreate it at sequence %d: %w", consumerName, target, err)
+	if exists && (ci.Delivered.Stream+1 == target || ci.Delivered.Stream == 0 && ci.Config.OptStartSeq == target) {
+		return deleteMarker(ctx, s, marker)
+	}
+	if exists {
+		if err := deleteMarker(ctx, s, marker); err != nil {
+			return err
+		}
+		mc := cfg
+		mc.Durable, mc.Description = marker, fmt.Sprintf("oncely replay of %s to sequence %d under way: run it again to finish", consumerName, target)
+		if _, err := s.CreateConsumer(ctx, mc); err != nil {
+			return fmt.Errorf("creating the replay marker %s: %w", marker, err)
+		}
+		failpoint.Hit("nats-replay-marker-created")
+		if err := s.DeleteConsumer(ctx, consumerName); err != nil {
+			return fmt.Errorf("deleting consumer %s to recreate it at sequence %d: %w", consumerName, target, err)
+		}
+		failpoint.Hit("nats-replay-deleted")
 	}
 	if _, err := s.CreateConsumer(ctx, cfg); err != nil {
-		return fmt.Errorf("recreating consumer %s at sequence %d (it is deleted now: run the replay again before starting a Source): %w", consumerName, target, err)
+		return fmt.Errorf("recreating consumer %s at sequence %d (the marker %s keeps the new start: run the replay again): %w", consumerName, target, marker, err)
+	}
+	failpoint.Hit("nats-replay-created")
+	return deleteMarker(ctx, s, marker)
+}
+
+// deleteMarker deletes the replay marker, if any.
+func deleteMarker(ctx context.Context, s jetstream.Stream, marker string) error {
+	if err := s.DeleteConsumer(ctx, marker); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("deleting the replay marker %s: %w", marker, err)
 	}
 	return nil
 }

@@ -60,8 +60,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, subject string, r
 // configured with a higher limit), so the server must always deliver again
 // what was not acked. A consumer created with a server-side limit, by an
 // earlier version, is updated to none. A consumer that does not exist is
-// created starting at start; an existing one keeps where it started (the
-// server refuses to change it).
+// created starting at start, or at the start of its ReplayMarker when a
+// replay recreating it was interrupted (the marker is then deleted); an
+// existing one keeps where it started (the server refuses to change it).
 func ensureConsumer(ctx context.Context, s jetstream.Stream, cfg Config, maxAckPending int, start startpos.Position) (jetstream.Consumer, error) {
 	cc := jetstream.ConsumerConfig{
 		Durable:       cfg.Consumer,
@@ -71,9 +72,9 @@ func ensureConsumer(ctx context.Context, s jetstream.Stream, cfg Config, maxAckP
 		MaxAckPending: maxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}
-	existing, err := s.Consumer(ctx, cfg.Consumer)
+	existing, _, err := lookupConsumer(ctx, s, cfg.Consumer)
 	switch {
-	case err == nil:
+	case err == nil: // the durable, or an interrupted replay's marker: its start
 		was := existing.CachedInfo().Config
 		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = was.DeliverPolicy, was.OptStartSeq, was.OptStartTime
 	case !errors.Is(err, jetstream.ErrConsumerNotFound):
@@ -87,6 +88,9 @@ func ensureConsumer(ctx context.Context, s jetstream.Stream, cfg Config, maxAckP
 	c, err := s.CreateOrUpdateConsumer(ctx, cc)
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s on stream %s: %w", cfg.Consumer, s.CachedInfo().Config.Name, err)
+	}
+	if existing != nil && existing.CachedInfo().Name != cfg.Consumer {
+		_ = deleteMarker(ctx, s, existing.CachedInfo().Name) // adopted; a failure leaves a marker the next replay deletes
 	}
 	return c, nil
 }

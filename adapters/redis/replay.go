@@ -1,9 +1,11 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -38,10 +40,21 @@ type ReplayPoint struct {
 	Live []string
 }
 
+// ErrReplayForward is returned (wrapped) by PlanReplay for an entry ID
+// target after the stream's last entry, or after the group's position with
+// entries in between: moving there would skip them.
+var ErrReplayForward = errors.New("replay target is beyond the group's position")
+
 // PlanReplay computes where group would go on on stream after a replay to
-// the first entry added at or after at (zero: the oldest kept). It reads
-// the covered range's IDs to count them and changes nothing.
-func PlanReplay(ctx context.Context, client goredis.UniversalClient, stream, group string, at time.Time) (ReplayPoint, error) {
+// the first entry added at or after at (zero: the oldest kept) or, when
+// entryID is not empty, to the entry with that ID (the first after it when
+// there is none): the group delivers it again. A time after the group's
+// position leaves the group there. An entry ID after the stream's last
+// entry is refused, as is one after the group's position with entries in
+// between (ErrReplayForward); one after the position with no entry in
+// between leaves the group there. It reads the covered range's IDs to
+// count them and changes nothing.
+func PlanReplay(ctx context.Context, client goredis.UniversalClient, stream, group string, at time.Time, entryID string) (ReplayPoint, error) {
 	groups, err := client.XInfoGroups(ctx, stream).Result()
 	if err != nil {
 		return ReplayPoint{}, fmt.Errorf("redis: groups of %s: %w", stream, err)
@@ -56,13 +69,18 @@ func PlanReplay(ctx context.Context, client goredis.UniversalClient, stream, gro
 	if !found {
 		return ReplayPoint{}, fmt.Errorf("redis: no consumer group %s on %s", group, stream)
 	}
-	p.Target = groupStartID(startpos.Position{Time: at})
-	if lessID(p.Position, p.Target) {
-		p.Target = p.Position
-	}
 	info, err := client.XInfoStream(ctx, stream).Result()
 	if err != nil {
 		return ReplayPoint{}, fmt.Errorf("redis: stream %s: %w", stream, err)
+	}
+	p.Target = groupStartID(startpos.Position{Time: at})
+	if entryID != "" {
+		if p.Target, err = entryTarget(ctx, client, stream, p.Position, entryID, info); err != nil {
+			return ReplayPoint{}, err
+		}
+	}
+	if lessID(p.Position, p.Target) {
+		p.Target = p.Position
 	}
 	p.EarliestAvailable = info.Length > 0 && info.EntriesAdded > info.Length && lessID(p.Target, info.FirstEntry.ID)
 	err = ReplayIDs(ctx, client, stream, "", p.Target, p.Position, func(ids []string) error {
@@ -82,6 +100,41 @@ func PlanReplay(ctx context.Context, client goredis.UniversalClient, stream, gro
 		}
 	}
 	return p, nil
+}
+
+// entryTarget returns the last-delivered ID that makes a group deliver
+// entryID (or the first entry after it) next, refusing an ID after the
+// stream's last entry or one whose move from position would skip entries.
+func entryTarget(ctx context.Context, client goredis.UniversalClient, stream, position, entryID string, info *goredis.XInfoStream) (string, error) {
+	last := info.LastEntry.ID
+	if info.Length == 0 || lessID(last, entryID) {
+		return "", fmt.Errorf("%w: entry ID %s is after the last entry of stream %s (%s): it names no entry", ErrReplayForward, entryID, stream, cmp.Or(last, "none"))
+	}
+	target := previousID(entryID)
+	if !lessID(position, target) {
+		return target, nil
+	}
+	skipped, err := client.XRange(ctx, stream, "("+position, target).Result()
+	if err != nil {
+		return "", fmt.Errorf("redis: reading %s: %w", stream, err)
+	}
+	if len(skipped) > 0 {
+		return "", fmt.Errorf("%w: entry ID %s is after the group's position %s, and moving there would skip %d entries", ErrReplayForward, entryID, position, len(skipped))
+	}
+	return position, nil
+}
+
+// previousID is the greatest entry ID below id ("0-0" for "0-0"): a group
+// whose last-delivered ID it is delivers id next.
+func previousID(id string) string {
+	ms, seq := splitID(id)
+	switch {
+	case seq > 0:
+		return fmt.Sprintf("%d-%d", ms, seq-1)
+	case ms > 0:
+		return fmt.Sprintf("%d-%d", ms-1, uint64(math.MaxUint64))
+	}
+	return "0-0"
 }
 
 // ReplayIDs calls fn with batches of the message IDs (field idField, default

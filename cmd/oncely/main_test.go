@@ -32,10 +32,17 @@ import (
 
 // HTTP keep-alive connections of the SQS client may outlive a test.
 func TestMain(m *testing.M) {
+	if os.Getenv(asCLIEnv) == "1" { // a crash test's CLI process
+		main()
+	}
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
 }
+
+// asCLIEnv set to 1 makes the test binary run as the oncely command, with
+// its arguments: the crash tests start it as a process and kill it.
+const asCLIEnv = "ONCELY_TEST_AS_CLI"
 
 // cli runs one command line and returns its exit code, stdout and stderr.
 func cli(t *testing.T, env map[string]string, opts []adapters.Option, args ...string) (int, string, string) {

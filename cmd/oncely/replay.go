@@ -11,19 +11,24 @@ import (
 
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/adapters/kafka"
+	"github.com/oncely/oncely/internal/failpoint"
 	"github.com/oncely/oncely/internal/replayplan"
 )
 
 func runReplay(ctx context.Context, a *app, args []string) error {
-	fs := a.flags("replay", "oncely replay --broker URL --source S --consumer C --to earliest|TIME|P:O,... [--plan] [--database-url URL] [--reprocess [--yes]] [--output text|json]", `
+	fs := a.flags("replay", "oncely replay --broker URL --source S --consumer C --to earliest|TIME|P:O,...|0:ENTRY-ID [--plan] [--database-url URL] [--reprocess [--yes]] [--output text|json]", `
 Rewinds an existing consumer of a log broker (Kafka, NATS JetStream, Redis
 Streams) so that it reads again what it already consumed: to the oldest record kept (earliest), to the first
 record stamped at or after an RFC 3339 time, or to given offsets per
 partition (partitions not named stay where they are; a JetStream stream is
-partition 0, its offsets stream sequences). A rewind never moves a
+partition 0, its offsets stream sequences; a Redis stream is partition 0,
+its offset an entry ID, 0:1733550000000-0, the first entry delivered again
+or, when no entry has that ID, the first after it). A rewind never moves a
 partition forward: a time after its position leaves it there, and an offset
-after it is refused, since moving there would skip records. A target before
-the oldest record kept starts at the oldest one, said so in the plan.
+after it is refused, since moving there would skip records (a Redis entry
+ID after the group's position is refused when entries lie between, and
+always when it is after the stream's last entry). A target before the
+oldest record kept starts at the oldest one, said so in the plan.
 
 --plan prints, per partition, the committed offset, the target, the records
 covered and, with --database-url, how many of them already have an
@@ -31,12 +36,15 @@ idempotency claim of the consumer (their handler committed: with
 deduplication on, the rewound consumer skips them). It changes nothing.
 
 Without --plan it commits the targets for the consumer group, all partitions
-in one request (each partition ends at its old or its new offset, never
-elsewhere). The group must have no live members: stop every consumer of it
+in one request (a crash leaves all partitions at their old offsets or all at
+their new ones). The group must have no live members: stop every consumer of it
 first; the error names the members that are still there. On JetStream the
 durable consumer is deleted and created again at the target sequence (a
-consumer's start cannot be moved), refused while a Source pulls from it. On
-Redis the group is moved with XGROUP SETID (earliest or a time only),
+consumer's start cannot be moved), refused while a Source pulls from it; a
+marker consumer <consumer>__replay holds the new start meanwhile, so that a
+crash in between leaves a consumer that a Source (or the replay run again)
+creates at the new start. On
+Redis the group is moved with XGROUP SETID,
 refused while a consumer of the group read within the last 10 s. Running it twice
 does the same as once.
 
@@ -51,7 +59,7 @@ Queue brokers (RabbitMQ, SQS) have no position to rewind: an acked message is
 gone. Run failed messages again with oncely dlq redrive.`)
 	var bf brokerFlags
 	bf.register(fs)
-	to := fs.String("to", "", "where to rewind: earliest, an RFC 3339 time, or partition:offset[,partition:offset…] (required)")
+	to := fs.String("to", "", "where to rewind: earliest, an RFC 3339 time, partition:offset[,partition:offset…], or on Redis 0:<entry ID> (required)")
 	planOnly := fs.Bool("plan", false, "print what the replay would do and change nothing")
 	reprocess := fs.Bool("reprocess", false, "also delete the idempotency claims of the covered records (needs --database-url)")
 	yes := fs.Bool("yes", false, "with --reprocess: delete the claims without asking")
@@ -115,10 +123,21 @@ gone. Run failed messages again with oncely dlq redrive.`)
 	if *reprocess {
 		return runReprocess(ctx, a, r, plan, claims, pool, *db.schema, reprocessRun{ask: ask, actor: *actor, output: *output})
 	}
-	if err := r.CommitReplay(ctx, plan); err != nil {
+	if err := commitReplay(ctx, r, plan); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	return writeReplayPlan(a.stdout, *output, plan, claims, "done", "rewound: the consumer reads the covered records again when it starts")
+}
+
+// commitReplay commits plan, between the failpoints "replay-planned" and
+// "replay-committed" of a faults build's crash tests.
+func commitReplay(ctx context.Context, r adapters.Replayer, plan adapters.ReplayPlan) error {
+	failpoint.Hit("replay-planned")
+	if err := r.CommitReplay(ctx, plan); err != nil {
+		return err
+	}
+	failpoint.Hit("replay-committed")
+	return nil
 }
 
 // notReplayable explains why a broker of kind cannot replay.

@@ -39,13 +39,10 @@ type reprocessRun struct {
 // auditAction is the console_audit action of replay --reprocess.
 const auditAction = "replay.reprocess"
 
-// runReprocess deletes the claims of the records plan covers, with an audit
-// row, in one transaction, then commits the replay's offsets and records
-// the outcome in a second audit row. A failure before the transaction
-// commits deletes nothing; a failure of the offset commit after it leaves
-// the claims deleted and the offsets where they were (the consumer does not
-// read those records again until a replay commits): running the same
-// replay again finishes it.
+// runReprocess confirms on the terminal (run.ask), then deletes the claims
+// of the records plan covers with an audit row, in one transaction, commits
+// the replay's offsets and records the outcome in a second audit row
+// (replayplan.Reprocess, which the console's reprocess runs too).
 func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapters.ReplayPlan, claims *replayplan.Claims, pool *pgxpool.Pool, schema string, run reprocessRun) error {
 	if run.ask {
 		fmt.Fprintf(a.stderr, "Rewind consumer %s of %s to %s (%d records) and delete the claims of those records (%d exist), so their handlers run again? [y/N] ",
@@ -59,54 +56,13 @@ func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapter
 	if run.actor == "" {
 		run.actor = cmp.Or(a.getenv("USER"), "unknown")
 	}
-	row := auditRow{actor: run.actor, client: cliClient(), source: plan.Source, consumer: plan.Consumer, selection: "to " + plan.To,
-		counts: map[string]int{"covered": int(plan.Covered())}}
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("replay --reprocess: %w", err)
-	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	del := "DELETE FROM " + replayplan.ClaimsTable(schema) + " WHERE consumer = $1 AND message_id = ANY($2::text[])"
-	var deleted int64
+	rec := &cliRecorder{pool: pool, schema: schema, row: auditRow{actor: run.actor, client: cliClient(), source: plan.Source, consumer: plan.Consumer,
+		selection: "to " + plan.To, counts: map[string]int{"covered": int(plan.Covered())}}}
 	prog := &replayProgress{w: a.stderr, on: a.stdoutTerminal, what: "deleting claims", total: plan.Covered()}
-	err = replayplan.EachIDChunk(ctx, r, plan, prog.add, func(_ int32, ids []string) error {
-		tag, err := tx.Exec(ctx, del, plan.Consumer, ids)
-		if err != nil {
-			return fmt.Errorf("deleting claims: %w", err)
-		}
-		deleted += tag.RowsAffected()
-		if room := maxAuditIDs - len(row.ids); room > 0 {
-			row.ids = append(row.ids, ids[:min(room, len(ids))]...)
-		}
-		return nil
-	})
+	deleted, auditID, err := replayplan.Reprocess(ctx, r, plan, pool, schema, rec, prog.add)
 	prog.finish()
 	if err != nil {
-		return fmt.Errorf("replay --reprocess: nothing was changed: %w", err)
-	}
-	row.counts["claims_deleted"] = int(deleted)
-	if n := int(plan.Covered()) - len(row.ids); n > 0 {
-		row.counts["ids_not_recorded"] = n
-	}
-	row.outcome = "claims deleted"
-	auditID, err := writeAudit(ctx, tx, schema, row)
-	if err == nil {
-		err = tx.Commit(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("replay --reprocess: nothing was changed: %w", err)
-	}
-	end := auditRow{actor: row.actor, client: row.client, source: row.source, consumer: row.consumer, selection: row.selection,
-		counts: map[string]int{"audit_row": int(auditID)}, outcome: "done: offsets committed"}
-	cerr := r.CommitReplay(ctx, plan)
-	if cerr != nil {
-		end.outcome = "failed: " + cerr.Error()
-	}
-	if err := writeAuditRow(context.WithoutCancel(ctx), pool, schema, end); err != nil && cerr == nil {
-		cerr = err
-	}
-	if cerr != nil {
-		return fmt.Errorf("replay --reprocess: the %d claims were deleted (audit row %d) but the offsets were not committed, so the consumer does not read those records again yet; run the same replay again to finish: %w", deleted, auditID, cerr)
+		return fmt.Errorf("replay --reprocess: %w", err)
 	}
 	if run.output == "json" {
 		doc := replayDoc(plan, claims, "done")
@@ -120,9 +76,31 @@ func runReprocess(ctx context.Context, a *app, r adapters.Replayer, plan adapter
 	return nil
 }
 
-// maxAuditIDs is the most message IDs one audit row records, as the
-// console's.
-const maxAuditIDs = 10_000
+// cliRecorder writes replay --reprocess's console_audit rows.
+type cliRecorder struct {
+	pool   *pgxpool.Pool
+	schema string
+	row    auditRow
+}
+
+func (c *cliRecorder) Deleted(ctx context.Context, tx pgx.Tx, deleted int64, ids []string, notRecorded int) (int64, error) {
+	row := c.row
+	row.ids, row.outcome = ids, "claims deleted"
+	row.counts = map[string]int{"covered": row.counts["covered"], "claims_deleted": int(deleted)}
+	if notRecorded > 0 {
+		row.counts["ids_not_recorded"] = notRecorded
+	}
+	return writeAudit(ctx, tx, c.schema, row)
+}
+
+func (c *cliRecorder) Committed(ctx context.Context, auditID int64, cerr error) error {
+	end := c.row
+	end.counts, end.outcome = map[string]int{"audit_row": int(auditID)}, "done: offsets committed"
+	if cerr != nil {
+		end.outcome = "failed: " + cerr.Error()
+	}
+	return writeAuditRow(ctx, c.pool, c.schema, end)
+}
 
 // writeAuditRow writes row in a transaction of its own.
 func writeAuditRow(ctx context.Context, pool *pgxpool.Pool, schema string, row auditRow) error {

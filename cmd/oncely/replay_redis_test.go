@@ -97,3 +97,80 @@ func TestReplayRedis(t *testing.T) {
 	require.Contains(t, errs, "live members")
 	require.Contains(t, errs, "1 pending")
 }
+
+// TestReplayRedisEntryID: --to 0:<entry ID> rewinds a Redis group so that
+// the entry with that ID (or the first after it) is delivered again; the
+// plan counts the covered entries and their claims, a second run changes
+// nothing, an ID after the stream's last entry is refused, and so is one
+// after the group's position that would skip entries.
+func TestReplayRedisEntryID(t *testing.T) {
+	url := envtest.Redis(t)
+	source := fmt.Sprintf("replay-id-%d", time.Now().UnixNano())
+	name := "ledger"
+	opts, err := goredis.ParseURL(url)
+	require.NoError(t, err)
+	client := goredis.NewClient(opts)
+	defer client.Close()
+	t.Cleanup(func() {
+		_ = client.Del(context.Background(), source, redis.RetryStream(source, name), redis.DelayedKey(source, name), redis.DeadLetterStream(source, name)).Err()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var all []string
+	for i := range 10 {
+		id := fmt.Sprintf("r-%02d", i+1)
+		all = append(all, id)
+		require.NoError(t, client.XAdd(ctx, &goredis.XAddArgs{Stream: source, ID: fmt.Sprintf("%d-1", (i+1)*1000), Values: redis.EntryFields(&consumer.Message{ID: id, Body: []byte(id)})}).Err())
+	}
+	require.Equal(t, all, consumeAck(t, url, source, name, 10))
+	db := pgtest.New(t)
+	claims := replayplan.ClaimsTable(db.Schema)
+	for _, id := range all[:8] {
+		_, err := db.Pool.Exec(t.Context(), "INSERT INTO "+claims+" (consumer, message_id) VALUES ($1, $2)", name, id)
+		require.NoError(t, err)
+	}
+	base := []string{"replay", "--broker", url, "--source", source, "--consumer", name, "--output", "json"}
+	withDB := append(slices.Clone(base), "--database-url", db.URL, "--schema", db.Schema)
+
+	// 0:6000-1 is r-06's ID: r-06 … r-10 are delivered again, r-06 … r-08 claimed.
+	code, out, errs := cli(t, nil, nil, append(slices.Clone(withDB), "--to", "0:6000-1", "--plan")...)
+	require.Equal(t, 0, code, errs)
+	plan := replayJSONOf(t, out)
+	require.EqualValues(t, 5, plan.Covered)
+	require.EqualValues(t, 3, *plan.ClaimedTotal)
+	require.Equal(t, "0:6000-1", plan.To)
+	require.Equal(t, []string{"10000-1", "6000-0"}, []string{plan.Partitions[0].PositionID, plan.Partitions[0].TargetID})
+
+	// An ID between two entries: the first entry after it, r-06, again.
+	code, out, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "0:5500-0", "--plan")...)
+	require.Equal(t, 0, code, errs)
+	require.EqualValues(t, 5, replayJSONOf(t, out).Covered)
+
+	code, _, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "0:10000-2")...)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "after the last entry of stream")
+	code, _, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "6000")...)
+	require.Equal(t, 2, code, "a partition-less number is no target")
+	require.NotEmpty(t, errs)
+	code, _, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "0:6")...)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "entry IDs, not offsets")
+
+	code, out, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "0:6000-1")...)
+	require.Equal(t, 0, code, errs)
+	require.EqualValues(t, 5, replayJSONOf(t, out).Covered)
+	code, out, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "0:6000-1")...)
+	require.Equal(t, 0, code, errs)
+	require.EqualValues(t, 0, replayJSONOf(t, out).Covered, "a second run changes nothing")
+
+	// The group's position is 5000-1 now: 0:8000-1 would skip r-06 and r-07;
+	// 0:5000-2 skips nothing and moves nothing.
+	code, _, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "0:8000-1")...)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "would skip 2 entries")
+	code, out, errs = cli(t, nil, nil, append(slices.Clone(base), "--to", "0:5000-2")...)
+	require.Equal(t, 0, code, errs)
+	require.EqualValues(t, 0, replayJSONOf(t, out).Covered)
+
+	require.Equal(t, all[5:], consumeAck(t, url, source, name, 5), "the consumer reads exactly the rewound entries again")
+}

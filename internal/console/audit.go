@@ -21,6 +21,7 @@ const (
 	actionDelete       = "delete"
 	actionCancel       = "redrive.cancel"
 	actionReplay       = "replay"
+	actionReprocess    = "replay.reprocess" // as oncely replay --reprocess
 )
 
 // AuditEntry is one row of the console_audit table (migrations 0003,
@@ -116,6 +117,16 @@ func newAuditLog(pool *pgxpool.Pool, schema string) auditLog {
 // ID and At are set by Postgres) and returns its ID: the row holds the
 // first a.inline IDs, console_audit_messages the others.
 func (a auditLog) write(ctx context.Context, e AuditEntry) (int64, error) {
+	var id int64
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) (err error) {
+		id, err = a.writeTx(ctx, tx, e)
+		return err
+	})
+	return id, err
+}
+
+// writeTx inserts e within tx, as write does, and returns its ID.
+func (a auditLog) writeTx(ctx context.Context, tx pgx.Tx, e AuditEntry) (int64, error) {
 	counts, err := json.Marshal(e.Counts)
 	if err != nil {
 		return 0, err
@@ -128,19 +139,13 @@ func (a auditLog) write(ctx context.Context, e AuditEntry) (int64, error) {
 		inline = []string{}
 	}
 	var id int64
-	err = pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, "INSERT INTO "+a.table+" (actor, client, session, action, source, consumer, selection, job, outcome, counts, message_ids)"+
-			" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-			e.Actor, e.Client, e.Session, e.Action, e.Source, e.Consumer, e.Selection, e.Job, e.Outcome, counts, inline).Scan(&id); err != nil {
-			return err
-		}
-		if len(rest) == 0 {
-			return nil
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{a.schema, "console_audit_messages"}, []string{"audit_id", "seq", "message_id"},
+	err = tx.QueryRow(ctx, "INSERT INTO "+a.table+" (actor, client, session, action, source, consumer, selection, job, outcome, counts, message_ids)"+
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+		e.Actor, e.Client, e.Session, e.Action, e.Source, e.Consumer, e.Selection, e.Job, e.Outcome, counts, inline).Scan(&id)
+	if err == nil && len(rest) > 0 {
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{a.schema, "console_audit_messages"}, []string{"audit_id", "seq", "message_id"},
 			pgx.CopyFromSlice(len(rest), func(i int) ([]any, error) { return []any{id, len(inline) + i + 1, rest[i]}, nil }))
-		return err
-	})
+	}
 	if err != nil {
 		return 0, fmt.Errorf("console: writing the audit row (did oncely migrate run? the tables are migrations 0003, 0005 and 0006): %w", err)
 	}

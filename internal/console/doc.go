@@ -27,7 +27,9 @@
 // page and a cancel (/jobs/{id}/cancel) that stops between two messages;
 // a delete (…/delete) needs ConfirmWord typed; a rewind (POST …/replay)
 // needs "rewind" typed, is refused while the group has live members, and
-// leaves the claims. Redrive and delete take at most the plan's
+// leaves the claims; with its reprocess field it needs "reprocess" typed
+// and also deletes the claims of exactly the covered records, in one
+// transaction with its audit row, as oncely replay --reprocess. Redrive and delete take at most the plan's
 // count (limit) of what the filter selects, and each is written to the
 // console_audit table (migrations 0003, 0005, 0006): who, from which address and
 // session, when, what, counts.
@@ -88,7 +90,8 @@
 //	replay:    consumer-name source-name replay-not-applicable replay-redrive-link replay-form replay-to
 //	           replay-submit replay-summary replay-covered replay-claimed replay-table
 //	           replay-partition (data-partition) replay-partition-covered replay-partition-claimed
-//	           replay-members replay-rewind-form replay-confirm replay-rewind-submit read-only-note replay-how
+//	           replay-members replay-rewind-form replay-confirm replay-rewind-submit replay-reprocess-form
+//	           replay-reprocess-confirm replay-reprocess-submit read-only-note replay-how
 //	outbox:    outbox-table outbox-row outbox-seq outbox-id outbox-destination
 //	           outbox-attempts outbox-reason outbox-more no-outbox-dead
 package console

@@ -22,8 +22,9 @@ type replayView struct {
 	Plan   adapters.ReplayPlan
 	Claims *replayplan.Claims
 	Rows   []replayRow
-	// Confirm is what the rewind form needs typed.
-	Confirm string
+	// Confirm is what the rewind form needs typed, ReprocessConfirm what
+	// the form that also forgets the claims of the range needs.
+	Confirm, ReprocessConfirm string
 }
 
 // replayRow is one partition of the plan with its claims.
@@ -40,7 +41,7 @@ type replayRow struct {
 // the console is read-only it offers the rewind (a POST, see rewind).
 func (s *Server) replayPage(w http.ResponseWriter, r *http.Request) error {
 	t := targetOf(r)
-	v := replayView{target: t, Kind: s.cfg.Broker.Kind(), To: r.URL.Query().Get("to"), Confirm: replayConfirmWord}
+	v := replayView{target: t, Kind: s.cfg.Broker.Kind(), To: r.URL.Query().Get("to"), Confirm: replayConfirmWord, ReprocessConfirm: reprocessConfirmWord}
 	if v.To == "" {
 		v.To = "earliest"
 	}

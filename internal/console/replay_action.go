@@ -15,20 +15,31 @@ import (
 // replayConfirmWord is what a rewind needs typed in its confirmation field.
 const replayConfirmWord = "rewind"
 
+// reprocessConfirmWord is what a rewind that also forgets the claims of the
+// range (the form's reprocess field) needs typed.
+const reprocessConfirmWord = "reprocess"
+
 // rewind commits the replay the form's "to" plans for the consumer (the
 // console must not be read-only; the form carries the CSRF token and the
 // typed replayConfirmWord), refused while the consumer group has live
-// members, and records it in the audit table, failed or not. It rewinds
-// only: the claims stay (oncely replay --reprocess deletes them). It
-// redirects to the audit row.
+// members, and records it in the audit table, failed or not. With the
+// form's reprocess field (and reprocessConfirmWord typed) it also forgets
+// the claims of exactly the covered records, as oncely replay --reprocess
+// does (see reprocess); otherwise the claims stay. It redirects to the
+// audit row.
 func (s *Server) rewind(w http.ResponseWriter, r *http.Request) error {
 	t := targetOf(r)
 	rp, ok := adapters.AsReplayer(s.cfg.Broker)
 	if !ok {
 		return httpErrorf(http.StatusBadRequest, "replay does not apply to %s: it is a queue; redrive dead letters instead", s.cfg.Broker.Kind())
 	}
-	if strings.TrimSpace(r.PostFormValue("confirm")) != replayConfirmWord {
-		return httpErrorf(http.StatusBadRequest, "type %q in the confirmation field to rewind; nothing was changed", replayConfirmWord)
+	reprocess := r.PostFormValue("reprocess") != ""
+	word := replayConfirmWord
+	if reprocess {
+		word = reprocessConfirmWord
+	}
+	if strings.TrimSpace(r.PostFormValue("confirm")) != word {
+		return httpErrorf(http.StatusBadRequest, "type %q in the confirmation field to rewind; nothing was changed", word)
 	}
 	to, err := adapters.ParseReplayTarget(r.PostFormValue("to"))
 	if err != nil {
@@ -47,6 +58,9 @@ func (s *Server) rewind(w http.ResponseWriter, r *http.Request) error {
 	if len(plan.Members) > 0 {
 		return httpErrorf(http.StatusConflict, "the consumer has %d live members (%s): stop every instance of it first; nothing was changed",
 			len(plan.Members), strings.Join(plan.Members, ", "))
+	}
+	if reprocess {
+		return s.reprocess(w, r, rp, plan)
 	}
 	cerr := rp.CommitReplay(r.Context(), plan)
 	outcome := "done"

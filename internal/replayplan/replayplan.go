@@ -74,7 +74,8 @@ func EachIDChunk(ctx context.Context, r adapters.Replayer, plan adapters.ReplayP
 	return nil
 }
 
-// countQuery counts the claims of consumer $1 among the IDs $2. The
+// countQuery selects the claims of consumer $1 among the IDs $2 (Count
+// counts them, Reprocess deletes them). The
 // planner answers it with an index-only scan of the claims' primary key
 // (consumer, message_id), one lookup per ID. An unnest($2) join measured
 // slower (BenchmarkReplayPlan, docs/benchmarks.md), and a temporary table

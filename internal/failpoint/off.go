@@ -1,0 +1,6 @@
+//go:build !faults
+
+package failpoint
+
+// Hit does nothing outside a faults build.
+func Hit(string) {}
