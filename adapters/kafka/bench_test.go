@@ -49,7 +49,13 @@ import (
 // https://github.com/twmb/franz-go/tree/master/examples/group_consuming),
 // with the client's defaults otherwise.
 //
-// Each child reports records/s, CPU seconds and peak RSS of its own process.
+// Each child reports records/s, CPU seconds, peak RSS, heap allocations,
+// bytes allocated and GCs of its own process (the last four per record in
+// each round's line). ONCELY_BENCH_ROUNDS sets the rounds (default 5),
+// ONCELY_KAFKA_BENCH_NO_SOURCE=1 skips the Source-alone mode, and
+// ONCELY_KAFKA_BENCH_OTHER (benchOtherEnv) adds another build's oncely.
+// ONCELY_KAFKA_BENCH_PROFILE=<prefix> writes each child's CPU profile and
+// allocation profile (<prefix>.<mode>-<round>[.alloc]).
 // A third mode drives the Source without the runtime (Receive, then Ack in
 // place) to separate the adapter's cost from the runtime's. Records/s is
 // measured from creating the client (the Source, for oncely) to the last
