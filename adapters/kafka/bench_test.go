@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -48,7 +49,13 @@ import (
 // https://github.com/twmb/franz-go/tree/master/examples/group_consuming),
 // with the client's defaults otherwise.
 //
-// Each child reports records/s, CPU seconds and peak RSS of its own process.
+// Each child reports records/s, CPU seconds, peak RSS, heap allocations,
+// bytes allocated and GCs of its own process (the last four per record in
+// each round's line). ONCELY_BENCH_ROUNDS sets the rounds (default 5),
+// ONCELY_KAFKA_BENCH_NO_SOURCE=1 skips the Source-alone mode, and
+// ONCELY_KAFKA_BENCH_OTHER (benchOtherEnv) adds another build's oncely.
+// ONCELY_KAFKA_BENCH_PROFILE=<prefix> writes each child's CPU profile and
+// allocation profile (<prefix>.<mode>-<round>[.alloc]).
 // A third mode drives the Source without the runtime (Receive, then Ack in
 // place) to separate the adapter's cost from the runtime's. Records/s is
 // measured from creating the client (the Source, for oncely) to the last
@@ -57,6 +64,11 @@ import (
 // the rounds' ratios).
 
 const benchChildEnv = "ONCELY_KAFKA_BENCH_CHILD"
+
+// benchOtherEnv names another build of this test binary: BenchmarkThroughput
+// then also runs its oncely child each round (mode "other"), to compare two
+// versions of oncely on the same topic in the same run.
+const benchOtherEnv = "ONCELY_KAFKA_BENCH_OTHER"
 
 // benchRecords is the number of records BenchmarkThroughput consumes:
 // ONCELY_KAFKA_BENCH_RECORDS rounded up to whole produce chunks of 10,000
@@ -82,6 +94,17 @@ type benchResult struct {
 	// the client's start and the group join.
 	SteadySeconds float64 `json:"steady_seconds,omitempty"`
 	SteadyCPU     float64 `json:"steady_cpu_seconds,omitempty"`
+	// Mallocs, AllocBytes and GCs are the process's heap allocations,
+	// bytes allocated and garbage collections, start-up included.
+	Mallocs    uint64 `json:"mallocs"`
+	AllocBytes uint64 `json:"alloc_bytes"`
+	GCs        uint32 `json:"gcs"`
+}
+
+// perRecord describes r's CPU, allocations and bytes allocated per record.
+func (r benchResult) perRecord() string {
+	n := float64(r.Records)
+	return fmt.Sprintf("%.2f µs cpu, %.2f allocs, %.0f B a record, %d GCs", r.CPU/n*1e6, float64(r.Mallocs)/n, float64(r.AllocBytes)/n, r.GCs)
 }
 
 func (r benchResult) rate() float64 { return float64(r.Records) / r.Seconds }
@@ -110,14 +133,24 @@ func BenchmarkThroughput(b *testing.B) {
 	// Rounds alternate the modes, and each round's ratios compare runs
 	// seconds apart; their medians are reported, because the machine may be
 	// shared and its speed drifts more between rounds than within one.
-	const rounds = 5
-	runs := map[string][]benchResult{}
+	rounds := 5
+	if n, err := strconv.Atoi(os.Getenv("ONCELY_BENCH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	runs := map[string][]benchResult{"source": nil}
+	modes := []string{"franz-go", "oncely", "source"}
+	if os.Getenv("ONCELY_KAFKA_BENCH_NO_SOURCE") != "" {
+		modes = modes[:2]
+	}
+	if os.Getenv(benchOtherEnv) != "" {
+		modes = append(modes, "other")
+	}
 	var ratios, sourceRatios []float64
 	for round := range rounds {
 		var line []string
-		for _, mode := range []string{"franz-go", "oncely", "source"} {
+		for _, mode := range modes {
 			r := runBenchChild(b, mode, addrs, topic, fmt.Sprintf("%s-%d", mode, round))
-			line = append(line, fmt.Sprintf("%s %.0f/s %.2f s cpu %.2f s rss %.0f MiB", mode, r.rate(), r.Seconds, r.CPU, float64(r.RSSKiB)/1024))
+			line = append(line, fmt.Sprintf("%s %.0f/s %.2f s cpu %.2f s rss %.0f MiB (%s)", mode, r.rate(), r.Seconds, r.CPU, float64(r.RSSKiB)/1024, r.perRecord()))
 			if r.Pause != "" {
 				line = append(line, r.Pause)
 			}
@@ -125,16 +158,30 @@ func BenchmarkThroughput(b *testing.B) {
 		}
 		base := runs["franz-go"][round].rate()
 		ratios = append(ratios, runs["oncely"][round].rate()/base)
-		sourceRatios = append(sourceRatios, runs["source"][round].rate()/base)
+		if slices.Contains(modes, "source") {
+			sourceRatios = append(sourceRatios, runs["source"][round].rate()/base)
+		}
+		if rs := runs["other"]; len(rs) > 0 {
+			line = append(line, fmt.Sprintf("oncely ÷ other %.3f rate, %.3f cpu", runs["oncely"][round].rate()/rs[round].rate(), runs["oncely"][round].CPU/rs[round].CPU))
+		}
 		b.Logf("round %d: %s; oncely %.2fx", round, strings.Join(line, "; "), ratios[round])
 	}
 	// The median run of each mode, by rate.
 	median := func(mode string) benchResult {
 		rs := runs[mode]
+		if len(rs) == 0 {
+			return benchResult{Records: 1, Seconds: 1}
+		}
 		slices.SortFunc(rs, func(x, y benchResult) int { return cmp.Compare(x.rate(), y.rate()) })
 		return rs[len(rs)/2]
 	}
-	mid := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
+	mid := func(xs []float64) float64 {
+		if len(xs) == 0 {
+			return 0
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
 	a, o, s := median("franz-go"), median("oncely"), median("source")
 	ratio, sourceRatio := mid(ratios), mid(sourceRatios)
 	b.Logf("medians: franz-go PollFetches loop %.0f/s, oncely %.0f/s, source alone %.0f/s; CPU per record: oncely %.2fx, source alone %.2fx of franz-go's; source alone %.2fx franz-go's rate (rounds %s)",
@@ -267,8 +314,12 @@ func fmtRatios(xs []float64) string {
 
 func runBenchChild(tb testing.TB, mode string, addrs []string, topic, group string) benchResult {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), benchChildEnv+"="+strings.Join([]string{mode, strings.Join(addrs, ","), topic, group}, " "))
+	bin, childMode := os.Args[0], mode
+	if mode == "other" {
+		bin, childMode = os.Getenv(benchOtherEnv), "oncely"
+	}
+	cmd := exec.Command(bin, "-test.run=^TestBenchChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), benchChildEnv+"="+strings.Join([]string{childMode, strings.Join(addrs, ","), topic, group}, " "))
 	out, err := cmd.Output()
 	if err != nil {
 		tb.Fatalf("%s child: %v\n%s", mode, err, out)
@@ -305,6 +356,7 @@ func TestBenchChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer pprof.StopCPUProfile()
+		defer writeAllocProfile(t, p+"."+group+".alloc")
 	}
 	var r benchResult
 	switch mode {
@@ -324,8 +376,25 @@ func TestBenchChild(t *testing.T) {
 	r.Mode = mode
 	r.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 	r.RSSKiB = ru.Maxrss
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.Mallocs, r.AllocBytes, r.GCs = ms.Mallocs, ms.TotalAlloc, ms.NumGC
 	j, _ := json.Marshal(r)
 	fmt.Printf("RESULT %s\n", j)
+}
+
+// writeAllocProfile writes the heap profile, whose alloc_space and
+// alloc_objects samples count every allocation since the process started,
+// to path.
+func writeAllocProfile(t *testing.T, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // noop is the benchmarks' handler work.
