@@ -204,15 +204,7 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 	require.NoError(t, err)
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(ctx) }()
-	relay, err := outbox.NewRelay(pg.Pool, b, outbox.Config{Schema: pg.Schema, Logger: quietLog, PollInterval: 50 * time.Millisecond})
-	require.NoError(t, err)
-	relayCtx, stopRelay := context.WithCancel(ctx)
-	relayErr := make(chan error, 1)
-	go func() { relayErr <- relay.Run(relayCtx) }()
-	defer func() {
-		stopRelay()
-		<-relayErr
-	}()
+	defer startClusterRelay(t, ctx, pg, b)()
 
 	// The producer: one message at a time, each retried until the broker
 	// confirms it (a retry may store it twice; the claim absorbs that).
@@ -334,6 +326,21 @@ func clusterDeadLetters(t *testing.T, ctx context.Context, b adapters.Broker, so
 		}
 	}
 	return missing
+}
+
+// startClusterRelay runs an outbox relay of pg's schema to b until the
+// returned stop is called.
+func startClusterRelay(t *testing.T, ctx context.Context, pg *pgtest.DB, b adapters.Broker) (stop func()) {
+	t.Helper()
+	relay, err := outbox.NewRelay(pg.Pool, b, outbox.Config{Schema: pg.Schema, Logger: quietLog, PollInterval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	relayCtx, cancel := context.WithCancel(ctx)
+	relayErr := make(chan error, 1)
+	go func() { relayErr <- relay.Run(relayCtx) }()
+	return func() {
+		cancel()
+		<-relayErr
+	}
 }
 
 // clusterOutgoing reads out, where the relay published one outgoing

@@ -26,6 +26,7 @@ import (
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/internal/pgtest"
 	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/retry"
 	pgstore "github.com/oncely/oncely/store/postgres"
 )
@@ -96,7 +97,7 @@ type kafkaClusterResult struct {
 	killed                                string
 	effects, lost, duplicated, outOfOrder int
 	letters, lettersLost, letterCopies    int
-	deadWithEffect                        int
+	deadWithEffect, outboxLost            int
 	resume, publishStall, done            time.Duration
 }
 
@@ -108,6 +109,7 @@ func (r kafkaClusterResult) check(t *testing.T) {
 	require.Zero(t, r.lettersLost, "dead letters missing")
 	require.Zero(t, r.letterCopies, "dead letters stored more than once")
 	require.Zero(t, r.deadWithEffect, "dead-lettered messages with an effect")
+	require.Zero(t, r.outboxLost, "outgoing messages the relay never published")
 }
 
 // kafkaCluster reads the cluster's metadata for one run's topics.
@@ -245,6 +247,9 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 			wantEffects++
 		}
 	}
+	out := source + "-out" // the outbox's destination: one message per effect
+	send, err := outbox.NewSender(pg.Schema)
+	require.NoError(t, err)
 	h := pgstore.HandlerFunc(func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 		seq, err := strconv.Atoi(string(msg.Body))
 		if err != nil {
@@ -254,8 +259,10 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 		if dead || (retried && msg.Attempt == 1) {
 			return fmt.Errorf("%s fails attempt %d on purpose", msg.ID, msg.Attempt)
 		}
-		_, err = tx.Exec(ctx, "INSERT INTO effects (id, key, seq, attempt) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET n = effects.n + 1", msg.ID, msg.Key, seq, msg.Attempt)
-		return err
+		if _, err = tx.Exec(ctx, "INSERT INTO effects (id, key, seq, attempt) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET n = effects.n + 1", msg.ID, msg.Key, seq, msg.Attempt); err != nil {
+			return err
+		}
+		return send.Send(ctx, tx, out, &consumer.Message{ID: "o-" + msg.ID, Key: msg.Key, Body: msg.Body})
 	})
 	var (
 		counts     sync.Map // consumer.Outcome → *atomic.Int64
@@ -292,6 +299,7 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 	require.NoError(t, err)
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(ctx) }()
+	defer startClusterRelay(t, ctx, pg, b)()
 
 	// The producer: one message at a time, each retried until the cluster
 	// confirms it.
@@ -380,6 +388,7 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 	restarted = true
 	waitFor(t, ctx, "all three replicas in sync again", k.whole)
 	require.NoError(t, c.Stop(ctx))
+	res.outboxLost = clusterOutgoing(t, ctx, b, out, wantEffects)
 
 	res.effects = effects()
 	res.lost = wantEffects - res.effects
@@ -416,8 +425,8 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 	require.NoError(t, pg.Pool.QueryRow(ctx, "SELECT count(*) FROM effects WHERE id = ANY($1)", ids).Scan(&res.deadWithEffect))
 
 	t.Logf("%s killed: %d of %d effects (%d lost, %d duplicated, %d out of key order), %d of %d dead letters (%d extra copies); "+
-		"%d retry copies; producer resumed after %v, consumer after %v, all handled %v after the kill",
+		"%d retry copies; %d of %d outgoing messages lost; producer resumed after %v, consumer after %v, all handled %v after the kill",
 		res.killed, res.effects, wantEffects, res.lost, res.duplicated, res.outOfOrder, res.letters, wantLetters, res.letterCopies,
-		count(consumer.OutcomeRetried).Load(), res.publishStall.Round(time.Millisecond), res.resume.Round(time.Millisecond), res.done.Round(time.Millisecond))
+		count(consumer.OutcomeRetried).Load(), res.outboxLost, wantEffects, res.publishStall.Round(time.Millisecond), res.resume.Round(time.Millisecond), res.done.Round(time.Millisecond))
 	return res
 }
