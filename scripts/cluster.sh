@@ -14,9 +14,11 @@
 #   scripts/cluster.sh resume NODE      SIGCONT a paused node
 #   scripts/cluster.sh stop CLUSTER     stop the cluster and remove its data
 #   scripts/cluster.sh list             the clusters this script can start
+#   scripts/cluster.sh tests CLUSTER    the go test -run pattern of its node-failure tests
 #
 # Each cluster is one file, scripts/cluster/CLUSTER.sh, defining start_CLUSTER
-# (its header says what it starts and prints) and, where SIGKILL and removing
+# (its header says what it starts and prints), tests_CLUSTER (the -run
+# pattern of the tests that need it) and, where SIGKILL and removing
 # the data is not enough, stop_CLUSTER (likewise kill_CLUSTER, restart_CLUSTER
 # and promote_CLUSTER, given a node's directory); the helpers below are shared.
 set -euo pipefail
@@ -103,6 +105,14 @@ case "${1:-} ${2:-}" in
   if declare -F "stop_$2" >/dev/null; then "stop_$2"; else stop_cluster "$2"; fi
   ;;
 "list ") cd "$dir" && ls -- *.sh | sed 's/\.sh$//' ;;
+"tests "?*)
+  known "$2"
+  # shellcheck source=/dev/null
+  . "$dir/$2.sh"
+  v=tests_$2
+  [ -n "${!v:-}" ] || die "scripts/cluster/$2.sh sets no $v"
+  echo "${!v}"
+  ;;
 "pause "?*) kill -STOP "$(cat "$(node_dir "$2")/pid")" ;;
 "resume "?*) kill -CONT "$(cat "$(node_dir "$2")/pid")" ;;
 "kill "?* | "restart "?* | "promote "?*)

@@ -15,7 +15,7 @@
 # Then: gofmt, go vet, staticcheck, oncely's own analyzers (cmd/oncelyvet as
 # go vet's vettool: any report fails), `go test -race ./...`, and last, serially,
 # the fault tests that stop and restart shared services (build tag `faults`),
-# with the node-failure tests' clusters started for them (scripts/cluster.sh).
+# then the node-failure tests, one cluster at a time (scripts/cluster.sh).
 #
 # Usage: ./scripts/test.sh            (everything)
 #        ./scripts/test.sh ./consumer  (only these packages; no fault step)
@@ -225,21 +225,25 @@ ensure_tools() {
   command -v kcat >/dev/null || apt_install kcat
 }
 
-# start_clusters starts every cluster scripts/cluster.sh knows (one file
-# each in scripts/cluster/; private ports, never the shared services') for
-# the node-failure tests and exports the variables they print
-# (NATS_CLUSTER_URL, REDIS_SENTINEL_URL, …).
-start_clusters() {
-  local b line vars
+# cluster_faults runs the node-failure tests one cluster at a time: it
+# starts the cluster (scripts/cluster.sh; private ports, never the shared
+# services'), exports the variables it prints (NATS_CLUSTER_URL, …), runs
+# the tests its file names (scripts/cluster.sh tests) in the packages that
+# hold them, and stops it, so only one cluster loads the machine at a time.
+cluster_faults() {
+  local b line vars run
+  local -a pkgs
   for b in $("$root/scripts/cluster.sh" list); do
+    run=$("$root/scripts/cluster.sh" tests "$b")
+    mapfile -t pkgs < <(grep -rlE --include='*_test.go' "^func ${run#^}" . | xargs -n1 dirname | sort -u)
+    [ ${#pkgs[@]} -gt 0 ] || { echo "no tests match $run for cluster $b" >&2; return 1; }
     "$root/scripts/cluster.sh" stop "$b"
     vars=$("$root/scripts/cluster.sh" start "$b")
     while IFS= read -r line; do export "${line?}"; done <<<"$vars"
+    log "node-failure tests on the $b cluster ($run)"
+    go test -race -count=1 -timeout 20m -tags faults -p 1 -run "$run" "${pkgs[@]}" || { "$root/scripts/cluster.sh" stop "$b"; return 1; }
+    "$root/scripts/cluster.sh" stop "$b"
   done
-}
-stop_clusters() {
-  local b
-  for b in $("$root/scripts/cluster.sh" list); do "$root/scripts/cluster.sh" stop "$b"; done
 }
 
 ensure_go
@@ -279,10 +283,9 @@ if [ $# -eq 0 ]; then
     echo "no fault tests found (files with //go:build faults)" >&2
     exit 1
   fi
-  start_clusters
-  status=0
-  go test -race -count=1 -timeout 30m -tags faults -p 1 -run '^TestFault' "${fault_pkgs[@]}" || status=$?
-  stop_clusters
-  [ "$status" -eq 0 ] || exit "$status"
+  skip=""
+  for b in $("$root/scripts/cluster.sh" list); do skip+="${skip:+|}$("$root/scripts/cluster.sh" tests "$b")"; done
+  go test -race -count=1 -timeout 25m -tags faults -p 1 -run '^TestFault' -skip "$skip" "${fault_pkgs[@]}"
+  cluster_faults
 fi
 log "all tests passed"

@@ -11,6 +11,9 @@
 #
 # Environment: KAFKA_CLUSTER_HEAP (the JVMs' -Xmx, default 384m).
 
+# The node-failure tests that need this cluster (scripts/test.sh runs them with it).
+tests_kafka='^TestFaultKafkaCluster'
+
 start_kafka() {
   local root c i n port id lib props broker=() controller=() formats=() voters="" brokers="" nodes="" began=$SECONDS
   root=$(cd "$dir/../.." && pwd)

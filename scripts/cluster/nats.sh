@@ -5,6 +5,9 @@
 # oncely's nats:// URLs and nats.go's Connect read as a server list) and
 # NATS_CLUSTER_NODES=nats-1=127.0.0.1:p1,...
 
+# The node-failure tests that need this cluster (scripts/test.sh runs them with it).
+tests_nats='^TestFaultNATSCluster'
+
 start_nats() {
   command -v nats-server >/dev/null || apt_install nats-server
   local c=$state/nats i n port client=() route=() routes="" url="" nodes=""

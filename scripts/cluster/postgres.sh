@@ -44,6 +44,9 @@ pg_clone_standby() { # node-dir node primary-port
   echo "primary_conninfo = 'host=127.0.0.1 port=$3 user=postgres application_name=$2'" >>"$1/data/postgresql.auto.conf"
 }
 
+# The node-failure tests that need this cluster (scripts/test.sh runs them with it).
+tests_postgres='^TestFaultPostgresCluster'
+
 start_postgres() {
   [ -x "$(pg_bin)/initdb" ] || apt_install postgresql
   local c=$state/postgres p s

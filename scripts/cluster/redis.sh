@@ -5,6 +5,9 @@
 # REDIS_SENTINEL_URL=redis+sentinel://127.0.0.1:s1,127.0.0.1:s2,127.0.0.1:s3/oncely
 # and REDIS_SENTINEL_NODES=redis-1=127.0.0.1:p1,...
 
+# The node-failure tests that need this cluster (scripts/test.sh runs them with it).
+tests_redis='^TestFaultRedisSentinel'
+
 start_redis() {
   command -v redis-server >/dev/null || apt_install redis-server
   local c=$state/redis i n p port primary sentinels="" nodes=""

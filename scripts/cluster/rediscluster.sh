@@ -13,6 +13,9 @@
 # every failover; REDIS_CLUSTER_NODES maps names to addresses, CLUSTER NODES
 # says who holds which slots.
 
+# The node-failure tests that need this cluster (scripts/test.sh runs them with it).
+tests_rediscluster='^TestFaultRedisCluster'
+
 start_rediscluster() {
   command -v redis-server >/dev/null || apt_install redis-server
   command -v redis-cli >/dev/null || apt_install redis-tools
