@@ -39,8 +39,9 @@ func refusing(t *testing.T, target string) {
 
 // TestCopyPublishFaults makes the copy of a retry or dead-letter unroutable
 // or nacked by the broker: the settlement fails with ErrUnroutable or
-// ErrNotConfirmed, the original is not acked, the session stays up, a
-// deleted queue is declared again, and after the Source closes the message
+// ErrNotConfirmed, the original is not acked, the session stays up (a
+// nacked copy renews only the publish channel), a deleted queue is
+// declared again, and after the Source closes the message
 // comes back (same ID, Attempt 1) to a new Source; no copy is left anywhere.
 func TestCopyPublishFaults(t *testing.T) {
 	for _, tc := range []struct {
@@ -64,6 +65,7 @@ func TestCopyPublishFaults(t *testing.T) {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
+				pub := d.(*delivery).sess.pub.Load()
 				tc.fault(t, target)
 				h := consumer.FailureHeaders(d.Message(), consumer.Failure{Consumer: "ledger", Err: errors.New("boom"), NextAttempt: 2, Reason: consumer.ReasonPermanent})
 				var err error
@@ -79,6 +81,12 @@ func TestCopyPublishFaults(t *testing.T) {
 				case <-d.(consumer.Leased).Lost():
 					t.Fatal("a failed copy publish ended the session")
 				default:
+				}
+				// Catches: a nacked copy leaving the channel in place, which
+				// on a RabbitMQ 3.10 cluster nacks every later copy after a
+				// queue leader failed over.
+				if renewed := d.(*delivery).sess.pub.Load() != pub; renewed != errors.Is(tc.want, ErrNotConfirmed) {
+					t.Errorf("publish channel renewed: %v after a copy failing with %v", renewed, tc.want)
 				}
 				if _, ok := tryDepth(t, target); !ok {
 					t.Errorf("%s was not declared again after the failed copy", target)

@@ -91,14 +91,14 @@ func (d *delivery) publishCopy(ctx context.Context, what, queue string, headers 
 // for its confirmation. When the broker returns it unroutable (someone
 // deleted the queue), the topology is declared again, so the next try finds
 // the queue; the failure is still reported, since nothing was stored. When
-// the broker nacks it (before ctx ends), the session ends
-// (its deliveries come back) and the next one connects again, to the next
-// node of a cluster URL: a RabbitMQ 3.10 channel whose quorum queue client
-// stayed bound to a failed-over leader nacks every publish until it closes.
+// the broker nacks it (before ctx ends), the next copies go out on a new
+// publish channel (see publishChannel); the session and its deliveries
+// stay.
 func (d *delivery) publish(ctx context.Context, queue string, p amqp.Publishing) error {
-	err := d.sess.pub.publishOne(ctx, queue, p)
+	pc := d.sess.pub.Load()
+	err := pc.conf.publishOne(ctx, queue, p)
 	if errors.Is(err, ErrNotConfirmed) && ctx.Err() == nil {
-		d.src.die(d.sess, fmt.Errorf("a copy to %s was not confirmed: %w", queue, err))
+		d.src.renewPublish(ctx, d.sess, pc, fmt.Errorf("a copy to %s was not confirmed: %w", queue, err))
 	}
 	if errors.Is(err, ErrUnroutable) {
 		conn := d.sess.conn

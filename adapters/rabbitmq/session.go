@@ -21,10 +21,13 @@ type session struct {
 	gen  uint64
 	conn *amqp.Connection
 	ch   *amqp.Channel
-	pubc *amqp.Channel
-	pub  *confirmer
 	acks *acker
 	tag  string
+
+	// pub is the channel copies are published on; pubMu serialises its
+	// renewal (see publishChannel).
+	pub   atomic.Pointer[publishChannel]
+	pubMu sync.Mutex
 
 	lost     chan struct{}
 	lostOnce sync.Once
@@ -100,23 +103,15 @@ func (src *Source) connect(ctx context.Context) (_ *session, err error) {
 	if err := src.liveTopo().declareAll(ctx, &declarer{conn: conn, rpc: rpc, log: log}); err != nil {
 		return nil, err
 	}
-	for _, c := range []**amqp.Channel{&sess.ch, &sess.pubc} {
-		if err := rpc(ctx, "opening a channel", func() (err error) {
-			*c, err = conn.Channel()
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		ch := *c
-		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-		src.wg.Go(func() { src.watchClose(sess, "channel", closed) })
-		flow := ch.NotifyFlow(make(chan bool, 4))
-		src.wg.Go(func() {
-			for active := range flow {
-				log.Warn("broker flow control on a channel", "active", active)
-			}
-		})
+	if err := rpc(ctx, "opening the consume channel", func() (err error) {
+		sess.ch, err = conn.Channel()
+		return err
+	}); err != nil {
+		return nil, err
 	}
+	closed := sess.ch.NotifyClose(make(chan *amqp.Error, 1))
+	src.wg.Go(func() { src.watchClose(sess, "channel", closed) })
+	src.drainFlow(sess.ch)
 	cancels := sess.ch.NotifyCancel(make(chan string, 1))
 	src.wg.Go(func() {
 		for tag := range cancels {
@@ -126,10 +121,11 @@ func (src *Source) connect(ctx context.Context) (_ *session, err error) {
 	if err := rpc(ctx, "setting prefetch", func() error { return sess.ch.Qos(src.cfg.Prefetch, 0, false) }); err != nil {
 		return nil, err
 	}
-	if err := rpc(ctx, "enabling publisher confirms", func() error { return sess.pubc.Confirm(false) }); err != nil {
+	pc, err := src.openPublish(ctx, sess)
+	if err != nil {
 		return nil, err
 	}
-	sess.pub = newConfirmer(sess.pubc, &src.wg)
+	sess.pub.Store(pc)
 	sess.acks = newAcker(sess.ch.Ack)
 	src.wg.Go(func() {
 		// basic.ack has no reply: a failed send means the channel or the
@@ -165,6 +161,16 @@ func (src *Source) connect(ctx context.Context) (_ *session, err error) {
 }
 
 var errSourceClosing = errors.New("source is closing")
+
+// drainFlow logs the broker's flow control on ch until ch closes.
+func (src *Source) drainFlow(ch *amqp.Channel) {
+	flow := ch.NotifyFlow(make(chan bool, 4))
+	src.wg.Go(func() {
+		for active := range flow {
+			src.log.Warn("broker flow control on a channel", "active", active)
+		}
+	})
+}
 
 func (src *Source) watchClose(sess *session, what string, c <-chan *amqp.Error) {
 	var cause error = fmt.Errorf("%s closed", what)

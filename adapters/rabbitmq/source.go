@@ -338,7 +338,7 @@ func (src *Source) shutdown(ctx context.Context, sess *session) error {
 		return err
 	})
 	step("closing the consume channel", sess.ch.Close)
-	step("closing the publish channel", sess.pubc.Close)
+	step("closing the publish channel", sess.pub.Load().ch.Close)
 	step("closing the connection", sess.conn.Close)
 	return errors.Join(errs...)
 }
