@@ -117,6 +117,10 @@ type Config struct {
 
 	// Logger receives the Source's logs. Default slog.Default().
 	Logger *slog.Logger
+
+	// heartbeatTTL is how long the Source's heartbeat lasts without a
+	// renewal. HeartbeatTTL; shorter in tests.
+	heartbeatTTL time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -143,6 +147,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.heartbeatTTL == 0 {
+		c.heartbeatTTL = HeartbeatTTL
 	}
 	return c
 }

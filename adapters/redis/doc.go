@@ -10,6 +10,7 @@
 //	S.C.delayed    sorted set of retry copies not yet due (score: due time, Redis's clock)
 //	S.C.retry      stream of due retry copies and redriven dead letters (group C)
 //	S.C.dlq        the dead-letter stream
+//	S.C.live       sorted set of the running Sources' heartbeats (score: expiry, Redis's clock; see LiveKey)
 //
 // A consumer name holding '.' is escaped in these keys (see DeadLetterStream),
 // so no two (stream, consumer) pairs share a key.

@@ -17,7 +17,7 @@ func TestKeyNamesInjective(t *testing.T) {
 		Source:   func(r *rand.Rand) string { return namestest.Name(r, "ab.-_:", 300) },
 		Consumer: func(r *rand.Rand) string { return namestest.Name(r, "ab.-_:", 300) },
 		Names: func(p namestest.Pair) ([]string, bool) {
-			return []string{RetryStream(p.Source, p.Consumer), DelayedKey(p.Source, p.Consumer), DeadLetterStream(p.Source, p.Consumer)}, true
+			return []string{RetryStream(p.Source, p.Consumer), DelayedKey(p.Source, p.Consumer), DeadLetterStream(p.Source, p.Consumer), LiveKey(p.Source, p.Consumer)}, true
 		},
 	})
 	if n < 100_000 {
@@ -33,6 +33,7 @@ func TestKeyNames(t *testing.T) {
 		{RetryStream("orders", "ledger"), "orders.ledger.retry"},
 		{DelayedKey("a", "b.c"), "a.b_2ec..delayed"},
 		{DeadLetterStream("a", "b.c_d"), "a.b_2ec_5fd..dlq"},
+		{LiveKey("{orders}", "ledger"), "{orders}.ledger.live"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

@@ -17,7 +17,8 @@ import (
 )
 
 // crash stops s as a killed process would: no ack written, nothing
-// released, its consumer left in the group holding what it took.
+// released, its consumer left in the group holding what it took, its
+// heartbeat left to expire.
 func (s *Source) crash() {
 	s.mu.Lock()
 	s.closed = true
@@ -25,6 +26,7 @@ func (s *Source) crash() {
 	s.mu.Unlock()
 	s.receivers.Wait()
 	s.leases.stop()
+	s.live.halt()
 	a := s.acks
 	a.mu.Lock()
 	a.stopped = true

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -17,9 +18,10 @@ import (
 // of the group read the stream.
 var ErrLiveConsumers = errors.New("the consumer group has live consumers")
 
-// ReplayLiveWithin is how recently a consumer of the group must have read
-// (XINFO CONSUMERS idle) to count as live: a running Source reads at least
-// every Config.Block.
+// ReplayLiveWithin is how recently a consumer of the group must have been
+// delivered an entry (XINFO CONSUMERS idle) to count as live besides the
+// Sources whose heartbeat lasts (see LiveKey): a reader that is no Source
+// of this package has no heartbeat.
 const ReplayLiveWithin = 10 * time.Second
 
 // ReplayPoint is a consumer group's replay plan on its source stream, in
@@ -36,7 +38,9 @@ type ReplayPoint struct {
 	// kept while older ones were deleted (trimmed): the replay starts at
 	// the oldest kept.
 	EarliestAvailable bool
-	// Live names the consumers that read within ReplayLiveWithin.
+	// Live names the running Sources of the group (their heartbeat lasts,
+	// see LiveKey) and the consumers delivered an entry within
+	// ReplayLiveWithin.
 	Live []string
 }
 
@@ -90,14 +94,8 @@ func PlanReplay(ctx context.Context, client goredis.UniversalClient, stream, gro
 	if err != nil {
 		return ReplayPoint{}, err
 	}
-	consumers, err := client.XInfoConsumers(ctx, stream, group).Result()
-	if err != nil {
-		return ReplayPoint{}, fmt.Errorf("redis: consumers of group %s: %w", group, err)
-	}
-	for _, c := range consumers {
-		if c.Idle < ReplayLiveWithin {
-			p.Live = append(p.Live, fmt.Sprintf("%s (read %s ago, %d pending)", c.Name, c.Idle.Round(time.Millisecond), c.Pending))
-		}
+	if p.Live, err = liveConsumers(ctx, client, stream, group, ReplayLiveWithin); err != nil {
+		return ReplayPoint{}, err
 	}
 	return p, nil
 }
@@ -165,23 +163,85 @@ func ReplayIDs(ctx context.Context, client goredis.UniversalClient, stream, idFi
 }
 
 // CommitReplay moves group on stream to target (XGROUP SETID): the entries
-// after it are delivered again. It refuses while consumers of the group
-// read (ErrLiveConsumers): stop every Source first. Entries still pending
-// stay pending and are reclaimed as before. One command: a crash leaves
-// the old or the new position. Setting the same target again changes
-// nothing.
+// after it are delivered again. It refuses while a Source of the group runs
+// (its heartbeat lasts: up to HeartbeatTTL after a crash) or a consumer of
+// the group was delivered an entry within ReplayLiveWithin
+// (ErrLiveConsumers): stop every Source first. The heartbeat check and the
+// move are one script, so a Source that starts meanwhile either refuses it
+// or reads from the new position. Entries still pending stay pending and
+// are reclaimed as before. A crash leaves the old or the new position.
+// Setting the same target again changes nothing.
 func CommitReplay(ctx context.Context, client goredis.UniversalClient, stream, group, target string) error {
+	return commitReplay(ctx, client, stream, group, target, ReplayLiveWithin)
+}
+
+// commitScript moves group ARGV[1] on stream KEYS[1] to ARGV[2] unless a
+// heartbeat in the live set KEYS[2] lasts; it returns {} when it moved
+// the group, else {the Source's name, its heartbeat's expiry, Redis's
+// time}.
+var commitScript = goredis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+if #live > 0 then
+  return {live[1], live[2], tostring(now)}
+end
+redis.call('XGROUP', 'SETID', KEYS[1], ARGV[1], ARGV[2])
+return {}
+`)
+
+func commitReplay(ctx context.Context, client goredis.UniversalClient, stream, group, target string, within time.Duration) error {
 	consumers, err := client.XInfoConsumers(ctx, stream, group).Result()
 	if err != nil {
 		return fmt.Errorf("redis: consumers of group %s: %w", group, err)
 	}
 	for _, c := range consumers {
-		if c.Idle < ReplayLiveWithin {
+		if c.Idle < within {
 			return fmt.Errorf("%w: consumer %s of group %s read %s ago; stop every consumer of the group first", ErrLiveConsumers, c.Name, group, c.Idle.Round(time.Millisecond))
 		}
 	}
-	if err := client.XGroupSetID(ctx, stream, group, target).Err(); err != nil {
+	res, err := commitScript.Run(ctx, client, []string{stream, LiveKey(stream, group)}, group, target).StringSlice()
+	if err != nil {
 		return fmt.Errorf("redis: moving group %s on %s to %s: %w", group, stream, target, err)
 	}
+	if len(res) == 3 {
+		expires, _ := strconv.ParseFloat(res[1], 64)
+		now, _ := strconv.ParseInt(res[2], 10, 64)
+		return fmt.Errorf("%w: consumer %s of group %s is running: its heartbeat lasts %s more (Close deletes it, a crashed Source's expires within %s of its last renewal); stop every consumer of the group first",
+			ErrLiveConsumers, res[0], group, (time.Duration(int64(expires)-now) * time.Millisecond).Round(time.Millisecond), HeartbeatTTL)
+	}
 	return nil
+}
+
+// liveConsumers describes the running Sources of group on stream (their
+// heartbeat lasts) and the other consumers delivered an entry within
+// within (XINFO CONSUMERS), nil when there are none.
+func liveConsumers(ctx context.Context, client goredis.UniversalClient, stream, group string, within time.Duration) ([]string, error) {
+	running, err := runningSources(ctx, client, stream, group)
+	if err != nil {
+		return nil, err
+	}
+	consumers, err := client.XInfoConsumers(ctx, stream, group).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: consumers of group %s: %w", group, err)
+	}
+	listed := make(map[string]goredis.XInfoConsumer, len(consumers))
+	for _, c := range consumers {
+		listed[c.Name] = c
+	}
+	var live []string
+	for _, r := range running {
+		read := "nothing read yet"
+		if c, ok := listed[r.name]; ok {
+			read = fmt.Sprintf("read %s ago, %d pending", c.Idle.Round(time.Millisecond), c.Pending)
+			delete(listed, r.name)
+		}
+		live = append(live, fmt.Sprintf("%s (running: heartbeat for %s more, %s; a crashed Source's expires within %s)", r.name, r.expires.Round(time.Millisecond), read, HeartbeatTTL))
+	}
+	for _, c := range consumers {
+		if _, ok := listed[c.Name]; ok && c.Idle < within {
+			live = append(live, fmt.Sprintf("%s (read %s ago, %d pending)", c.Name, c.Idle.Round(time.Millisecond), c.Pending))
+		}
+	}
+	return live, nil
 }

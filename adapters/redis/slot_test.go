@@ -56,7 +56,7 @@ func TestSettlementKeysShareSlot(t *testing.T) {
 	}
 	for _, p := range pairs {
 		want := slot(p.Source)
-		for _, k := range []string{RetryStream(p.Source, p.Consumer), DelayedKey(p.Source, p.Consumer), DeadLetterStream(p.Source, p.Consumer)} {
+		for _, k := range []string{RetryStream(p.Source, p.Consumer), DelayedKey(p.Source, p.Consumer), DeadLetterStream(p.Source, p.Consumer), LiveKey(p.Source, p.Consumer)} {
 			if got := slot(k); got != want {
 				t.Fatalf("stream %q (slot %d), consumer %q: key %q is in slot %d", p.Source, want, p.Consumer, k, got)
 			}

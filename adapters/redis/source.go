@@ -21,7 +21,11 @@ import (
 
 // Source reads a Redis stream as one consumer of a consumer group: new
 // entries with XREADGROUP, entries whose lease ended with XAUTOCLAIM, due
-// retry copies from the consumer's retry stream. See the package doc.
+// retry copies from the consumer's retry stream. From New to Close it
+// keeps a heartbeat in LiveKey (one script call every HeartbeatTTL/3, 5 s),
+// by which oncely replay refuses to move the group while it runs, whether
+// or not it was delivered anything lately; a crashed Source's heartbeat
+// expires within HeartbeatTTL (15 s). See the package doc.
 type Source struct {
 	cfg     Config
 	client  goredis.UniversalClient
@@ -33,6 +37,7 @@ type Source struct {
 	dlq     string // DeadLetterStream
 	acks    *acker
 	leases  *renewer
+	live    *heartbeat
 
 	recv        sync.Mutex // serialises the reads of Receive
 	hk          housekeeping
@@ -61,7 +66,8 @@ var (
 // New checks cfg, creates the consumer group on the source and retry
 // streams when missing (at ID 0, creating the streams), and returns a
 // Source. Its consumer name in the group is unique to it:
-// <hostname>-<pid>-<random>.
+// <hostname>-<pid>-<random>. The Source's heartbeat is written before New
+// returns.
 func New(ctx context.Context, cfg Config) (*Source, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -84,6 +90,11 @@ func New(ctx context.Context, cfg Config) (*Source, error) {
 	if err := s.ensureGroups(ctx, start); err != nil {
 		return nil, err
 	}
+	live, err := startHeartbeat(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	s.live = live
 	s.acks = newAcker(s)
 	s.leases = newRenewer(s)
 	return s, nil
@@ -274,8 +285,8 @@ func (s *Source) isClosed() bool {
 // queued ack, hands every unsettled delivery back (its lease ended at once,
 // its delivery counter unchanged: the next reclaim of any Source of the
 // group takes it without counting an attempt) and deletes this Source's
-// consumer from the group when it holds nothing pending. It does not close
-// Config.Client.
+// consumer from the group when it holds nothing pending, and deletes its
+// heartbeat last. It does not close Config.Client.
 func (s *Source) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -299,6 +310,7 @@ func (s *Source) Close(ctx context.Context) error {
 	if err == nil {
 		err = s.deleteConsumer(ctx, s.name)
 	}
+	err = errors.Join(err, s.live.stop(ctx))
 	if err != nil {
 		return fmt.Errorf("redis: closing the Source of %s: %w", s.cfg.Stream, err)
 	}

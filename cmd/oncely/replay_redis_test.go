@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -83,8 +84,8 @@ func TestReplayRedis(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, out, "starts at the earliest available entry")
 
-	// A running Source that just read an entry: refused, named. (Before
-	// Redis 7.2 a reader that got nothing yet is not listed as a consumer.)
+	// A running Source that just read an entry: refused, named
+	// (TestReplayRedisQuietSource: one that read nothing).
 	require.NoError(t, client.XAdd(ctx, &goredis.XAddArgs{Stream: source, Values: redis.EntryFields(&consumer.Message{ID: "r-11"})}).Err())
 	src, err := b.Source(ctx, source, name)
 	require.NoError(t, err)
@@ -173,4 +174,66 @@ func TestReplayRedisEntryID(t *testing.T) {
 	require.EqualValues(t, 0, replayJSONOf(t, out).Covered)
 
 	require.Equal(t, all[5:], consumeAck(t, url, source, name, 5), "the consumer reads exactly the rewound entries again")
+}
+
+// TestReplayRedisQuietSource: a running Source that was delivered nothing
+// (a quiet stream) refuses a replay of its group, by name, in the plan and
+// the commit, and the group stays where it is; once the Source is closed
+// the same replay goes through.
+func TestReplayRedisQuietSource(t *testing.T) {
+	url := envtest.Redis(t)
+	source := fmt.Sprintf("replay-quiet-%d", time.Now().UnixNano())
+	name := "ledger"
+	opts, err := goredis.ParseURL(url)
+	require.NoError(t, err)
+	client := goredis.NewClient(opts)
+	defer client.Close()
+	t.Cleanup(func() {
+		_ = client.Del(context.Background(), source, redis.RetryStream(source, name), redis.DelayedKey(source, name), redis.DeadLetterStream(source, name)).Err()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := range 3 {
+		require.NoError(t, client.XAdd(ctx, &goredis.XAddArgs{Stream: source, Values: redis.EntryFields(&consumer.Message{ID: fmt.Sprintf("q-%d", i)})}).Err())
+	}
+	require.Len(t, consumeAck(t, url, source, name, 3), 3)
+	position := func() string {
+		groups, err := client.XInfoGroups(ctx, source).Result()
+		require.NoError(t, err)
+		require.Len(t, groups, 1)
+		return groups[0].LastDeliveredID
+	}
+	before := position()
+
+	b, err := adapters.Open(ctx, url)
+	require.NoError(t, err)
+	defer b.Close()
+	src, err := b.Source(ctx, source, name)
+	require.NoError(t, err)
+	received := make(chan error, 1)
+	go func() {
+		_, err := src.Receive(ctx, 1)
+		received <- err
+	}()
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	ours := fmt.Sprintf("%s-%d-", host, os.Getpid())
+	base := []string{"replay", "--broker", url, "--source", source, "--consumer", name, "--to", "earliest"}
+
+	code, out, errs := cli(t, nil, nil, append(slices.Clone(base), "--plan", "--output", "json")...)
+	require.Equal(t, 0, code, errs)
+	require.Len(t, replayJSONOf(t, out).Members, 1, "the running Source is a live member")
+	require.Contains(t, replayJSONOf(t, out).Members[0], ours)
+	code, _, errs = cli(t, nil, nil, slices.Clone(base)...)
+	require.Equal(t, 1, code, "a replay while a Source runs is refused")
+	require.Contains(t, errs, "live members")
+	require.Contains(t, errs, ours)
+	require.Equal(t, before, position(), "the refused replay moved nothing")
+
+	require.NoError(t, src.Close(ctx))
+	require.ErrorIs(t, <-received, consumer.ErrSourceClosed)
+	code, out, errs = cli(t, nil, nil, append(slices.Clone(base), "--output", "json")...)
+	require.Equal(t, 0, code, errs)
+	require.EqualValues(t, 3, replayJSONOf(t, out).Covered)
+	require.Equal(t, "0-0", position())
 }
