@@ -215,6 +215,18 @@ func reportFix(pass *analysis.Pass, name string, pos token.Pos, fix analysis.Sug
 	if len(fix.TextEdits) > 0 {
 		d.SuggestedFixes = []analysis.SuggestedFix{fix}
 	}
+	switch found, reason := allowComment(pass, name, pos); {
+	case found && !reason:
+		d.Message += " (the //oncely:allow comment here needs a reason)"
+		pass.Report(d)
+	case !found:
+		pass.Report(d)
+	}
+}
+
+// allowComment reports whether an //oncely:allow comment for analyzer name
+// is on pos's line or the line above it, and whether it gives a reason.
+func allowComment(pass *analysis.Pass, name string, pos token.Pos) (found, reason bool) {
 	line := pass.Fset.Position(pos).Line
 	for _, f := range pass.Files {
 		if pos < f.FileStart || pos > f.FileEnd {
@@ -230,13 +242,9 @@ func reportFix(pass *analysis.Pass, name string, pos token.Pos, fix analysis.Sug
 				if !ok || rest != "" && rest[0] != ' ' {
 					continue
 				}
-				if strings.TrimSpace(rest) == "" {
-					d.Message += " (the //oncely:allow comment here needs a reason)"
-					pass.Report(d)
-				}
-				return
+				return true, strings.TrimSpace(rest) != ""
 			}
 		}
 	}
-	pass.Report(d)
+	return false, false
 }
