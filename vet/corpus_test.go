@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 58
-	corpusCaught = 58
+	corpusBugs   = 61
+	corpusCaught = 61
 )
 
 type line struct {

@@ -24,6 +24,11 @@ import (
 // A call given to postgres.HandlerFunc or BatchHandlerFunc (a generic
 // wrapper that decodes the payload) is looked into: the functions it is
 // given that take a pgx.Tx are transactional handlers too, at any depth.
+// So are the functions taking a pgx.Tx given to any function, of this
+// package or another (a platform package's generic pipeline.Typed(h.apply)),
+// that returns a handler (an interface with a Handle or HandleBatch
+// method): it can only call them with the transaction of the handler it
+// builds.
 //
 // What it does not find: a handler built out of sight (returned by a
 // function of another package, stored in a field), a plain consumer.Handler
@@ -123,6 +128,15 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 				case isFunc(fn, pathConsumer, "Chain") && len(n.Args) >= 1 && behindPostgresClaim(pass, n.Args[1:]):
 					for _, m := range handleMethods(pass, decls, n.Args[0]) {
 						add(m, m.Type, m.Body)
+					}
+				case returnsHandler(fn) && fn.Pkg() != nil && fn.Pkg().Path() != pathPostgres:
+					// A wrapper of the team's (pipeline.Typed(h.apply))
+					// returning a handler: the functions it is given
+					// that take a pgx.Tx run in the claim's transaction.
+					for _, arg := range n.Args {
+						if takesTx(pass.TypesInfo.TypeOf(arg)) {
+							addFunc(arg)
+						}
 					}
 				case isFunc(fn, pathPostgres, "Tx") && len(stack) > 0:
 					encl := enclosing(stack, n)

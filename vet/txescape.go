@@ -16,8 +16,11 @@ import (
 // does nothing. A write through the pool (or any connection but the claim's
 // transaction) commits on its own: it survives the handler's failure and
 // the claim's rollback, and runs again on every retry and redelivery — the
-// duplicate effect oncely exists to prevent. A read through the pool does
-// not see the transaction's uncommitted writes, nor hold its locks.
+// duplicate effect oncely exists to prevent. A read through the pool (a
+// constant SELECT through Query, QueryRow or their …Context forms, a
+// method that only reads: see selectCall, readsOnly) commits and repeats
+// nothing and is not reported, though it does not see the transaction's
+// uncommitted writes.
 //
 // Transactional handlers are the function given to postgres.HandlerFunc,
 // postgres.BatchHandlerFunc or a Store's Process or ProcessBatch, and every
@@ -26,7 +29,8 @@ import (
 //
 //   - a call of a method that executes statements, opens a transaction,
 //     copies or sends a batch (Exec, Query, QueryRow, Begin, BeginTx,
-//     CopyFrom, SendBatch, Prepare, and database/sql's …Context forms) on
+//     CopyFrom, SendBatch, Prepare, and database/sql's …Context forms;
+//     not a constant SELECT through Query or QueryRow) on
 //     *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn, *sql.DB, *sql.Conn or
 //     *sql.Stmt — except on the transaction's own connection (tx.Conn());
 //
@@ -59,7 +63,10 @@ import (
 //     dependencies struct built by a wiring package);
 //
 //   - a function field assigned several functions: the call is followed
-//     into each of them, and reported if any runs outside;
+//     into each of them, and reported if any runs outside; also a
+//     function field, of this package's struct or another's, assigned
+//     function literals (a dependencies struct wired with closures over
+//     the pool, see litFields);
 //
 //   - a handler returned as an interface by a constructor of another
 //     package (refunds.NewIssuer(pool) returning consumer.Handler) and
@@ -94,7 +101,7 @@ var TxEscape = &analysis.Analyzer{
 	Run:  runTxEscape,
 	// FactTypes: runsOutside, so that calls into other packages of the
 	// module (a repository holding the pool) are followed.
-	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect)},
+	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect), new(readsOnly)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -143,12 +150,13 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	}
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
+	exportReadsOnly(pass, decls)
 	fields := poolFields(pass)
 	exportBoundFacts(pass, fields)
 	locks := redisLocks(pass)
 	exportEffects(pass, decls, locks)
-	if !imports(pass, pathPostgres) {
-		return nil, nil
+	if !imports(pass, pathPostgres) && !imports(pass, pathPgx) {
+		return nil, nil // no handler: none is built here, none is given a pgx.Tx
 	}
 	reported := map[ast.Node]bool{}
 	wiredHandlers(pass)
@@ -171,6 +179,9 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						walk(next, nb, append(via[:len(via):len(via)], obj.Name()), at.into(pass, n, ft))
 					}
 				case *ast.CallExpr:
+					if readCall(pass, n, fields, decls) {
+						return true
+					}
 					checkTxCall(pass, n, via, at, reported, fields, locks)
 					for _, lit := range lits.of(pass, n) {
 						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type))
@@ -209,7 +220,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *call
 		at.report(pass, call.Pos(), "%s runs outside the claim's transaction (it is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
 		return
 	}
-	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] && !selectCall(pass, call, sel.Sel.Name) {
 		if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
 			if h := dbHandle(s.Recv()); h != "" && !txConn(pass, sel.X) && !reported[call] {
 				reported[call] = true

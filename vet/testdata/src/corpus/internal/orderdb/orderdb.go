@@ -24,3 +24,13 @@ func (q *Queries) InsertOrder(ctx context.Context, id string, cents int64) error
 	_, err := q.db.Exec(ctx, "INSERT INTO orders (id, cents) VALUES ($1, $2)", id, cents)
 	return err
 }
+
+const orderTotal = `-- name: OrderTotal :one
+SELECT cents FROM orders WHERE id = $1
+`
+
+func (q *Queries) OrderTotal(ctx context.Context, id string) (int64, error) {
+	var cents int64
+	err := q.db.QueryRow(ctx, orderTotal, id).Scan(&cents)
+	return cents, err
+}
