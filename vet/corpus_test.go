@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 61
-	corpusCaught = 61
+	corpusBugs   = 63
+	corpusCaught = 63
 )
 
 type line struct {

@@ -19,7 +19,9 @@ import (
 //   - the Handle and HandleBatch methods, declared in the package, of a
 //     handler given to consumer.New or consumer.Chain beside
 //     middleware.Idempotency of a *postgres.Store: the claim's
-//     transaction is in their context.
+//     transaction is in their context; also a plain function converted to
+//     consumer.HandlerFunc there, and the handler a local variable of
+//     interface type is assigned (see claimedHandlers).
 //
 // A call given to postgres.HandlerFunc or BatchHandlerFunc (a generic
 // wrapper that decodes the payload) is looked into: the functions it is
@@ -122,12 +124,12 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 					isMethod(fn, pathPostgres, "Store", "ProcessBatch") || isMethod(fn, pathStore, "BatchStore", "ProcessBatch")) && len(n.Args) == 4:
 					addFunc(n.Args[3])
 				case isFunc(fn, pathConsumer, "New") && len(n.Args) >= 3 && behindPostgresClaim(pass, n.Args[3:]):
-					for _, m := range handleMethods(pass, decls, n.Args[1]) {
-						add(m, m.Type, m.Body)
+					for _, m := range claimedHandlers(pass, decls, n.Args[1]) {
+						add(m, funcType(m), funcBody(m))
 					}
 				case isFunc(fn, pathConsumer, "Chain") && len(n.Args) >= 1 && behindPostgresClaim(pass, n.Args[1:]):
-					for _, m := range handleMethods(pass, decls, n.Args[0]) {
-						add(m, m.Type, m.Body)
+					for _, m := range claimedHandlers(pass, decls, n.Args[0]) {
+						add(m, funcType(m), funcBody(m))
 					}
 				case returnsHandler(fn) && fn.Pkg() != nil && fn.Pkg().Path() != pathPostgres:
 					// A wrapper of the team's (pipeline.Typed(h.apply))
