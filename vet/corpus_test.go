@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 63
-	corpusCaught = 63
+	corpusBugs   = 64
+	corpusCaught = 64
 )
 
 type line struct {
