@@ -30,7 +30,7 @@ import (
 //   - a call of a method that executes statements, opens a transaction,
 //     copies or sends a batch (Exec, Query, QueryRow, Begin, BeginTx,
 //     CopyFrom, SendBatch, Prepare, and database/sql's …Context forms;
-//     not a constant SELECT through Query or QueryRow) on
+//     not a constant SELECT through Query or QueryRow, see selectCall) on
 //     *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn, *sql.DB, *sql.Conn or
 //     *sql.Stmt — except on the transaction's own connection (tx.Conn());
 //
@@ -65,8 +65,8 @@ import (
 //   - a function field assigned several functions: the call is followed
 //     into each of them, and reported if any runs outside; also a
 //     function field, of this package's struct or another's, assigned
-//     function literals (a dependencies struct wired with closures over
-//     the pool, see litFields);
+//     function literals without a pgx.Tx parameter (a dependencies struct
+//     wired with closures over the pool, see litFields);
 //
 //   - a handler returned as an interface by a constructor of another
 //     package (refunds.NewIssuer(pool) returning consumer.Handler) and

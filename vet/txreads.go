@@ -17,9 +17,11 @@ var dbReads = map[string]bool{
 	"Query": true, "QueryRow": true, "QueryContext": true, "QueryRowContext": true,
 }
 
-// selectCall reports whether call is a read method (see dbReads) given,
-// as its SQL, a constant whose first word is SELECT. A query of other SQL
-// (INSERT … RETURNING, a CTE) or of SQL built at run time may write.
+// selectCall reports whether call is a query method (see dbReads) given,
+// as its SQL, a constant whose first word, after comments, is SELECT.
+// Other SQL (INSERT … RETURNING, a CTE) or SQL built at run time may
+// write, and a SELECT run through Exec, its rows discarded, runs for its
+// side effects (pg_notify, setval).
 func selectCall(pass *analysis.Pass, call *ast.CallExpr, method string) bool {
 	if !dbReads[method] {
 		return false
