@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 65
-	corpusCaught = 65
+	corpusBugs   = 66
+	corpusCaught = 66
 )
 
 type line struct {

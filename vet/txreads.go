@@ -59,13 +59,14 @@ func stripSQLComments(sql string) string {
 }
 
 // readsOnly is TxEscape's fact about an exported function or method that
-// runs statements only to read: every statement-running call in its body
-// is a SELECT (see selectCall) on a database handle or an interface that runs
-// statements, and there is at least one (generated query code's GetX
-// over the handle it is built from). A call of it through a value bound to
-// the pool is a read, and is not reported. Calls it makes to other
-// functions are not followed: a reader that writes through a helper is
-// not one.
+// runs statements only to read: it runs at least one, and every
+// statement-running call in its body, and in the functions of its package
+// it calls, is a SELECT (see selectCall) on a database handle or an
+// interface that runs statements (generated query code's GetX over the
+// handle it is built from). It makes no effect outside the database and
+// calls no function of another package with a runsOutside or hasEffect
+// fact. A call of it through a value bound to the pool is a read, and is
+// not reported.
 type readsOnly struct{}
 
 // AFact marks readsOnly as an analysis fact.
@@ -77,37 +78,57 @@ func (*readsOnly) String() string { return "readsOnly" }
 // and methods that only read.
 func exportReadsOnly(pass *analysis.Pass, decls *funcDecls) {
 	for fn, decl := range decls.decls {
-		if fn.Exported() && onlyReads(pass, decl.Body) {
+		if fn.Exported() && onlyReads(pass, decls, decl.Body) {
 			pass.ExportObjectFact(fn, &readsOnly{})
 		}
 	}
 }
 
-// onlyReads reports whether body runs at least one statement and every
-// statement it runs itself is a read.
-func onlyReads(pass *analysis.Pass, body *ast.BlockStmt) bool {
-	reads, writes := 0, 0
-	ast.Inspect(body, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
+// onlyReads reports whether body, with the functions of the package it
+// calls, runs at least one statement, every one a read, and nothing else
+// TxEscape reports.
+func onlyReads(pass *analysis.Pass, decls *funcDecls, body *ast.BlockStmt) bool {
+	reads, other := 0, false
+	seen := map[*ast.BlockStmt]bool{}
+	var visit func(b *ast.BlockStmt)
+	visit = func(b *ast.BlockStmt) {
+		if seen[b] {
+			return
 		}
-		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-		if !ok || !dbMethods[sel.Sel.Name] {
-			return true
-		}
-		t := pass.TypesInfo.TypeOf(sel.X)
-		if t == nil || dbHandle(t) == "" && !queryingInterface(t) {
-			return true
-		}
-		if selectCall(pass, call, sel.Sel.Name) {
-			reads++
-		} else {
-			writes++
-		}
-		return true
-	})
-	return reads > 0 && writes == 0
+		seen[b] = true
+		ast.Inspect(b, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || other {
+				return !other
+			}
+			if outsideEffect(pass, call, nil) != "" || clientEffect(pass, call) != "" {
+				other = true
+				return false
+			}
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
+				if t := pass.TypesInfo.TypeOf(sel.X); t != nil && (dbHandle(t) != "" || queryingInterface(t)) {
+					if selectCall(pass, call, sel.Sel.Name) {
+						reads++
+					} else {
+						other = true
+					}
+					return !other
+				}
+			}
+			if fn := callee(pass.TypesInfo, call); fn != nil {
+				if fn.Pkg() == pass.Pkg {
+					if decl := decls.decls[fn.Origin()]; decl != nil {
+						visit(decl.Body)
+					}
+				} else if importedRunsOutside(pass, fn) != nil || importedEffect(pass, fn) != nil {
+					other = true
+				}
+			}
+			return !other
+		})
+	}
+	visit(body)
+	return reads > 0 && !other
 }
 
 // readCall reports whether call only reads: a SELECT (see selectCall)
@@ -141,5 +162,5 @@ func readCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Var]str
 		return fn.Pkg() != nil && pass.ImportObjectFact(fn.Origin(), new(readsOnly))
 	}
 	decl := decls.decls[fn.Origin()]
-	return decl != nil && onlyReads(pass, decl.Body)
+	return decl != nil && onlyReads(pass, decls, decl.Body)
 }
