@@ -8,7 +8,10 @@
 //     fields and locals bound to the pool, functions of other packages,
 //     and handlers of other packages wired behind the Postgres claim,
 //     also when a constructor returns them as consumer.Handler; fields
-//     and variables bound to the pool in another package), and an effect
+//     and variables bound to the pool in another package; functions given
+//     to a wrapper that returns a handler, plain functions and handlers
+//     in interface variables behind the claim; reported on the handler's
+//     call that reaches a helper; a constant SELECT is a read), and an effect
 //     outside the database there (an HTTP request, a produce or publish,
 //     a Redis write, a gRPC call, a write-named call of another client
 //     with a context, a function of the module that makes one).
