@@ -27,7 +27,7 @@ import (
 // wrapper that decodes the payload) is looked into: the functions it is
 // given that take a pgx.Tx are transactional handlers too, at any depth.
 // So are the functions taking a pgx.Tx given to any function, of this
-// package or another (a platform package's generic pipeline.Typed(h.apply)),
+// package or another (a platform package's generic wrap.Typed(h.apply)),
 // that returns a handler (an interface with a Handle or HandleBatch
 // method): it can only call them with the transaction of the handler it
 // builds.
@@ -132,7 +132,7 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 						add(m, funcType(m), funcBody(m))
 					}
 				case returnsHandler(fn) && fn.Pkg() != nil && fn.Pkg().Path() != pathPostgres:
-					// A wrapper of the team's (pipeline.Typed(h.apply))
+					// A wrapper of the team's (wrap.Typed(h.apply))
 					// returning a handler: the functions it is given
 					// that take a pgx.Tx run in the claim's transaction.
 					for _, arg := range n.Args {

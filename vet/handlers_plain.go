@@ -16,7 +16,7 @@ import (
 //   - the function converted to a handler type of another package
 //     (consumer.HandlerFunc(topUp), consumer.HandlerFunc(func(…) {…}));
 //   - for a local variable, every value the package assigns it (var h
-//     consumer.Handler = &redeemer{…}), looked into the same way.
+//     consumer.Handler = &handler{…}), looked into the same way.
 func claimedHandlers(pass *analysis.Pass, decls *funcDecls, h ast.Expr) []ast.Node {
 	var out []ast.Node
 	seen := map[*types.Var]bool{}
