@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 57
-	corpusCaught = 57
+	corpusBugs   = 66
+	corpusCaught = 66
 )
 
 type line struct {
@@ -97,7 +97,7 @@ func TestCorpus(t *testing.T) {
 	for _, r := range rows {
 		t.Log(r)
 	}
-	for _, g := range []string{"tuned", "hold", "fresh", "next", "last", "late"} {
+	for _, g := range []string{"tuned", "hold", "fresh", "next", "last", "late", "gap"} {
 		t.Logf("corpus, %s packages: %d of %d bugs caught", g, groupCaught[g], groupBugs[g])
 	}
 	t.Logf("corpus: %d bugs, %d caught (recall %.0f %%), %d false positives", len(want), caught, 100*float64(caught)/float64(len(want)), falsePos)
@@ -115,9 +115,10 @@ func TestCorpus(t *testing.T) {
 // group names the corpus round a package belongs to: "hold", "fresh",
 // "next", "last" and "late" are the held-out rounds, each written apart from the analyzers
 // before the changes that followed it; "tuned" are the packages the
-// analyzers were extended against.
+// analyzers were extended against, and "gap" the packages written for the
+// kinds of bug the held-out corpus (testdata/src/heldout) showed missed.
 func group(pkg string) string {
-	for _, g := range []string{"hold", "fresh", "next", "last", "late"} {
+	for _, g := range []string{"hold", "fresh", "next", "last", "late", "gap"} {
 		if strings.HasPrefix(pkg, g) {
 			return g
 		}

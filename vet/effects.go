@@ -45,7 +45,9 @@ var natsPublishes = map[string]bool{
 //
 //   - a request through net/http that may change something (http.Post,
 //     PostForm, (*http.Client).Do, Post, PostForm); Get and Head, safe
-//     methods by HTTP's definition, are reads and are not reported;
+//     methods by HTTP's definition, are reads and are not reported, nor
+//     is Do given a request the function built with a constant GET, HEAD
+//     or OPTIONS (see safeRequest);
 //   - a produce through franz-go ((*kgo.Client).Produce, ProduceSync,
 //     TryProduce);
 //   - a publish through amqp091 ((*Channel).Publish, PublishWithContext,
@@ -90,7 +92,7 @@ func outsideEffect(pass *analysis.Pass, call *ast.CallExpr, locks map[*ast.CallE
 			}
 			fallthrough
 		case "Do":
-			if recvIs(pathHTTP, "Client") {
+			if recvIs(pathHTTP, "Client") && !(len(call.Args) == 1 && safeRequest(pass, call.Args[0])) {
 				return "(*http.Client)." + fn.Name()
 			}
 		}

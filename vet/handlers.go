@@ -19,11 +19,18 @@ import (
 //   - the Handle and HandleBatch methods, declared in the package, of a
 //     handler given to consumer.New or consumer.Chain beside
 //     middleware.Idempotency of a *postgres.Store: the claim's
-//     transaction is in their context.
+//     transaction is in their context; also a plain function converted to
+//     consumer.HandlerFunc there, and the handler a local variable of
+//     interface type is assigned (see claimedHandlers).
 //
 // A call given to postgres.HandlerFunc or BatchHandlerFunc (a generic
 // wrapper that decodes the payload) is looked into: the functions it is
 // given that take a pgx.Tx are transactional handlers too, at any depth.
+// So are the functions taking a pgx.Tx given to any function, of this
+// package or another (a platform package's generic wrap.Typed(h.apply)),
+// that returns a handler (an interface with a Handle or HandleBatch
+// method): it can only call them with the transaction of the handler it
+// builds.
 //
 // What it does not find: a handler built out of sight (returned by a
 // function of another package, stored in a field), a plain consumer.Handler
@@ -117,12 +124,21 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 					isMethod(fn, pathPostgres, "Store", "ProcessBatch") || isMethod(fn, pathStore, "BatchStore", "ProcessBatch")) && len(n.Args) == 4:
 					addFunc(n.Args[3])
 				case isFunc(fn, pathConsumer, "New") && len(n.Args) >= 3 && behindPostgresClaim(pass, n.Args[3:]):
-					for _, m := range handleMethods(pass, decls, n.Args[1]) {
-						add(m, m.Type, m.Body)
+					for _, m := range claimedHandlers(pass, decls, n.Args[1]) {
+						add(m, funcType(m), funcBody(m))
 					}
 				case isFunc(fn, pathConsumer, "Chain") && len(n.Args) >= 1 && behindPostgresClaim(pass, n.Args[1:]):
-					for _, m := range handleMethods(pass, decls, n.Args[0]) {
-						add(m, m.Type, m.Body)
+					for _, m := range claimedHandlers(pass, decls, n.Args[0]) {
+						add(m, funcType(m), funcBody(m))
+					}
+				case returnsHandler(fn) && fn.Pkg() != nil && fn.Pkg().Path() != pathPostgres:
+					// A wrapper of the team's (wrap.Typed(h.apply))
+					// returning a handler: the functions it is given
+					// that take a pgx.Tx run in the claim's transaction.
+					for _, arg := range n.Args {
+						if takesTx(pass.TypesInfo.TypeOf(arg)) {
+							addFunc(arg)
+						}
 					}
 				case isFunc(fn, pathPostgres, "Tx") && len(stack) > 0:
 					encl := enclosing(stack, n)

@@ -311,6 +311,40 @@ func fieldFuncs(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var][]
 	return funcs[v]
 }
 
+// litFields maps the struct fields of function type (of this package or
+// another) to the function literals without a pgx.Tx parameter the
+// package assigns them: a dependencies struct whose functions main wires
+// as closures over the pool (Deps{Record: func(ctx …) error { …
+// pool.Exec … }}). A call through such a field runs one of them, and
+// TxEscape follows it into each. A literal given the transaction is
+// written against it; what else it uses (a test's fault injected through
+// an admin pool) is left to review.
+type litFields map[*types.Var][]*ast.FuncLit
+
+func funcLitFields(pass *analysis.Pass) litFields {
+	out := litFields{}
+	eachFieldAssignment(pass, func(field *types.Var, value ast.Expr) {
+		if lit, ok := ast.Unparen(value).(*ast.FuncLit); ok && !takesTx(pass.TypesInfo.TypeOf(lit)) {
+			out[field] = append(out[field], lit)
+		}
+	})
+	return out
+}
+
+// of returns the function literals a call through a field of l
+// (h.deps.Record(ctx, …)) may run, or nil.
+func (l litFields) of(pass *analysis.Pass, call *ast.CallExpr) []*ast.FuncLit {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var)
+	if !ok || !v.IsField() {
+		return nil
+	}
+	return l[v]
+}
+
 // eachFieldAssignment calls note for every value the package stores in a
 // struct field: in a composite literal (Field: value) and in an assignment
 // (x.Field = value).

@@ -16,8 +16,11 @@ import (
 // does nothing. A write through the pool (or any connection but the claim's
 // transaction) commits on its own: it survives the handler's failure and
 // the claim's rollback, and runs again on every retry and redelivery — the
-// duplicate effect oncely exists to prevent. A read through the pool does
-// not see the transaction's uncommitted writes, nor hold its locks.
+// duplicate effect oncely exists to prevent. A read through the pool (a
+// constant SELECT through Query, QueryRow or their …Context forms, a
+// method that only reads: see selectCall, readsOnly) commits and repeats
+// nothing and is not reported, though it does not see the transaction's
+// uncommitted writes.
 //
 // Transactional handlers are the function given to postgres.HandlerFunc,
 // postgres.BatchHandlerFunc or a Store's Process or ProcessBatch, and every
@@ -26,7 +29,8 @@ import (
 //
 //   - a call of a method that executes statements, opens a transaction,
 //     copies or sends a batch (Exec, Query, QueryRow, Begin, BeginTx,
-//     CopyFrom, SendBatch, Prepare, and database/sql's …Context forms) on
+//     CopyFrom, SendBatch, Prepare, and database/sql's …Context forms;
+//     not a constant SELECT through Query or QueryRow, see selectCall) on
 //     *pgxpool.Pool, *pgxpool.Conn, *pgx.Conn, *sql.DB, *sql.Conn or
 //     *sql.Stmt — except on the transaction's own connection (tx.Conn());
 //
@@ -59,7 +63,10 @@ import (
 //     dependencies struct built by a wiring package);
 //
 //   - a function field assigned several functions: the call is followed
-//     into each of them, and reported if any runs outside;
+//     into each of them, and reported if any runs outside; also a
+//     function field, of this package's struct or another's, assigned
+//     function literals without a pgx.Tx parameter (a dependencies struct
+//     wired with closures over the pool, see litFields);
 //
 //   - a handler returned as an interface by a constructor of another
 //     package (refunds.NewIssuer(pool) returning consumer.Handler) and
@@ -70,6 +77,13 @@ import (
 //     a method of another module, taking a context, named as a write),
 //     and through a function of the module that makes one (its hasEffect
 //     fact: a notification client wrapping net/http).
+//
+// A statement TxEscape finds in a helper of the package the handler calls
+// (a method, a closure, the method of an interface field's dynamic type,
+// a function held by a field) is reported on the handler's call that
+// reaches it, the line a reviewer changes, naming the helper's line (see
+// callSite); a helper given the pgx.Tx is a handler in its own right and
+// its statements are reported where they are.
 //
 // What it does not catch: handlers it does not find (see txHandler); a
 // handle given to the handler's constructor by another package (func
@@ -87,7 +101,7 @@ var TxEscape = &analysis.Analyzer{
 	Run:  runTxEscape,
 	// FactTypes: runsOutside, so that calls into other packages of the
 	// module (a repository holding the pool) are followed.
-	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect)},
+	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect), new(readsOnly)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -136,21 +150,23 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	}
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
+	exportReadsOnly(pass, decls)
 	fields := poolFields(pass)
 	exportBoundFacts(pass, fields)
 	locks := redisLocks(pass)
 	exportEffects(pass, decls, locks)
-	if !imports(pass, pathPostgres) {
-		return nil, nil
+	if !imports(pass, pathPostgres) && !imports(pass, pathPgx) {
+		return nil, nil // no handler: none is built here, none is given a pgx.Tx
 	}
 	reported := map[ast.Node]bool{}
 	wiredHandlers(pass)
 	dyn := dynamicFields(pass)
 	funcs := funcFields(pass)
+	lits := funcLitFields(pass)
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
-		var walk func(node ast.Node, body *ast.BlockStmt, via []string)
-		walk = func(node ast.Node, body *ast.BlockStmt, via []string) {
+		var walk func(node ast.Node, body *ast.BlockStmt, via []string, at *callSite)
+		walk = func(node ast.Node, body *ast.BlockStmt, via []string, at *callSite) {
 			if visited[node] || body == nil {
 				return
 			}
@@ -159,11 +175,17 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 				switch n := n.(type) {
 				case *ast.Ident:
 					obj := pass.TypesInfo.Uses[n]
-					if next, _, nb := decls.body(obj); next != nil {
-						walk(next, nb, append(via[:len(via):len(via)], obj.Name()))
+					if next, ft, nb := decls.body(obj); next != nil {
+						walk(next, nb, append(via[:len(via):len(via)], obj.Name()), at.into(pass, n, ft))
 					}
 				case *ast.CallExpr:
-					checkTxCall(pass, n, via, reported, fields, locks)
+					if readCall(pass, n, fields, decls) {
+						return true
+					}
+					checkTxCall(pass, n, via, at, reported, fields, locks)
+					for _, lit := range lits.of(pass, n) {
+						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type))
+					}
 					ms := fieldFuncs(pass, n, funcs)
 					if m := dynamicMethod(pass, n, dyn); m != nil {
 						ms = []*types.Func{m}
@@ -171,37 +193,38 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
 							reported[n] = true
-							report(pass, "txescape", n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+							at.report(pass, n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
 						} else if f := importedEffect(pass, m); f != nil && !reported[n] {
 							reported[n] = true
-							report(pass, "txescape", n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
-						} else if next, _, nb := decls.body(m); next != nil {
-							walk(next, nb, append(via[:len(via):len(via)], m.Name()))
+							at.report(pass, n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+						} else if next, ft, nb := decls.body(m); next != nil {
+							walk(next, nb, append(via[:len(via):len(via)], m.Name()), at.into(pass, n, ft))
 						}
 					}
 				}
 				return true
 			})
 		}
-		walk(h.node, h.body, nil)
+		walk(h.node, h.body, nil, nil)
 	}
 	return nil, nil
 }
 
 // checkTxCall reports call when it sends a statement outside the handler's
-// transaction; via names the helpers it was reached through.
-func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported map[ast.Node]bool, fields map[*types.Var]string, locks map[*ast.CallExpr]bool) {
+// transaction; via names the helpers it was reached through, at the call
+// of the handler they were reached from (nil in the handler itself).
+func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *callSite, reported map[ast.Node]bool, fields map[*types.Var]string, locks map[*ast.CallExpr]bool) {
 	where := txWhere(via)
 	if name, h := poolFieldCall(pass, call, fields); name != "" && !reported[call] {
 		reported[call] = true
-		report(pass, "txescape", call.Pos(), "%s runs outside the claim's transaction (it is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
+		at.report(pass, call.Pos(), "%s runs outside the claim's transaction (it is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
 		return
 	}
-	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] && !selectCall(pass, call, sel.Sel.Name) {
 		if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
 			if h := dbHandle(s.Recv()); h != "" && !txConn(pass, sel.X) && !reported[call] {
 				reported[call] = true
-				report(pass, "txescape", call.Pos(), "%s.%s runs outside the claim's transaction (%s): it commits on its own and repeats on every redelivery; use the handler's pgx.Tx (postgres.Tx(ctx))", h, sel.Sel.Name, where)
+				at.report(pass, call.Pos(), "%s.%s runs outside the claim's transaction (%s): it commits on its own and repeats on every redelivery; use the handler's pgx.Tx (postgres.Tx(ctx))", h, sel.Sel.Name, where)
 				return
 			}
 		}
@@ -209,7 +232,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 	if fn := callee(pass.TypesInfo, call); fn != nil && !reported[call] {
 		if f := importedRunsOutside(pass, fn); f != nil {
 			reported[call] = true
-			report(pass, "txescape", call.Pos(), "%s.%s runs statements outside the claim's transaction (%s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", fn.Pkg().Name(), fn.Name(), f.Via, where)
+			at.report(pass, call.Pos(), "%s.%s runs statements outside the claim's transaction (%s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", fn.Pkg().Name(), fn.Name(), f.Via, where)
 			return
 		}
 	}
@@ -224,7 +247,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 	}
 	if effect != "" && !reported[call] {
 		reported[call] = true
-		report(pass, "txescape", call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
+		at.report(pass, call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
 		return
 	}
 	if tv := pass.TypesInfo.Types[call.Fun]; tv.IsType() || tv.IsBuiltin() {
@@ -249,7 +272,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, reported
 		}
 		if h := dbHandle(pass.TypesInfo.TypeOf(arg)); h != "" && queryingInterface(pt) && !reported[arg] {
 			reported[arg] = true
-			report(pass, "txescape", arg.Pos(), "%s passed as %s runs the callee's statements outside the claim's transaction (%s); pass the handler's pgx.Tx", h, types.TypeString(pt, func(p *types.Package) string { return p.Name() }), where)
+			at.report(pass, arg.Pos(), "%s passed as %s runs the callee's statements outside the claim's transaction (%s); pass the handler's pgx.Tx", h, types.TypeString(pt, func(p *types.Package) string { return p.Name() }), where)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
 			if !ok || found != "" {
 				return found == ""
 			}
-			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] {
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] && !selectCall(pass, call, sel.Sel.Name) {
 				if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
 					if h := dbHandle(s.Recv()); h != "" && !txConn(pass, sel.X) {
 						found = h + "." + sel.Sel.Name

@@ -8,7 +8,10 @@
 //     fields and locals bound to the pool, functions of other packages,
 //     and handlers of other packages wired behind the Postgres claim,
 //     also when a constructor returns them as consumer.Handler; fields
-//     and variables bound to the pool in another package), and an effect
+//     and variables bound to the pool in another package; functions given
+//     to a wrapper that returns a handler, plain functions and handlers
+//     in interface variables behind the claim; reported on the handler's
+//     call that reaches a helper; a constant SELECT is a read), and an effect
 //     outside the database there (an HTTP request, a produce or publish,
 //     a Redis write, a gRPC call, a write-named call of another client
 //     with a context, a function of the module that makes one).
@@ -215,6 +218,18 @@ func reportFix(pass *analysis.Pass, name string, pos token.Pos, fix analysis.Sug
 	if len(fix.TextEdits) > 0 {
 		d.SuggestedFixes = []analysis.SuggestedFix{fix}
 	}
+	switch found, reason := allowComment(pass, name, pos); {
+	case found && !reason:
+		d.Message += " (the //oncely:allow comment here needs a reason)"
+		pass.Report(d)
+	case !found:
+		pass.Report(d)
+	}
+}
+
+// allowComment reports whether an //oncely:allow comment for analyzer name
+// is on pos's line or the line above it, and whether it gives a reason.
+func allowComment(pass *analysis.Pass, name string, pos token.Pos) (found, reason bool) {
 	line := pass.Fset.Position(pos).Line
 	for _, f := range pass.Files {
 		if pos < f.FileStart || pos > f.FileEnd {
@@ -230,13 +245,9 @@ func reportFix(pass *analysis.Pass, name string, pos token.Pos, fix analysis.Sug
 				if !ok || rest != "" && rest[0] != ' ' {
 					continue
 				}
-				if strings.TrimSpace(rest) == "" {
-					d.Message += " (the //oncely:allow comment here needs a reason)"
-					pass.Report(d)
-				}
-				return
+				return true, strings.TrimSpace(rest) != ""
 			}
 		}
 	}
-	pass.Report(d)
+	return false, false
 }

@@ -12,7 +12,7 @@ import (
 type repo struct{ pool *pgxpool.Pool }
 
 func (r *repo) markShipped(ctx context.Context, id string) error {
-	_, err := r.pool.Exec(ctx, "UPDATE orders SET shipped = true WHERE id = $1", id) // want `outside the claim's transaction`
+	_, err := r.pool.Exec(ctx, "UPDATE orders SET shipped = true WHERE id = $1", id)
 	return err
 }
 
@@ -22,7 +22,7 @@ func (h *handler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) er
 	if _, err := tx.Exec(ctx, "INSERT INTO shipments (id) VALUES ($1)", m.ID); err != nil {
 		return err
 	}
-	return h.repo.markShipped(ctx, m.ID)
+	return h.repo.markShipped(ctx, m.ID) // want `outside the claim's transaction`
 }
 
 func New(pool *pgxpool.Pool) consumer.Handler {

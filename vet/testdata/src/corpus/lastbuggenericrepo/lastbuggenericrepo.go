@@ -22,7 +22,7 @@ func (r *Repo[T]) Put(ctx context.Context, id string, v T) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.pool.Exec(ctx, "INSERT INTO "+r.table+" (id, doc) VALUES ($1, $2)", id, b) // want `outside the claim's transaction`
+	_, err = r.pool.Exec(ctx, "INSERT INTO "+r.table+" (id, doc) VALUES ($1, $2)", id, b)
 	return err
 }
 
@@ -31,7 +31,7 @@ type order struct{ ID string }
 type handler struct{ orders *Repo[order] }
 
 func (h *handler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
-	return h.orders.Put(ctx, m.ID, order{ID: m.ID})
+	return h.orders.Put(ctx, m.ID, order{ID: m.ID}) // want `outside the claim's transaction`
 }
 
 func New(pool *pgxpool.Pool) consumer.Handler {

@@ -14,7 +14,7 @@ import (
 type repo struct{ pool *pgxpool.Pool }
 
 func (r *repo) save(ctx context.Context, id string) error {
-	_, err := r.pool.Exec(ctx, "INSERT INTO shipments (id) VALUES ($1)", id) // want `outside the claim's transaction`
+	_, err := r.pool.Exec(ctx, "INSERT INTO shipments (id) VALUES ($1)", id)
 	return err
 }
 
@@ -23,7 +23,7 @@ type handler struct {
 }
 
 func (h *handler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
-	return h.save(ctx, m.ID)
+	return h.save(ctx, m.ID) // want `outside the claim's transaction`
 }
 
 func New(pool *pgxpool.Pool) consumer.Handler {

@@ -24,3 +24,31 @@ func (q *Queries) InsertOrder(ctx context.Context, id string, cents int64) error
 	_, err := q.db.Exec(ctx, "INSERT INTO orders (id, cents) VALUES ($1, $2)", id, cents)
 	return err
 }
+
+const orderTotal = `-- name: OrderTotal :one
+SELECT cents FROM orders WHERE id = $1
+`
+
+func (q *Queries) OrderTotal(ctx context.Context, id string) (int64, error) {
+	var cents int64
+	err := q.db.QueryRow(ctx, orderTotal, id).Scan(&cents)
+	return cents, err
+}
+
+const nextOpen = `-- name: NextOpen :one
+SELECT id FROM orders WHERE state = 'open' LIMIT 1
+`
+
+// NextOpen reads the next open order and marks it taken.
+func (q *Queries) NextOpen(ctx context.Context) (string, error) {
+	var id string
+	if err := q.db.QueryRow(ctx, nextOpen).Scan(&id); err != nil {
+		return "", err
+	}
+	return id, q.markTaken(ctx, id)
+}
+
+func (q *Queries) markTaken(ctx context.Context, id string) error {
+	_, err := q.db.Exec(ctx, "UPDATE orders SET state = 'taken' WHERE id = $1", id)
+	return err
+}
