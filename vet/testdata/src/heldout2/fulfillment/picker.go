@@ -3,6 +3,7 @@ package fulfillment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/oncely/oncely/consumer"
@@ -11,25 +12,26 @@ import (
 	"heldout2/fulfillment/queue"
 )
 
+var errNoClaim = errors.New("fulfillment: OnPaid must run behind the Postgres claim")
+
 // Picker creates pick jobs for paid orders.
 type Picker struct {
-	claims *postgres.Store
-	jobs   *queue.Queue
+	jobs *queue.Queue
 }
 
 // NewPicker returns a Picker.
-func NewPicker(claims *postgres.Store, jobs *queue.Queue) *Picker {
-	return &Picker{claims: claims, jobs: jobs}
+func NewPicker(jobs *queue.Queue) *Picker {
+	return &Picker{jobs: jobs}
 }
 
-// OnPaid handles one order.paid message under the claim.
+// OnPaid handles one order.paid message in the claim's transaction.
 func (p *Picker) OnPaid(ctx context.Context, msg *consumer.Message) error {
-	_, err := p.claims.Process(ctx, "picker", msg.ID, func(ctx context.Context) error {
-		tx, _ := postgres.Tx(ctx)
-		if _, err := tx.Exec(ctx, `UPDATE orders SET state = 'picking' WHERE id = $1`, msg.Key); err != nil {
-			return fmt.Errorf("state: %w", err)
-		}
-		return p.jobs.Enqueue(ctx, msg.Key) // want "outbox"
-	})
-	return err
+	tx, ok := postgres.Tx(ctx)
+	if !ok {
+		return errNoClaim
+	}
+	if _, err := tx.Exec(ctx, `UPDATE orders SET state = 'picking' WHERE id = $1`, msg.Key); err != nil {
+		return fmt.Errorf("state: %w", err)
+	}
+	return p.jobs.Enqueue(ctx, msg.Key) // want "outbox"
 }

@@ -19,7 +19,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, sqsClient *sqs.Client, broker 
 	if err != nil {
 		return err
 	}
-	p := NewPicker(st, queue.New(sqsClient, "https://sqs.local/pick-jobs"))
+	p := NewPicker(queue.New(sqsClient, "https://sqs.local/pick-jobs"))
 	src, err := broker.Source(ctx, "orders.paid", "picker")
 	if err != nil {
 		return err

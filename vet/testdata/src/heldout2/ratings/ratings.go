@@ -3,6 +3,7 @@ package ratings
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -32,8 +33,11 @@ type recorder struct {
 
 func (rc *recorder) record(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 	stars, err := strconv.Atoi(string(msg.Body))
-	if err != nil || stars < 1 || stars > 5 {
+	if err != nil {
 		return consumer.Permanent(err)
+	}
+	if stars < 1 || stars > 5 {
+		return consumer.Permanent(fmt.Errorf("rating %d out of range", stars))
 	}
 	return store.On[rating](tx).Insert(ctx, rating{product: msg.Key, user: msg.Headers["user"], stars: stars})
 }

@@ -28,9 +28,16 @@ type summary struct {
 	top   string
 }
 
-type rowsOf []summary
+// summaryRows feeds summaries to CopyFrom.
+type summaryRows struct {
+	rows []summary
+	next int
+}
 
-func (r *rowsOf) Next() bool { return false }
+func (r *summaryRows) Next() bool {
+	r.next++
+	return r.next <= len(r.rows)
+}
 
 func summarize(ctx context.Context, byStore map[string][]sale) ([]summary, error) {
 	out := make([]summary, 0, len(byStore))
@@ -80,8 +87,8 @@ func closeDay(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 	if err != nil {
 		return err
 	}
-	rows := rowsOf(sums)
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"daily_summary"}, []string{"store", "total", "top_sku"}, &rows); err != nil {
+	rows := &summaryRows{rows: sums}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"daily_summary"}, []string{"store", "total", "top_sku"}, rows); err != nil {
 		return fmt.Errorf("copy summaries for %s: %w", msg.Key, err)
 	}
 	return nil
