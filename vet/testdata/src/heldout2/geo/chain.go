@@ -2,7 +2,6 @@ package geo
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/middleware"
@@ -23,7 +22,6 @@ func tagged(service string) consumer.Middleware {
 
 // standardChain is every geo consumer's middleware, claim last.
 func standardChain(st store.Store) []consumer.Middleware {
-	slog.Debug("building chain")
 	return []consumer.Middleware{
 		middleware.Logging(),
 		tagged("geo"),
