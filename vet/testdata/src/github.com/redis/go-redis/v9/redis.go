@@ -48,3 +48,5 @@ func (c *Client) HGet(ctx context.Context, key, field string) *StringCmd        
 func (c *Client) XAdd(ctx context.Context, a *XAddArgs) *StringCmd                 { return nil }
 func (c *Client) Publish(ctx context.Context, channel string, message any) *IntCmd { return nil }
 func (c *Client) Exists(ctx context.Context, keys ...string) *IntCmd               { return nil }
+
+func (c *BoolCmd) Result() (bool, error) { return false, nil }
