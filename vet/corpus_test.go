@@ -35,18 +35,7 @@ type line struct {
 // bug each, marked // want. It measures recall (bugs reported) and
 // precision (reports that are bugs), and holds them to the floors above.
 func TestCorpus(t *testing.T) {
-	dir := analysistest.TestData()
-	pkgs, err := packages.Load(&packages.Config{
-		Mode: packages.LoadAllSyntax,
-		Dir:  filepath.Join(dir, "src"),
-		Env:  append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOPROXY=off", "GOFLAGS="),
-	}, "corpus/...")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := packages.PrintErrors(pkgs); n > 0 {
-		t.Fatalf("%d errors loading the corpus", n)
-	}
+	pkgs := loadTestdata(t, "corpus/...")
 	graph, err := checker.Analyze(vet.Analyzers(), pkgs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +99,25 @@ func TestCorpus(t *testing.T) {
 	if caught > corpusCaught {
 		t.Errorf("caught %d of the corpus's %d bugs, more than the floor %d: raise corpusCaught (and docs/teams.md)", caught, len(want), corpusCaught)
 	}
+}
+
+// loadTestdata loads the packages of testdata/src matching pattern, with
+// syntax and types, failing the test on any error.
+func loadTestdata(t *testing.T, pattern string) []*packages.Package {
+	t.Helper()
+	dir := analysistest.TestData()
+	pkgs, err := packages.Load(&packages.Config{
+		Mode: packages.LoadAllSyntax,
+		Dir:  filepath.Join(dir, "src"),
+		Env:  append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOPROXY=off", "GOFLAGS="),
+	}, pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := packages.PrintErrors(pkgs); n > 0 {
+		t.Fatalf("%d errors loading %s", n, pattern)
+	}
+	return pkgs
 }
 
 // group names the corpus round a package belongs to: "hold", "fresh",

@@ -4,47 +4,61 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/go/analysis/analysistest"
 	"golang.org/x/tools/go/analysis/checker"
 	"golang.org/x/tools/go/packages"
 
 	"github.com/oncely/oncely/vet"
 )
 
-// Floors of the held-out measure (docs/teams.md): the held-out corpus
-// (testdata/src/heldout) was written apart from the analyzers, and the
-// analyzers are never changed to fit its packages; a change that catches
-// fewer of its bugs or reports more on its correct lines fails, one that
-// catches more raises heldOutCaught.
-const (
-	heldOutBugs     = 22
-	heldOutCaught   = 22
-	heldOutFalsePos = 0
-)
+// heldOutRounds are the held-out corpora (docs/teams.md), each written
+// apart from the analyzers and measured on them untuned first, with the
+// floors the analyzers hold on it now: a change that catches fewer bugs or
+// reports more on unmarked lines fails; one that catches more raises the
+// floor.
+var heldOutRounds = []struct {
+	pattern                string
+	bugs, caught, falsePos int
+}{
+	// 44 packages; first measured at 14 of 22 with 3 reports on unmarked
+	// lines, then tuned (the analyzers were extended against its misses).
+	{"heldout/...", 22, 22, 0},
+	// 30 service packages, written after that tuning; not tuned.
+	{"heldout2/...", 15, 10, 1},
+}
 
-// TestHeldOut runs every analyzer over the held-out corpus: 44 service
-// packages, 22 with one bug marked // want (ANSWERS.md). A bug counts as
-// caught when a report is on its line or inside the innermost statement
-// holding that line; every other report is a false positive.
+// TestHeldOut runs every analyzer over each held-out round (ANSWERS.md in
+// its folder). A bug counts as caught when a report is on its // want line
+// or inside the innermost statement holding that line; every other report
+// is a false positive.
 func TestHeldOut(t *testing.T) {
-	dir := analysistest.TestData()
-	pkgs, err := packages.Load(&packages.Config{
-		Mode: packages.LoadAllSyntax,
-		Dir:  filepath.Join(dir, "src"),
-		Env:  append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOPROXY=off", "GOFLAGS="),
-	}, "heldout/...")
-	if err != nil {
-		t.Fatal(err)
+	for _, r := range heldOutRounds {
+		t.Run(strings.TrimSuffix(r.pattern, "/..."), func(t *testing.T) {
+			caught, falsePos, bugs := measureHeldOut(t, loadTestdata(t, r.pattern))
+			if bugs != r.bugs {
+				t.Errorf("%s has %d marked bugs, want %d (ANSWERS.md)", r.pattern, bugs, r.bugs)
+			}
+			if caught < r.caught {
+				t.Errorf("caught %d of %d bugs, fewer than the floor %d", caught, bugs, r.caught)
+			}
+			if caught > r.caught {
+				t.Errorf("caught %d of %d bugs, more than the floor %d: raise it (and docs/teams.md)", caught, bugs, r.caught)
+			}
+			if falsePos > r.falsePos {
+				t.Errorf("%d reports on unmarked lines, more than the ceiling %d", falsePos, r.falsePos)
+			}
+		})
 	}
-	if n := packages.PrintErrors(pkgs); n > 0 {
-		t.Fatalf("%d errors loading the held-out corpus", n)
-	}
+}
+
+// measureHeldOut runs the analyzers over pkgs and returns the marked bugs
+// caught, the reports on unmarked lines and the marked bugs, logging each.
+func measureHeldOut(t *testing.T, pkgs []*packages.Package) (caught, falsePos, total int) {
+	t.Helper()
 	graph, err := checker.Analyze(vet.Analyzers(), pkgs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -62,14 +76,13 @@ func TestHeldOut(t *testing.T) {
 					if strings.HasPrefix(c.Text, "// want ") {
 						p := pkg.Fset.Position(c.Slash)
 						from, to := innermostStmt(pkg.Fset, f, p.Line)
-						bugs = append(bugs, span{p.Filename, from, to, strings.TrimPrefix(pkg.PkgPath, "heldout/"), fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)})
+						bugs = append(bugs, span{p.Filename, from, to, pkg.PkgPath, fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)})
 					}
 				}
 			}
 		}
 	}
 	caughtBy := make([]string, len(bugs))
-	falsePos := 0
 	for _, act := range graph.Roots {
 		if act.Err != nil {
 			t.Fatalf("%s on %s: %v", act.Analyzer.Name, act.Package.PkgPath, act.Err)
@@ -92,7 +105,6 @@ func TestHeldOut(t *testing.T) {
 		}
 	}
 	var rows []string
-	caught := 0
 	for i, b := range bugs {
 		if caughtBy[i] != "" {
 			caught++
@@ -105,19 +117,8 @@ func TestHeldOut(t *testing.T) {
 	for _, r := range rows {
 		t.Log(r)
 	}
-	t.Logf("held-out: %d bugs, %d caught (recall %.0f %%), %d reports on unmarked lines", len(bugs), caught, 100*float64(caught)/float64(len(bugs)), falsePos)
-	if len(bugs) != heldOutBugs {
-		t.Errorf("held-out corpus has %d marked bugs, want %d (ANSWERS.md)", len(bugs), heldOutBugs)
-	}
-	if caught < heldOutCaught {
-		t.Errorf("caught %d of %d held-out bugs, fewer than the floor %d", caught, len(bugs), heldOutCaught)
-	}
-	if caught > heldOutCaught {
-		t.Errorf("caught %d of %d held-out bugs, more than the floor %d: raise heldOutCaught (and docs/teams.md)", caught, len(bugs), heldOutCaught)
-	}
-	if falsePos > heldOutFalsePos {
-		t.Errorf("%d reports on unmarked lines, more than the ceiling %d", falsePos, heldOutFalsePos)
-	}
+	t.Logf("%d bugs, %d caught (recall %.0f %%), %d reports on unmarked lines", len(bugs), caught, 100*float64(caught)/float64(len(bugs)), falsePos)
+	return caught, falsePos, len(bugs)
 }
 
 // innermostStmt returns the first and last line of the smallest statement
