@@ -154,13 +154,11 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 	require.NoError(t, err)
 
 	var (
-		processed     atomic.Int64
-		killAt        atomic.Pointer[time.Time]
-		firstAfter    atomic.Int64 // index of the first message published after the kill
-		resumedAt     atomic.Pointer[time.Time]
-		killNow       = make(chan struct{})
-		killOnce      sync.Once
-		publishResume atomic.Pointer[time.Time]
+		processed atomic.Int64
+		resumedAt atomic.Pointer[time.Time]
+		killNow   = make(chan struct{})
+		killOnce  sync.Once
+		prod      = newClusterProducer(clusterMessages)
 	)
 	out := f.source + "-out"
 	send, err := outbox.NewSender(pg.Schema)
@@ -186,7 +184,6 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 		}
 		return send.Send(ctx, tx, out, &consumer.Message{ID: "o-" + msg.ID, Key: msg.Key, Body: msg.Body})
 	})
-	firstAfter.Store(clusterMessages)
 	obs := &matrixObserver{settled: func(ev consumer.Event) {
 		if ev.Outcome != consumer.OutcomeProcessed {
 			return
@@ -195,7 +192,7 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 			killOnce.Do(func() { close(killNow) })
 		}
 		i, _ := strconv.Atoi(strings.TrimPrefix(ev.Message.ID, "m-"))
-		if int64(i) >= firstAfter.Load() && resumedAt.Load() == nil {
+		if int64(i) >= prod.firstAfter.Load() && resumedAt.Load() == nil {
 			now := time.Now()
 			resumedAt.CompareAndSwap(nil, &now)
 		}
@@ -206,38 +203,7 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 	go func() { runErr <- c.Run(ctx) }()
 	defer startClusterRelay(t, ctx, pg, b)()
 
-	// The producer: one message at a time, each retried until the broker
-	// confirms it (a retry may store it twice; the claim absorbs that).
-	produced := make(chan error, 1)
-	go func() {
-		for i := range clusterMessages {
-			killed := killAt.Load() != nil
-			if killed && firstAfter.Load() == clusterMessages {
-				firstAfter.Store(int64(i))
-			}
-			_, key := clusterKind(i)
-			msg := &consumer.Message{ID: fmt.Sprintf("m-%d", i), Key: key, Body: []byte(strconv.Itoa(i))}
-			for {
-				pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
-				err := b.Publish(pctx, f.source, msg)
-				pcancel()
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					produced <- fmt.Errorf("publishing %s: %w", msg.ID, err)
-					return
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			if killed && publishResume.Load() == nil {
-				now := time.Now()
-				publishResume.Store(&now)
-			}
-			time.Sleep(clusterPace)
-		}
-		produced <- nil
-	}()
+	produced := prod.run(ctx, b, f.source, func(i int) string { _, key := clusterKind(i); return key }, 3*time.Second)
 
 	var res clusterResult
 	select {
@@ -256,7 +222,7 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 			clusterNode(t, "restart", res.killed)
 		}
 	})
-	killAt.Store(&now)
+	prod.killed.Store(true)
 	t.Logf("killed %s after %d effects", res.killed, processed.Load())
 
 	require.NoError(t, <-produced)
@@ -264,7 +230,7 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 	clusterNode(t, "restart", res.killed)
 	restarted = true
 	f.settled(t)
-	res.publishStall = publishResume.Load().Sub(now)
+	res.publishStall = prod.resumed.Load().Sub(now)
 	res.resume = resumedAt.Load().Sub(now)
 
 	expected, poison := clusterExpected()
@@ -326,6 +292,60 @@ func clusterDeadLetters(t *testing.T, ctx context.Context, b adapters.Broker, so
 		}
 	}
 	return missing
+}
+
+// clusterProducer publishes the messages of a node-failure run, m-0 to
+// m-(n-1), with key key(i) and body i, one at a time clusterPace apart,
+// each tried again every 50 ms until the broker confirms it within timeout
+// (a retry may store it twice; the claim absorbs that). killed marks the
+// kill: firstAfter is then the index of the first message published after
+// it (n before) and resumed the time the first of them was confirmed.
+type clusterProducer struct {
+	n          int
+	firstAfter atomic.Int64
+	killed     atomic.Bool
+	resumed    atomic.Pointer[time.Time]
+}
+
+func newClusterProducer(n int) *clusterProducer {
+	p := &clusterProducer{n: n}
+	p.firstAfter.Store(int64(n))
+	return p
+}
+
+// run publishes through b until every message is confirmed or ctx ends,
+// and then sends the outcome on the returned channel.
+func (p *clusterProducer) run(ctx context.Context, b adapters.Broker, source string, key func(int) string, timeout time.Duration) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		for i := range p.n {
+			killed := p.killed.Load()
+			if killed {
+				p.firstAfter.CompareAndSwap(int64(p.n), int64(i))
+			}
+			msg := &consumer.Message{ID: fmt.Sprintf("m-%d", i), Key: key(i), Body: []byte(strconv.Itoa(i))}
+			for {
+				pctx, cancel := context.WithTimeout(ctx, timeout)
+				err := b.Publish(pctx, source, msg)
+				cancel()
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					done <- fmt.Errorf("publishing %s: %w", msg.ID, err)
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if killed {
+				now := time.Now()
+				p.resumed.CompareAndSwap(nil, &now)
+			}
+			time.Sleep(clusterPace)
+		}
+		done <- nil
+	}()
+	return done
 }
 
 // startClusterRelay runs an outbox relay of pg's schema to b until the

@@ -265,20 +265,18 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 		return send.Send(ctx, tx, out, &consumer.Message{ID: "o-" + msg.ID, Key: msg.Key, Body: msg.Body})
 	})
 	var (
-		counts     sync.Map // consumer.Outcome → *atomic.Int64
-		letters    sync.Map // dead-lettered IDs
-		nLetters   atomic.Int64
-		firstAfter atomic.Int64 // index of the first message published after the kill
-		killAt     atomic.Pointer[time.Time]
-		resumedAt  atomic.Pointer[time.Time]
-		killNow    = make(chan struct{})
-		killOnce   sync.Once
+		counts    sync.Map // consumer.Outcome → *atomic.Int64
+		letters   sync.Map // dead-lettered IDs
+		nLetters  atomic.Int64
+		prod      = newClusterProducer(clusterMessages)
+		resumedAt atomic.Pointer[time.Time]
+		killNow   = make(chan struct{})
+		killOnce  sync.Once
 	)
 	count := func(o consumer.Outcome) *atomic.Int64 {
 		v, _ := counts.LoadOrStore(o, new(atomic.Int64))
 		return v.(*atomic.Int64)
 	}
-	firstAfter.Store(clusterMessages)
 	obs := &matrixObserver{settled: func(ev consumer.Event) {
 		if n := count(ev.Outcome).Add(1); ev.Outcome == tc.killOn && n >= tc.killAfter {
 			killOnce.Do(func() { close(killNow) })
@@ -289,7 +287,7 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 			}
 		}
 		i, _ := strconv.Atoi(strings.TrimPrefix(ev.Message.ID, "m-"))
-		if tc.resumedOn(ev.Outcome) && int64(i) >= firstAfter.Load() && resumedAt.Load() == nil {
+		if tc.resumedOn(ev.Outcome) && int64(i) >= prod.firstAfter.Load() && resumedAt.Load() == nil {
 			now := time.Now()
 			resumedAt.CompareAndSwap(nil, &now)
 		}
@@ -301,38 +299,7 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 	go func() { runErr <- c.Run(ctx) }()
 	defer startClusterRelay(t, ctx, pg, b)()
 
-	// The producer: one message at a time, each retried until the cluster
-	// confirms it.
-	var publishResume atomic.Pointer[time.Time]
-	produced := make(chan error, 1)
-	go func() {
-		for i := range clusterMessages {
-			killed := killAt.Load() != nil
-			if killed && firstAfter.Load() == clusterMessages {
-				firstAfter.Store(int64(i))
-			}
-			msg := &consumer.Message{ID: fmt.Sprintf("m-%d", i), Key: fmt.Sprintf("k%d", i%clusterKeys), Body: []byte(strconv.Itoa(i))}
-			for {
-				pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
-				err := b.Publish(pctx, source, msg)
-				pcancel()
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					produced <- fmt.Errorf("publishing %s: %w", msg.ID, err)
-					return
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			if killed && publishResume.Load() == nil {
-				now := time.Now()
-				publishResume.Store(&now)
-			}
-			time.Sleep(clusterPace)
-		}
-		produced <- nil
-	}()
+	produced := prod.run(ctx, b, source, func(i int) string { return fmt.Sprintf("k%d", i%clusterKeys) }, 5*time.Second)
 
 	var res kafkaClusterResult
 	select {
@@ -346,7 +313,7 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 	leaders := fmt.Sprintf("source %s, retry %s, dead letters %s", k.leader(t, k.source), k.leader(t, k.retry), k.leader(t, k.dlq))
 	clusterNode(t, "kill", res.killed)
 	now := time.Now()
-	killAt.Store(&now)
+	prod.killed.Store(true)
 	restarted := false
 	t.Cleanup(func() { // a failed run leaves the cluster whole for the next test
 		if !restarted {
@@ -380,7 +347,7 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 	res.done = time.Since(now)
 	require.NotNil(t, resumedAt.Load(), "progress after the kill")
 	res.resume = resumedAt.Load().Sub(now)
-	if p := publishResume.Load(); p != nil {
+	if p := prod.resumed.Load(); p != nil {
 		res.publishStall = p.Sub(now)
 	}
 
