@@ -27,13 +27,7 @@ func TestReplayRedis(t *testing.T) {
 	url := envtest.Redis(t)
 	source := fmt.Sprintf("replay-%d", time.Now().UnixNano())
 	name := "ledger"
-	opts, err := goredis.ParseURL(url)
-	require.NoError(t, err)
-	client := goredis.NewClient(opts)
-	defer client.Close()
-	t.Cleanup(func() {
-		_ = client.Del(context.Background(), source, redis.RetryStream(source, name), redis.DelayedKey(source, name), redis.DeadLetterStream(source, name)).Err()
-	})
+	client := redisReplayClient(t, url, source, name)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b, err := adapters.Open(ctx, url)
@@ -108,13 +102,7 @@ func TestReplayRedisEntryID(t *testing.T) {
 	url := envtest.Redis(t)
 	source := fmt.Sprintf("replay-id-%d", time.Now().UnixNano())
 	name := "ledger"
-	opts, err := goredis.ParseURL(url)
-	require.NoError(t, err)
-	client := goredis.NewClient(opts)
-	defer client.Close()
-	t.Cleanup(func() {
-		_ = client.Del(context.Background(), source, redis.RetryStream(source, name), redis.DelayedKey(source, name), redis.DeadLetterStream(source, name)).Err()
-	})
+	client := redisReplayClient(t, url, source, name)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var all []string
@@ -184,13 +172,7 @@ func TestReplayRedisQuietSource(t *testing.T) {
 	url := envtest.Redis(t)
 	source := fmt.Sprintf("replay-quiet-%d", time.Now().UnixNano())
 	name := "ledger"
-	opts, err := goredis.ParseURL(url)
-	require.NoError(t, err)
-	client := goredis.NewClient(opts)
-	defer client.Close()
-	t.Cleanup(func() {
-		_ = client.Del(context.Background(), source, redis.RetryStream(source, name), redis.DelayedKey(source, name), redis.DeadLetterStream(source, name)).Err()
-	})
+	client := redisReplayClient(t, url, source, name)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for i := range 3 {
@@ -236,4 +218,18 @@ func TestReplayRedisQuietSource(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	require.EqualValues(t, 3, replayJSONOf(t, out).Covered)
 	require.Equal(t, "0-0", position())
+}
+
+// redisReplayClient is a client of url that deletes source's stream and the
+// keys consumer name's Source keeps beside it when the test ends.
+func redisReplayClient(t *testing.T, url, source, name string) *goredis.Client {
+	t.Helper()
+	opts, err := goredis.ParseURL(url)
+	require.NoError(t, err)
+	client := goredis.NewClient(opts)
+	t.Cleanup(func() {
+		_ = client.Del(context.Background(), source, redis.RetryStream(source, name), redis.DelayedKey(source, name), redis.DeadLetterStream(source, name), redis.LiveKey(source, name)).Err()
+		_ = client.Close()
+	})
+	return client
 }
