@@ -124,41 +124,17 @@ func exportEffects(pass *analysis.Pass, decls *funcDecls, locks map[*ast.CallExp
 	if !ownCode(pass) {
 		return // oncely's relays and adapters make effects by design; dependencies are judged by name
 	}
-	memo := map[*types.Func]string{}
-	var via func(fn *types.Func) string
-	via = func(fn *types.Func) string {
-		if v, ok := memo[fn]; ok {
-			return v
+	via := reachVia(pass, decls, func(call *ast.CallExpr) string {
+		if e := outsideEffect(pass, call, locks); e != "" {
+			return e
 		}
-		memo[fn] = ""
-		decl := decls.decls[fn]
-		if decl == nil {
-			return ""
+		return clientEffect(pass, call)
+	}, func(fn *types.Func) string {
+		if f := importedEffect(pass, fn); f != nil {
+			return f.Via
 		}
-		found := ""
-		ast.Inspect(decl.Body, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || found != "" {
-				return found == ""
-			}
-			if e := outsideEffect(pass, call, locks); e != "" {
-				found = e
-			} else if e := clientEffect(pass, call); e != "" {
-				found = e
-			} else if next := callee(pass.TypesInfo, call); next != nil {
-				if next.Pkg() == pass.Pkg {
-					if v := via(next.Origin()); v != "" {
-						found = next.Name() + " → " + v
-					}
-				} else if f := importedEffect(pass, next); f != nil {
-					found = next.Name() + " → " + f.Via
-				}
-			}
-			return found == ""
-		})
-		memo[fn] = found
-		return found
-	}
+		return ""
+	})
 	for fn := range decls.decls {
 		if fn.Exported() {
 			if v := via(fn); v != "" {

@@ -33,6 +33,38 @@ func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
 		path == pathSQL || strings.HasPrefix(path, "github.com/jackc/pgx/") {
 		return // the drivers' own methods are judged by their receiver (see dbHandle)
 	}
+	via := reachVia(pass, decls, func(call *ast.CallExpr) string {
+		if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] && !selectCall(pass, call, sel.Sel.Name) {
+			if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
+				if h := dbHandle(s.Recv()); h != "" && !txConn(pass, sel.X) {
+					return h + "." + sel.Sel.Name
+				}
+			}
+		}
+		return ""
+	}, func(fn *types.Func) string {
+		if f := importedRunsOutside(pass, fn); f != nil {
+			return f.Via
+		}
+		return ""
+	})
+	for fn := range decls.decls {
+		if !fn.Exported() {
+			continue // other packages cannot call it
+		}
+		if v := via(fn); v != "" {
+			pass.ExportObjectFact(fn, &runsOutside{Via: v})
+		}
+	}
+	exportHandlerFacts(pass, decls, via)
+}
+
+// reachVia returns a function telling how a function of decls reaches what
+// direct finds in a call: "" when it does not; direct's answer for a call
+// in its body; or "name → how" through the first call of a function of the
+// package that does, or of another package's function whose fact imported
+// reports (its Via). Answers are memoised; a cycle counts as not reaching.
+func reachVia(pass *analysis.Pass, decls *funcDecls, direct func(*ast.CallExpr) string, imported func(*types.Func) string) func(*types.Func) string {
 	memo := map[*types.Func]string{}
 	var via func(fn *types.Func) string
 	via = func(fn *types.Func) string {
@@ -50,21 +82,16 @@ func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
 			if !ok || found != "" {
 				return found == ""
 			}
-			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && dbMethods[sel.Sel.Name] && !selectCall(pass, call, sel.Sel.Name) {
-				if s := pass.TypesInfo.Selections[sel]; s != nil && s.Kind() == types.MethodVal {
-					if h := dbHandle(s.Recv()); h != "" && !txConn(pass, sel.X) {
-						found = h + "." + sel.Sel.Name
-						return false
-					}
-				}
+			if found = direct(call); found != "" {
+				return false
 			}
 			if next := callee(pass.TypesInfo, call); next != nil {
 				if next.Pkg() == pass.Pkg {
 					if v := via(next.Origin()); v != "" {
 						found = next.Name() + " → " + v
 					}
-				} else if f := importedRunsOutside(pass, next); f != nil {
-					found = next.Name() + " → " + f.Via
+				} else if v := imported(next); v != "" {
+					found = next.Name() + " → " + v
 				}
 			}
 			return found == ""
@@ -72,15 +99,7 @@ func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
 		memo[fn] = found
 		return found
 	}
-	for fn := range decls.decls {
-		if !fn.Exported() {
-			continue // other packages cannot call it
-		}
-		if v := via(fn); v != "" {
-			pass.ExportObjectFact(fn, &runsOutside{Via: v})
-		}
-	}
-	exportHandlerFacts(pass, decls, via)
+	return via
 }
 
 // importedRunsOutside returns fn's runsOutside fact when fn is declared in
