@@ -222,7 +222,7 @@ func runClusterFault(t *testing.T, f clusterFault) clusterResult {
 			clusterNode(t, "restart", res.killed)
 		}
 	})
-	prod.killed.Store(true)
+	prod.kill()
 	t.Logf("killed %s after %d effects", res.killed, processed.Load())
 
 	require.NoError(t, <-produced)
@@ -297,21 +297,25 @@ func clusterDeadLetters(t *testing.T, ctx context.Context, b adapters.Broker, so
 // clusterProducer publishes the messages of a node-failure run, m-0 to
 // m-(n-1), with key key(i) and body i, one at a time clusterPace apart,
 // each tried again every 50 ms until the broker confirms it within timeout
-// (a retry may store it twice; the claim absorbs that). killed marks the
-// kill: firstAfter is then the index of the first message published after
-// it (n before) and resumed the time the first of them was confirmed.
+// (a retry may store it twice; the claim absorbs that). It publishes the
+// second half only after kill, so that messages published after the kill
+// exist however late it comes; firstAfter is then the index of the first
+// of them (n before) and resumed the time it was confirmed.
 type clusterProducer struct {
 	n          int
 	firstAfter atomic.Int64
-	killed     atomic.Bool
+	killed     chan struct{}
 	resumed    atomic.Pointer[time.Time]
 }
 
 func newClusterProducer(n int) *clusterProducer {
-	p := &clusterProducer{n: n}
+	p := &clusterProducer{n: n, killed: make(chan struct{})}
 	p.firstAfter.Store(int64(n))
 	return p
 }
+
+// kill marks the node's kill.
+func (p *clusterProducer) kill() { close(p.killed) }
 
 // run publishes through b until every message is confirmed or ctx ends,
 // and then sends the outcome on the returned channel.
@@ -319,9 +323,20 @@ func (p *clusterProducer) run(ctx context.Context, b adapters.Broker, source str
 	done := make(chan error, 1)
 	go func() {
 		for i := range p.n {
-			killed := p.killed.Load()
-			if killed {
+			if i == p.n/2 {
+				select {
+				case <-p.killed:
+				case <-ctx.Done():
+					done <- fmt.Errorf("no kill before the second half: %w", ctx.Err())
+					return
+				}
+			}
+			killed := false
+			select {
+			case <-p.killed:
+				killed = true
 				p.firstAfter.CompareAndSwap(int64(p.n), int64(i))
+			default:
 			}
 			msg := &consumer.Message{ID: fmt.Sprintf("m-%d", i), Key: key(i), Body: []byte(strconv.Itoa(i))}
 			for {

@@ -313,7 +313,7 @@ func runKafkaClusterFault(t *testing.T, tc kafkaClusterCase) kafkaClusterResult 
 	leaders := fmt.Sprintf("source %s, retry %s, dead letters %s", k.leader(t, k.source), k.leader(t, k.retry), k.leader(t, k.dlq))
 	clusterNode(t, "kill", res.killed)
 	now := time.Now()
-	prod.killed.Store(true)
+	prod.kill()
 	restarted := false
 	t.Cleanup(func() { // a failed run leaves the cluster whole for the next test
 		if !restarted {

@@ -233,7 +233,7 @@ func TestFaultRabbitMQClusterCopyNodeKilled(t *testing.T) {
 	killed := rc.connectedTo(t, ctx, "oncely "+name+" "+source)
 	clusterNode(t, "kill", killed)
 	now := time.Now()
-	prod.killed.Store(true)
+	prod.kill()
 	atKill := copies.Load()
 	restarted := false
 	t.Cleanup(func() {
