@@ -17,6 +17,9 @@
 
 rabbitmq_bin=/usr/lib/rabbitmq/bin
 
+# The node-failure tests that need this cluster (scripts/test.sh runs them with it).
+tests_rabbitmq='^TestFaultRabbitMQCluster'
+
 start_rabbitmq() {
   command -v rabbitmq-server >/dev/null || apt_install rabbitmq-server
   local c=$state/rabbitmq i n amqp=() dist=() url="" nodes="" t0=$SECONDS
