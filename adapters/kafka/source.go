@@ -240,6 +240,9 @@ func (s *Source) Receive(ctx context.Context, max int) ([]consumer.Delivery, err
 			return nil, err
 		}
 		if err := s.ensureTiers(ctx); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return nil, cerr // stopped while the tiers were being made
+			}
 			return nil, err
 		}
 		s.mu.Lock()
