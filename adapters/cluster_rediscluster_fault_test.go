@@ -32,10 +32,7 @@ func TestFaultRedisClusterPrimaryKilled(t *testing.T) {
 	nodes := clusterVar(t, "REDIS_CLUSTER_NODES", "rediscluster")
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
-	u, err := url.Parse(raw)
-	require.NoError(t, err)
-	cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(u.Host, ","), ClusterStateReloadInterval: time.Second})
-	defer func() { _ = cc.Close() }()
+	cc := redisClusterClient(t, raw)
 	addrOf := func(node string) string {
 		for _, n := range strings.Split(nodes, ",") {
 			if name, a, _ := strings.Cut(n, "="); name == node {
@@ -108,4 +105,15 @@ func TestFaultRedisClusterPrimaryKilled(t *testing.T) {
 		require.Zero(t, res.duplicated, "duplicated effects")
 		require.Zero(t, res.outOfOrder, "effects out of key order")
 	}
+}
+
+// redisClusterClient is a cluster client of the nodes a redis+cluster://
+// URL lists, reloading its slot map every second, closed when the test ends.
+func redisClusterClient(t *testing.T, raw string) *goredis.ClusterClient {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(u.Host, ","), ClusterStateReloadInterval: time.Second})
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
 }

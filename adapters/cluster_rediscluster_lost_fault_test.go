@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,10 +34,7 @@ func TestFaultRedisClusterUnreplicatedWrites(t *testing.T) {
 	nodes := clusterVar(t, "REDIS_CLUSTER_NODES", "rediscluster")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	u, err := url.Parse(raw)
-	require.NoError(t, err)
-	cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(u.Host, ","), ClusterStateReloadInterval: time.Second})
-	defer func() { _ = cc.Close() }()
+	cc := redisClusterClient(t, raw)
 	source := fmt.Sprintf("{lost%d}", time.Now().UnixNano())
 	slot, err := cc.ClusterKeySlot(ctx, source).Result()
 	require.NoError(t, err)
