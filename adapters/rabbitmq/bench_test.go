@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,7 +98,8 @@ func BenchmarkConsume(b *testing.B) {
 // With ONCELY_BENCH_HANDLER=json the messages are 1 KB JSON orders and the
 // handler decodes each and updates a map under a mutex (benchtest.Work,
 // whose own cost BenchmarkWork in internal/benchtest measures) instead of
-// doing nothing.
+// doing nothing. ONCELY_BENCH_PROFILE=<prefix> writes a CPU profile of each
+// drain to <prefix>.obs-<mode>-<round> (what scripts/obsshare.sh reads).
 func BenchmarkObservability(b *testing.B) {
 	n, rounds := benchtest.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 3)
 	queue := uniqueName("obsbench")
@@ -121,9 +123,11 @@ func BenchmarkObservability(b *testing.B) {
 				b.StopTimer()
 				publish(b, queue, ms...)
 				b.StartTimer()
+				stop := profileDrain(b, fmt.Sprintf("obs-%s-%d", strings.ReplaceAll(mode, "+", "-"), r))
 				c0 := benchtest.CPUTime()
 				took[mode] = drainOncely(b, queue, n, mode)
 				cpu[mode] = benchtest.CPUTime() - c0
+				stop()
 			}
 			withMetrics = append(withMetrics, took["oncely"].Seconds()/took["oncely+metrics"].Seconds())
 			withTracing = append(withTracing, took["oncely"].Seconds()/took["oncely+tracing"].Seconds())
@@ -222,6 +226,29 @@ func drainRaw(b *testing.B, queue string, n int) time.Duration {
 
 // drainOncely drains queue with the runtime; mode oncely+metrics adds a
 // metrics.Recorder, oncely+tracing that and unsampled tracing.
+// profileDrain starts a CPU profile written to
+// $ONCELY_BENCH_PROFILE.<name> when that variable is set, and returns what
+// stops it.
+func profileDrain(b *testing.B, name string) (stop func()) {
+	prefix := os.Getenv("ONCELY_BENCH_PROFILE")
+	if prefix == "" {
+		return func() {}
+	}
+	f, err := os.Create(prefix + "." + name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func drainOncely(b *testing.B, queue string, n int, mode string) time.Duration {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
