@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 66
-	corpusCaught = 66
+	corpusBugs   = 67
+	corpusCaught = 67
 )
 
 type line struct {

@@ -21,7 +21,9 @@ import (
 //     middleware.Idempotency of a *postgres.Store: the claim's
 //     transaction is in their context; also a plain function converted to
 //     consumer.HandlerFunc there, and the handler a local variable of
-//     interface type is assigned (see claimedHandlers).
+//     interface type is assigned (see claimedHandlers);
+//   - the functions a handler runs through a function value given its
+//     transaction: the routes of a router's table (see routedHandlers).
 //
 // A call given to postgres.HandlerFunc or BatchHandlerFunc (a generic
 // wrapper that decodes the payload) is looked into: the functions it is
@@ -165,7 +167,15 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 			return true
 		})
 	}
-	return out
+	for {
+		routed := routedHandlers(pass, decls, out)
+		if len(routed) == 0 {
+			return out
+		}
+		for _, n := range routed {
+			add(n, funcType(n), funcBody(n))
+		}
+	}
 }
 
 // enclosing returns the innermost function of stack whose body contains n.
