@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 67
-	corpusCaught = 67
+	corpusBugs   = 68
+	corpusCaught = 68
 )
 
 type line struct {
