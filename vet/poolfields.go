@@ -15,7 +15,10 @@ import (
 //   - a handle itself, stored in an interface-typed field (db: pool);
 //   - a method value of a handle that runs statements (exec: pool.Exec);
 //   - a value built by a call given a handle where an interface that runs
-//     statements is expected (q: orderdb.New(pool), generated query code).
+//     statements is expected (q: orderdb.New(pool), generated query code);
+//   - a parameter that every caller in the package gives one of these (an
+//     option function's s.ledger = db, WithLedger(pool); see
+//     paramBindings).
 //
 // A field also assigned anything else (a transaction, a parameter) is not
 // returned: which value a handler sees is not known. The local variables
@@ -23,8 +26,9 @@ import (
 func poolFields(pass *analysis.Pass) map[*types.Var]string {
 	bound := map[*types.Var]string{}
 	other := map[*types.Var]bool{}
+	params := newParamBindings(pass)
 	note := func(field *types.Var, value ast.Expr) {
-		if h := boundTo(pass, value); h != "" {
+		if h := params.boundTo(value); h != "" {
 			bound[field] = h
 		} else {
 			other[field] = true
