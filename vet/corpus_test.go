@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 69
-	corpusCaught = 69
+	corpusBugs   = 70
+	corpusCaught = 70
 )
 
 type line struct {

@@ -28,7 +28,7 @@ var heldOutRounds = []struct {
 	// lines, then tuned (the analyzers were extended against its misses).
 	{"heldout/...", 22, 22, 0},
 	// 30 service packages, written after that tuning; not tuned.
-	{"heldout2/...", 15, 13, 1},
+	{"heldout2/...", 15, 14, 1},
 }
 
 // TestHeldOut runs every analyzer over each held-out round (ANSWERS.md in

@@ -73,6 +73,10 @@ import (
 //     wired behind the Postgres claim, whose Handle runs outside (its
 //     handlerRunsOutside fact);
 //
+//   - an effect through a function field or a package-level function
+//     variable holding a client's function or method (send: smtp.SendMail,
+//     var post = http.Post; see funcFields and heldEffect);
+//
 //   - an effect through a client vet has no list for (see clientEffect:
 //     a method of another module, taking a context, named as a write),
 //     and through a function of the module that makes one (its hasEffect
@@ -197,6 +201,9 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						} else if f := importedEffect(pass, m); f != nil && !reported[n] {
 							reported[n] = true
 							at.report(pass, n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+						} else if e := heldEffect(pass, m, n, locks); e != "" && !reported[n] {
+							reported[n] = true
+							at.report(pass, n.Pos(), "%s is an effect outside the database (%s holds it; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", e, types.ExprString(n.Fun), txWhere(via))
 						} else if next, ft, nb := decls.body(m); next != nil {
 							walk(next, nb, append(via[:len(via):len(via)], m.Name()), at.into(pass, n, ft))
 						}
@@ -294,4 +301,18 @@ func txConn(pass *analysis.Pass, x ast.Expr) bool {
 	}
 	fn := callee(pass.TypesInfo, call)
 	return fn != nil && fn.Name() == "Conn" && isMethod(fn, pathPgx, "Tx", "Conn")
+}
+
+// heldEffect returns the effect outside the database that call makes by
+// running fn, a function of another package held by the field or
+// package-level variable it calls (send: smtp.SendMail), or "". The
+// call's arguments are fn's own: a held method value's receiver is bound.
+func heldEffect(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
+	if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
+		return ""
+	}
+	if e := effectOf(pass, fn, call, locks); e != "" {
+		return e
+	}
+	return clientEffectOf(pass, fn, call)
 }
