@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 70
-	corpusCaught = 70
+	corpusBugs   = 71
+	corpusCaught = 71
 )
 
 type line struct {

@@ -83,11 +83,14 @@ import (
 //     fact: a notification client wrapping net/http).
 //
 // A statement TxEscape finds in a helper of the package the handler calls
-// (a method, a closure, the method of an interface field's dynamic type,
-// a function held by a field) is reported on the handler's call that
-// reaches it, the line a reviewer changes, naming the helper's line (see
-// callSite); a helper given the pgx.Tx is a handler in its own right and
-// its statements are reported where they are.
+// is reported on the line a reviewer changes (see callSite): where it is
+// when the helper is the handler's own code (a method of the handler's
+// receiver type, a function, a closure), naming the handler's call; on
+// the handler's call into a component (a method of another type, the
+// method of an interface field's dynamic type, a function held by a field,
+// a helper the handler gives the pool), naming the statement's line. A
+// helper given the pgx.Tx is a handler in its own right and its
+// statements are reported where they are.
 //
 // What it does not catch: handlers it does not find (see txHandler); a
 // handle given to the handler's constructor by another package (func
@@ -163,12 +166,14 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 		return nil, nil // no handler: none is built here, none is given a pgx.Tx
 	}
 	reported := map[ast.Node]bool{}
+	callOf := map[*ast.Ident]*ast.CallExpr{} // the calls of the functions named
 	wiredHandlers(pass)
 	dyn := dynamicFields(pass)
 	funcs := funcFields(pass)
 	lits := funcLitFields(pass)
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
+		recv := handlerRecv(pass, h.node)
 		var walk func(node ast.Node, body *ast.BlockStmt, via []string, at *callSite)
 		walk = func(node ast.Node, body *ast.BlockStmt, via []string, at *callSite) {
 			if visited[node] || body == nil {
@@ -180,15 +185,22 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 				case *ast.Ident:
 					obj := pass.TypesInfo.Uses[n]
 					if next, ft, nb := decls.body(obj); next != nil {
-						walk(next, nb, append(via[:len(via):len(via)], obj.Name()), at.into(pass, n, ft))
+						comp := component(obj, recv) || givesHandle(pass, callOf[n])
+						walk(next, nb, append(via[:len(via):len(via)], obj.Name()), at.into(pass, n, ft, comp))
 					}
 				case *ast.CallExpr:
+					switch f := ast.Unparen(n.Fun).(type) {
+					case *ast.Ident:
+						callOf[f] = n
+					case *ast.SelectorExpr:
+						callOf[f.Sel] = n
+					}
 					if readCall(pass, n, fields, decls) {
 						return true
 					}
 					checkTxCall(pass, n, via, at, reported, fields, locks)
 					for _, lit := range lits.of(pass, n) {
-						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type))
+						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type, true))
 					}
 					ms := fieldFuncs(pass, n, funcs)
 					if m := dynamicMethod(pass, n, dyn); m != nil {
@@ -205,7 +217,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 							reported[n] = true
 							at.report(pass, n.Pos(), "%s is an effect outside the database (%s holds it; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", e, types.ExprString(n.Fun), txWhere(via))
 						} else if next, ft, nb := decls.body(m); next != nil {
-							walk(next, nb, append(via[:len(via):len(via)], m.Name()), at.into(pass, n, ft))
+							walk(next, nb, append(via[:len(via):len(via)], m.Name()), at.into(pass, n, ft, true))
 						}
 					}
 				}
