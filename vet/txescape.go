@@ -17,7 +17,9 @@ import (
 // transaction) commits on its own: it survives the handler's failure and
 // the claim's rollback, and runs again on every retry and redelivery — the
 // duplicate effect oncely exists to prevent. A read through the pool (a
-// constant SELECT through Query, QueryRow or their …Context forms, a
+// constant SELECT through Query, QueryRow or their …Context forms whose
+// text shows no side effect — no schema function, no lock, see
+// selectWrites — a
 // method that only reads: see selectCall, readsOnly) commits and repeats
 // nothing and is not reported, though it does not see the transaction's
 // uncommitted writes.
