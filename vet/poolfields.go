@@ -265,9 +265,9 @@ func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]t
 	return m
 }
 
-// funcFields returns the struct fields and package-level variables of
-// function type to which the package assigns method values or functions
-// (save: r.save, var post = http.Post), with every
+// funcFields returns the struct fields and variables of function type to
+// which the package assigns method values or functions (save: r.save, var
+// post = http.Post), with every
 // function assigned: a call through the field runs one of them. A field
 // also given a function literal or another value keeps the functions
 // known: a call may run any of them.
@@ -300,16 +300,15 @@ func funcFields(pass *analysis.Pass) map[*types.Var][]*types.Func {
 	}
 	eachFieldAssignment(pass, note)
 	eachVarAssignment(pass, func(id *ast.Ident, value ast.Expr) {
-		if v, ok := pass.TypesInfo.ObjectOf(id).(*types.Var); ok && v.Parent() == pass.Pkg.Scope() {
-			note(v, value) // a package-level variable: var post = http.Post
+		if v, ok := pass.TypesInfo.ObjectOf(id).(*types.Var); ok {
+			note(v, value) // a variable: var post = http.Post, send := smtp.SendMail
 		}
 	})
 	return out
 }
 
-// fieldFuncs returns the functions a call through a field or a
-// package-level variable of funcs (h.save(ctx, …), post(url, …)) may run,
-// or nil.
+// fieldFuncs returns the functions a call through a field or a variable
+// of funcs (h.save(ctx, …), post(url, …)) may run, or nil.
 func fieldFuncs(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var][]*types.Func) []*types.Func {
 	var id *ast.Ident
 	switch f := ast.Unparen(call.Fun).(type) {

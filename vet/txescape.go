@@ -75,9 +75,9 @@ import (
 //     wired behind the Postgres claim, whose Handle runs outside (its
 //     handlerRunsOutside fact);
 //
-//   - an effect through a function field or a package-level function
-//     variable holding a client's function or method (send: smtp.SendMail,
-//     var post = http.Post; see funcFields and heldEffect);
+//   - an effect through a function field or variable holding a client's
+//     function or method (send: smtp.SendMail, var post = http.Post; see
+//     funcFields and heldEffect);
 //
 //   - an effect through a client vet has no list for (see clientEffect:
 //     a method of another module, taking a context, named as a write),
@@ -319,8 +319,14 @@ func txConn(pass *analysis.Pass, x ast.Expr) bool {
 
 // heldEffect returns the effect outside the database that call makes by
 // running fn, a function of another package held by the field or
-// package-level variable it calls (send: smtp.SendMail), or "". The
-// call's arguments are fn's own: a held method value's receiver is bound.
+// variable it calls (send: smtp.SendMail, var post = http.Post), or "".
+// The call's arguments are fn's own: a held method value's receiver is
+// bound.
+//
+// What it does not catch: a client function given to the handler as a
+// parameter or set by another package (the field's value is not seen),
+// and a field also assigned a function literal that wraps the client in
+// another package.
 func heldEffect(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
 	if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
 		return ""
