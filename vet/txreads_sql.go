@@ -50,9 +50,9 @@ var (
 //   - it is a SELECT … INTO, which creates a table.
 //
 // What it does not catch: a function called with whitespace before its
-// parenthesis (count (*)); a view or a rule that writes; a function named
-// like a known reader in another schema (myschema.count(…) is taken by
-// its last name).
+// parenthesis (award_points ($1)) or by a quoted name ("award"($1)); a
+// view or a rule that writes; a function named like a known reader in
+// another schema (myschema.count(…) is taken by its last name).
 func selectWrites(sql string) bool {
 	sql = sqlQuoted.ReplaceAllString(sql, "''")
 	if sqlLocking.MatchString(sql) || sqlInto.MatchString(sql) {
