@@ -73,7 +73,12 @@ var natsPublishes = map[string]bool{
 // package. A gRPC method that only reads is reported too: mark it
 // //oncely:allow txescape REASON.
 func outsideEffect(pass *analysis.Pass, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
-	fn := callee(pass.TypesInfo, call)
+	return effectOf(pass, callee(pass.TypesInfo, call), call, locks)
+}
+
+// effectOf is outsideEffect for a call that runs fn: its callee, or the
+// function a field or variable called holds (see funcFields).
+func effectOf(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
 	if fn == nil || fn.Pkg() == nil {
 		return ""
 	}

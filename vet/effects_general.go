@@ -43,7 +43,11 @@ func effectVerb(name string) bool {
 // What it does not catch: a client call without a context, or named
 // otherwise (Do, Execute, Call); it reports a read named as a write.
 func clientEffect(pass *analysis.Pass, call *ast.CallExpr) string {
-	fn := callee(pass.TypesInfo, call)
+	return clientEffectOf(pass, callee(pass.TypesInfo, call), call)
+}
+
+// clientEffectOf is clientEffect for a call that runs fn.
+func clientEffectOf(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr) string {
 	if fn == nil || fn.Pkg() == nil || !effectVerb(fn.Name()) || !foreignClient(pass, fn.Pkg().Path()) {
 		return ""
 	}

@@ -21,11 +21,15 @@ import (
 //     middleware.Idempotency of a *postgres.Store: the claim's
 //     transaction is in their context; also a plain function converted to
 //     consumer.HandlerFunc there, and the handler a local variable of
-//     interface type is assigned (see claimedHandlers).
+//     interface type is assigned (see claimedHandlers);
+//   - the functions a handler runs through a function value given its
+//     transaction: the routes of a router's table (see routedHandlers).
 //
 // A call given to postgres.HandlerFunc or BatchHandlerFunc (a generic
 // wrapper that decodes the payload) is looked into: the functions it is
-// given that take a pgx.Tx are transactional handlers too, at any depth.
+// given that take a pgx.Tx are transactional handlers too, at any depth,
+// and so are those a factory of the package returns (see
+// factoryResults).
 // So are the functions taking a pgx.Tx given to any function, of this
 // package or another (a platform package's generic wrap.Typed(h.apply)),
 // that returns a handler (an interface with a Handle or HandleBatch
@@ -77,6 +81,7 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 		out = append(out, h)
 		return h
 	}
+	factories := map[*ast.FuncDecl]bool{}
 	var addFunc func(arg ast.Expr)
 	addFunc = func(arg ast.Expr) {
 		switch a := ast.Unparen(arg).(type) {
@@ -87,6 +92,11 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 				if takesTx(pass.TypesInfo.TypeOf(inner)) {
 					addFunc(inner)
 				}
+			}
+			// A factory of the package (priceUpdater(js, subject)): the
+			// functions taking the transaction it returns run in it.
+			for _, r := range factoryResults(pass, decls, a, factories) {
+				addFunc(r)
 			}
 		case *ast.FuncLit:
 			add(a, a.Type, a.Body)
@@ -165,7 +175,15 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 			return true
 		})
 	}
-	return out
+	for {
+		routed := routedHandlers(pass, decls, out)
+		if len(routed) == 0 {
+			return out
+		}
+		for _, n := range routed {
+			add(n, funcType(n), funcBody(n))
+		}
+	}
 }
 
 // enclosing returns the innermost function of stack whose body contains n.
@@ -257,5 +275,40 @@ func handleMethods(pass *analysis.Pass, decls *funcDecls, h ast.Expr) []*ast.Fun
 			}
 		}
 	}
+	return out
+}
+
+// factoryResults returns, when call is a call of a function or method of
+// the package returning a function that takes a pgx.Tx (a handler
+// factory, priceUpdater(js, subject) returning a closure over js), the
+// values its return statements give that function result: function
+// literals, method values, further factory calls. Each factory is looked
+// into once (seen). A factory of another package, or a handler it keeps
+// in a variable before returning it, is not looked into.
+func factoryResults(pass *analysis.Pass, decls *funcDecls, call *ast.CallExpr, seen map[*ast.FuncDecl]bool) []ast.Expr {
+	fn := callee(pass.TypesInfo, call)
+	if fn == nil || fn.Pkg() != pass.Pkg {
+		return nil
+	}
+	decl := decls.decls[fn.Origin()]
+	res := fn.Type().(*types.Signature).Results()
+	if decl == nil || seen[decl] || res.Len() == 0 {
+		return nil
+	}
+	seen[decl] = true
+	var out []ast.Expr
+	ast.Inspect(decl.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false // its returns are its own
+		case *ast.ReturnStmt:
+			for i, r := range n.Results {
+				if len(n.Results) == res.Len() && takesTx(res.At(i).Type()) {
+					out = append(out, r)
+				}
+			}
+		}
+		return true
+	})
 	return out
 }

@@ -15,7 +15,10 @@ import (
 //   - a handle itself, stored in an interface-typed field (db: pool);
 //   - a method value of a handle that runs statements (exec: pool.Exec);
 //   - a value built by a call given a handle where an interface that runs
-//     statements is expected (q: orderdb.New(pool), generated query code).
+//     statements is expected (q: orderdb.New(pool), generated query code);
+//   - a parameter that every caller in the package gives one of these (an
+//     option function's s.ledger = db, WithLedger(pool); see
+//     paramBindings).
 //
 // A field also assigned anything else (a transaction, a parameter) is not
 // returned: which value a handler sees is not known. The local variables
@@ -23,8 +26,9 @@ import (
 func poolFields(pass *analysis.Pass) map[*types.Var]string {
 	bound := map[*types.Var]string{}
 	other := map[*types.Var]bool{}
+	params := newParamBindings(pass)
 	note := func(field *types.Var, value ast.Expr) {
-		if h := boundTo(pass, value); h != "" {
+		if h := params.boundTo(value); h != "" {
 			bound[field] = h
 		} else {
 			other[field] = true
@@ -261,8 +265,9 @@ func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]t
 	return m
 }
 
-// funcFields returns the struct fields of function type to which the
-// package assigns method values or functions (save: r.save), with every
+// funcFields returns the struct fields and variables of function type to
+// which the package assigns method values or functions (save: r.save, var
+// post = http.Post), with every
 // function assigned: a call through the field runs one of them. A field
 // also given a function literal or another value keeps the functions
 // known: a call may run any of them.
@@ -294,17 +299,25 @@ func funcFields(pass *analysis.Pass) map[*types.Var][]*types.Func {
 		out[field] = append(out[field], fn)
 	}
 	eachFieldAssignment(pass, note)
+	eachVarAssignment(pass, func(id *ast.Ident, value ast.Expr) {
+		if v, ok := pass.TypesInfo.ObjectOf(id).(*types.Var); ok {
+			note(v, value) // a variable: var post = http.Post, send := smtp.SendMail
+		}
+	})
 	return out
 }
 
-// fieldFuncs returns the functions a call through a field of funcs
-// (h.save(ctx, …)) may run, or nil.
+// fieldFuncs returns the functions a call through a field or a variable
+// of funcs (h.save(ctx, …), post(url, …)) may run, or nil.
 func fieldFuncs(pass *analysis.Pass, call *ast.CallExpr, funcs map[*types.Var][]*types.Func) []*types.Func {
-	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-	if !ok {
-		return nil
+	var id *ast.Ident
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.SelectorExpr:
+		id = f.Sel
+	case *ast.Ident:
+		id = f
 	}
-	v, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var)
+	v, ok := pass.TypesInfo.Uses[id].(*types.Var)
 	if !ok {
 		return nil
 	}

@@ -17,7 +17,9 @@ import (
 // transaction) commits on its own: it survives the handler's failure and
 // the claim's rollback, and runs again on every retry and redelivery — the
 // duplicate effect oncely exists to prevent. A read through the pool (a
-// constant SELECT through Query, QueryRow or their …Context forms, a
+// constant SELECT through Query, QueryRow or their …Context forms whose
+// text shows no side effect — no schema function, no lock, see
+// selectWrites — a
 // method that only reads: see selectCall, readsOnly) commits and repeats
 // nothing and is not reported, though it does not see the transaction's
 // uncommitted writes.
@@ -73,17 +75,24 @@ import (
 //     wired behind the Postgres claim, whose Handle runs outside (its
 //     handlerRunsOutside fact);
 //
+//   - an effect through a function field or variable holding a client's
+//     function or method (send: smtp.SendMail, var post = http.Post; see
+//     funcFields and heldEffect);
+//
 //   - an effect through a client vet has no list for (see clientEffect:
 //     a method of another module, taking a context, named as a write),
 //     and through a function of the module that makes one (its hasEffect
 //     fact: a notification client wrapping net/http).
 //
 // A statement TxEscape finds in a helper of the package the handler calls
-// (a method, a closure, the method of an interface field's dynamic type,
-// a function held by a field) is reported on the handler's call that
-// reaches it, the line a reviewer changes, naming the helper's line (see
-// callSite); a helper given the pgx.Tx is a handler in its own right and
-// its statements are reported where they are.
+// is reported on the line a reviewer changes (see callSite): where it is
+// when the helper is the handler's own code (a method of the handler's
+// receiver type, a function, a closure), naming the handler's call; on
+// the handler's call into a component (a method of another type, the
+// method of an interface field's dynamic type, a function held by a field,
+// a helper the handler gives the pool), naming the statement's line. A
+// helper given the pgx.Tx is a handler in its own right and its
+// statements are reported where they are.
 //
 // What it does not catch: handlers it does not find (see txHandler); a
 // handle given to the handler's constructor by another package (func
@@ -159,12 +168,14 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 		return nil, nil // no handler: none is built here, none is given a pgx.Tx
 	}
 	reported := map[ast.Node]bool{}
+	callOf := map[*ast.Ident]*ast.CallExpr{} // the calls of the functions named
 	wiredHandlers(pass)
 	dyn := dynamicFields(pass)
 	funcs := funcFields(pass)
 	lits := funcLitFields(pass)
 	for _, h := range txHandlers(pass, decls) {
 		visited := map[ast.Node]bool{}
+		recv := handlerRecv(pass, h.node)
 		var walk func(node ast.Node, body *ast.BlockStmt, via []string, at *callSite)
 		walk = func(node ast.Node, body *ast.BlockStmt, via []string, at *callSite) {
 			if visited[node] || body == nil {
@@ -176,15 +187,22 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 				case *ast.Ident:
 					obj := pass.TypesInfo.Uses[n]
 					if next, ft, nb := decls.body(obj); next != nil {
-						walk(next, nb, append(via[:len(via):len(via)], obj.Name()), at.into(pass, n, ft))
+						comp := component(obj, recv) || givesHandle(pass, callOf[n])
+						walk(next, nb, append(via[:len(via):len(via)], obj.Name()), at.into(pass, n, ft, comp))
 					}
 				case *ast.CallExpr:
+					switch f := ast.Unparen(n.Fun).(type) {
+					case *ast.Ident:
+						callOf[f] = n
+					case *ast.SelectorExpr:
+						callOf[f.Sel] = n
+					}
 					if readCall(pass, n, fields, decls) {
 						return true
 					}
 					checkTxCall(pass, n, via, at, reported, fields, locks)
 					for _, lit := range lits.of(pass, n) {
-						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type))
+						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type, true))
 					}
 					ms := fieldFuncs(pass, n, funcs)
 					if m := dynamicMethod(pass, n, dyn); m != nil {
@@ -197,8 +215,11 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						} else if f := importedEffect(pass, m); f != nil && !reported[n] {
 							reported[n] = true
 							at.report(pass, n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+						} else if e := heldEffect(pass, m, n, locks); e != "" && !reported[n] {
+							reported[n] = true
+							at.report(pass, n.Pos(), "%s is an effect outside the database (%s holds it; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", e, types.ExprString(n.Fun), txWhere(via))
 						} else if next, ft, nb := decls.body(m); next != nil {
-							walk(next, nb, append(via[:len(via):len(via)], m.Name()), at.into(pass, n, ft))
+							walk(next, nb, append(via[:len(via):len(via)], m.Name()), at.into(pass, n, ft, true))
 						}
 					}
 				}
@@ -294,4 +315,24 @@ func txConn(pass *analysis.Pass, x ast.Expr) bool {
 	}
 	fn := callee(pass.TypesInfo, call)
 	return fn != nil && fn.Name() == "Conn" && isMethod(fn, pathPgx, "Tx", "Conn")
+}
+
+// heldEffect returns the effect outside the database that call makes by
+// running fn, a function of another package held by the field or
+// variable it calls (send: smtp.SendMail, var post = http.Post), or "".
+// The call's arguments are fn's own: a held method value's receiver is
+// bound.
+//
+// What it does not catch: a client function given to the handler as a
+// parameter or set by another package (the field's value is not seen),
+// and a field also assigned a function literal that wraps the client in
+// another package.
+func heldEffect(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
+	if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
+		return ""
+	}
+	if e := effectOf(pass, fn, call, locks); e != "" {
+		return e
+	}
+	return clientEffectOf(pass, fn, call)
 }

@@ -18,10 +18,11 @@ var dbReads = map[string]bool{
 }
 
 // selectCall reports whether call is a query method (see dbReads) given,
-// as its SQL, a constant whose first word, after comments, is SELECT.
-// Other SQL (INSERT … RETURNING, a CTE) or SQL built at run time may
-// write, and a SELECT run through Exec, its rows discarded, runs for its
-// side effects (pg_notify, setval).
+// as its SQL, a constant whose first word, after comments, is SELECT, and
+// whose text shows no side effect (see selectWrites). Other SQL (INSERT …
+// RETURNING, a CTE) or SQL built at run time may write, and a SELECT run
+// through Exec, its rows discarded, runs for its side effects (pg_notify,
+// setval).
 func selectCall(pass *analysis.Pass, call *ast.CallExpr, method string) bool {
 	if !dbReads[method] {
 		return false
@@ -34,8 +35,9 @@ func selectCall(pass *analysis.Pass, call *ast.CallExpr, method string) bool {
 		if tv.Value == nil || tv.Value.Kind() != constant.String {
 			return false
 		}
-		words := strings.Fields(stripSQLComments(constant.StringVal(tv.Value)))
-		return len(words) > 0 && strings.EqualFold(words[0], "SELECT")
+		sql := stripSQLComments(constant.StringVal(tv.Value))
+		words := strings.Fields(sql)
+		return len(words) > 0 && strings.EqualFold(words[0], "SELECT") && !selectWrites(sql)
 	}
 	return false
 }

@@ -10,11 +10,15 @@
 //     also when a constructor returns them as consumer.Handler; fields
 //     and variables bound to the pool in another package; functions given
 //     to a wrapper that returns a handler, plain functions and handlers
-//     in interface variables behind the claim; reported on the handler's
-//     call that reaches a helper; a constant SELECT is a read), and an effect
+//     in interface variables behind the claim, functions a handler
+//     factory returns, routes a handler runs through a function value,
+//     fields set through an option function or a setter; reported where
+//     the statement is in the handler's own helpers, on the handler's call
+//     into a component; a constant SELECT is a read), and an effect
 //     outside the database there (an HTTP request, a produce or publish,
 //     a Redis write, a gRPC call, a write-named call of another client
-//     with a context, a function of the module that makes one).
+//     with a context, a function of the module that makes one, a
+//     function field or variable holding a client's function).
 //   - NoDedupe: consumer.New with no idempotency middleware and no explicit
 //     Config.Duplicates opt-out; consumer.Deduplicating in a package that
 //     never claims.
@@ -218,7 +222,19 @@ func reportFix(pass *analysis.Pass, name string, pos token.Pos, fix analysis.Sug
 	if len(fix.TextEdits) > 0 {
 		d.SuggestedFixes = []analysis.SuggestedFix{fix}
 	}
-	switch found, reason := allowComment(pass, name, pos); {
+	reportDiag(pass, name, d)
+}
+
+// reportRelated is report with related information (another line the
+// finding involves: the handler's call of a helper).
+func reportRelated(pass *analysis.Pass, name string, pos token.Pos, related []analysis.RelatedInformation, format string, args ...any) {
+	reportDiag(pass, name, analysis.Diagnostic{Pos: pos, Message: fmt.Sprintf(format, args...), Related: related})
+}
+
+// reportDiag reports d of analyzer name unless an //oncely:allow comment
+// with a reason silences it.
+func reportDiag(pass *analysis.Pass, name string, d analysis.Diagnostic) {
+	switch found, reason := allowComment(pass, name, d.Pos); {
 	case found && !reason:
 		d.Message += " (the //oncely:allow comment here needs a reason)"
 		pass.Report(d)
