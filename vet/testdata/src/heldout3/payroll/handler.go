@@ -43,7 +43,7 @@ func (h *payslipHandler) Handle(ctx context.Context, msg *consumer.Message) erro
 		p.PayslipID, p.EmployeeID, p.Period, p.GrossCents, p.NetCents); err != nil {
 		return fmt.Errorf("payroll: insert payslip: %w", err)
 	}
-	if err := h.audit.Record(ctx, "payroll-consumer", "payslip.issued", p.EmployeeID); err != nil { // want "audit entry written through the audit package's *sql.DB, outside the claim's transaction"
+	if err := h.audit.Record(ctx, "payroll-consumer", "payslip.issued", p.EmployeeID); err != nil { // want "audit entry written through the audit package's sql.DB, outside the claim's transaction"
 		return err
 	}
 	h.log.InfoContext(ctx, "payslip stored", "payslip", p.PayslipID, "period", p.Period)

@@ -33,7 +33,7 @@ func (r *reserver) onOrderPlaced(ctx context.Context, tx pgx.Tx, msg *consumer.M
 		if _, err := tx.Exec(ctx, `INSERT INTO reservations (order_id, sku, qty) VALUES ($1, $2, $3)`, o.OrderID, l.SKU, l.Qty); err != nil {
 			return fmt.Errorf("warehouse: reserve %s for %s: %w", l.SKU, o.OrderID, err)
 		}
-		if _, err := r.holdStock.ExecContext(ctx, l.SKU, l.Qty); err != nil { // want "stock held through a statement prepared on the *sql.DB, outside the claim's transaction"
+		if _, err := r.holdStock.ExecContext(ctx, l.SKU, l.Qty); err != nil { // want "stock held through a statement prepared on the sql.DB, outside the claim's transaction"
 			return fmt.Errorf("warehouse: hold %s: %w", l.SKU, err)
 		}
 	}
