@@ -171,10 +171,14 @@ func grpcCallOptions(sig *types.Signature) bool {
 
 // redisLocks returns the go-redis calls of the package that take and
 // release a lock: in a function that releases a key with a deferred Del
-// (defer rdb.Del(ctx, key)), that Del and the SetNX calls. A lock taken and
-// released around the handler's work changes nothing a redelivery could
-// repeat; a SetNX without a deferred release (a "seen" key used as a
-// dedupe) stays reported.
+// (defer rdb.Del(ctx, key), or a deferred function literal calling Del) or
+// returns a function literal calling Del, directly or through a variable
+// assigned it (a lock helper handing its release to the caller), that Del
+// and the SetNX calls. A lock taken and released
+// around the handler's work changes nothing a redelivery could repeat; a
+// SetNX without a release (a "seen" key used as a dedupe) stays reported.
+// It does not match keys: a function that takes one key and releases
+// another is taken as a lock.
 func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
 	locks := map[*ast.CallExpr]bool{}
 	isRedis := func(call *ast.CallExpr, name string) bool {
@@ -187,8 +191,25 @@ func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
 			if body == nil {
 				return true
 			}
-			var release []*ast.CallExpr
-			var take []*ast.CallExpr
+			var release, litRelease, take []*ast.CallExpr
+			var returned []types.Object         // variables the function returns
+			lits := map[types.Object]ast.Expr{} // what they were assigned
+			// dels collects the Del calls of a function literal that is
+			// deferred or returned: the release it defers or hands over,
+			// counted only next to a SetNX (a literal calling Del alone is a
+			// cleanup, not a lock's release).
+			dels := func(e ast.Expr) {
+				lit, ok := ast.Unparen(e).(*ast.FuncLit)
+				if !ok {
+					return
+				}
+				ast.Inspect(lit.Body, func(k ast.Node) bool {
+					if c, ok := k.(*ast.CallExpr); ok && isRedis(c, "Del") {
+						litRelease = append(litRelease, c)
+					}
+					return true
+				})
+			}
 			ast.Inspect(body, func(m ast.Node) bool {
 				switch m := m.(type) {
 				case *ast.FuncLit:
@@ -197,6 +218,24 @@ func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
 					if isRedis(m.Call, "Del") {
 						release = append(release, m.Call)
 					}
+					dels(m.Call.Fun)
+				case *ast.AssignStmt:
+					// unlock := func() { rdb.Del(…) }: returned later.
+					for i, l := range m.Lhs {
+						id, ok := l.(*ast.Ident)
+						if ok && i < len(m.Rhs) && len(m.Lhs) == len(m.Rhs) {
+							if obj := pass.TypesInfo.ObjectOf(id); obj != nil {
+								lits[obj] = m.Rhs[i]
+							}
+						}
+					}
+				case *ast.ReturnStmt:
+					for _, r := range m.Results {
+						if id, ok := ast.Unparen(r).(*ast.Ident); ok {
+							returned = append(returned, pass.TypesInfo.ObjectOf(id))
+						}
+						dels(r)
+					}
 				case *ast.CallExpr:
 					if isRedis(m, "SetNX") {
 						take = append(take, m)
@@ -204,6 +243,14 @@ func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
 				}
 				return true
 			})
+			for _, obj := range returned {
+				if e, ok := lits[obj]; ok && obj != nil {
+					dels(e)
+				}
+			}
+			if len(take) > 0 {
+				release = append(release, litRelease...)
+			}
 			if len(release) > 0 {
 				for _, c := range append(release, take...) {
 					locks[c] = true

@@ -31,12 +31,19 @@ var heldOutRounds = []struct {
 	// 10 of 15 with 1 report off its marked line, then tuned (the
 	// analyzers were extended against its misses).
 	{"heldout2/...", 15, 15, 0},
+	// 30 service packages by another hand, written while heldout2's rules
+	// were being added; measured untuned at 14 of 15 with 1 report on an
+	// unmarked line before them, 15 of 15 with 2 (a Redis lock whose
+	// helper returns its release) after; then tuned against those two.
+	{"heldout3/...", 15, 15, 0},
 }
 
 // TestHeldOut runs every analyzer over each held-out round (ANSWERS.md in
 // its folder). A bug counts as caught when a report is on its // want line
-// or inside the innermost statement holding that line; every other report
-// is a false positive.
+// or inside the innermost statement holding that line, or points there in
+// its related information (a statement in a helper reported where it is,
+// with the handler's call into the helper as related information: the two
+// lines a reviewer may mark); every other report is a false positive.
 func TestHeldOut(t *testing.T) {
 	for _, r := range heldOutRounds {
 		t.Run(strings.TrimSuffix(r.pattern, "/..."), func(t *testing.T) {
@@ -91,12 +98,20 @@ func measureHeldOut(t *testing.T, pkgs []*packages.Package) (caught, falsePos, t
 		}
 		for _, d := range act.Diagnostics {
 			p := act.Package.Fset.Position(d.Pos)
+			// A report points at its position and at its related
+			// information (the handler's call into a helper).
+			at := []token.Position{p}
+			for _, r := range d.Related {
+				at = append(at, act.Package.Fset.Position(r.Pos))
+			}
 			hit := false
 			for i, b := range bugs {
-				if b.file == p.Filename && b.from <= p.Line && p.Line <= b.to {
-					hit = true
-					if caughtBy[i] == "" {
-						caughtBy[i] = act.Analyzer.Name + ": " + short(d.Message)
+				for _, q := range at {
+					if b.file == q.Filename && b.from <= q.Line && q.Line <= b.to {
+						hit = true
+						if caughtBy[i] == "" {
+							caughtBy[i] = act.Analyzer.Name + ": " + short(d.Message)
+						}
 					}
 				}
 			}
