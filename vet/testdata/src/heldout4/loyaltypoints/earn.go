@@ -51,7 +51,7 @@ func (e *Earner) Handle(ctx context.Context, msg *consumer.Message) error {
 		p.MemberID, p.StoreID, points, msg.ID); err != nil {
 		return fmt.Errorf("credit points: %w", err)
 	}
-	if _, err := e.promoteTier.ExecContext(ctx, p.MemberID, points); err != nil { // want "tier update through a statement prepared on the CRM sql.DB, outside the claim transaction"
+	if _, err := e.promoteTier.ExecContext(ctx, p.MemberID, points); err != nil { // want "tier update through a statement prepared on the CRM database handle, outside the claim transaction"
 		return fmt.Errorf("update tier: %w", err)
 	}
 	return nil
