@@ -36,6 +36,9 @@ var heldOutRounds = []struct {
 	// unmarked line before them, 15 of 15 with 2 (a Redis lock whose
 	// helper returns its release) after; then tuned against those two.
 	{"heldout3/...", 15, 15, 0},
+	// 33 service packages by another hand, written after heldout2's rules;
+	// measured untuned: 13 of 16, no report on its 17 correct packages.
+	{"heldout4/...", 16, 13, 0},
 }
 
 // TestHeldOut runs every analyzer over each held-out round (ANSWERS.md in
