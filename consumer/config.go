@@ -72,7 +72,8 @@ type Config struct {
 	// including those queued behind their key's lane. When it is reached the
 	// runtime stops calling Source.Receive (backpressure). Defaults to
 	// 8 × Concurrency, and with a BatchHandler to the larger of that and
-	// 4 × BatchSize.
+	// 4 × BatchSize; raised to the Source's Capabilities().Prefetch when
+	// that is larger (a MaxInFlight set below it is refused).
 	MaxInFlight int
 
 	// ReceiveBatch is the most deliveries asked of one Source.Receive call.
@@ -171,8 +172,9 @@ type Config struct {
 }
 
 // withDefaults returns c with its zero fields defaulted, for a Consumer of
-// a BatchHandler when batch is set.
-func (c Config) withDefaults(batch bool) Config {
+// a BatchHandler when batch is set, on a Source of the given prefetch
+// (Capabilities().Prefetch).
+func (c Config) withDefaults(batch bool, prefetch int) Config {
 	if c.Concurrency == 0 {
 		c.Concurrency = ConcurrencyDefault
 	}
@@ -187,6 +189,7 @@ func (c Config) withDefaults(batch bool) Config {
 		if batch {
 			c.MaxInFlight = max(c.MaxInFlight, 4*c.BatchSize)
 		}
+		c.MaxInFlight = max(c.MaxInFlight, prefetch)
 	}
 	if c.ReceiveBatch == 0 {
 		c.ReceiveBatch = c.MaxInFlight

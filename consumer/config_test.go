@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -92,3 +93,51 @@ type named struct {
 }
 
 func (n named) ConsumerName() string { return n.name }
+
+// deepPrefetching is a source whose broker pushes prefetch deliveries
+// ahead and which records the max of each Receive.
+type deepPrefetching struct {
+	consumer.Source
+	prefetch int
+	asked    chan int
+}
+
+func (p deepPrefetching) Capabilities() consumer.Capabilities {
+	caps := p.Source.Capabilities()
+	caps.Prefetch = p.prefetch
+	return caps
+}
+
+func (p deepPrefetching) Receive(ctx context.Context, max int) ([]consumer.Delivery, error) {
+	select {
+	case p.asked <- max:
+	default:
+	}
+	return p.Source.Receive(ctx, max)
+}
+
+// TestMaxInFlightDefaultCoversPrefetch: an unset MaxInFlight is at least
+// the Source's prefetch, so a Source that prefetches more than 8 ×
+// Concurrency works with the defaults (ReceiveBatch, defaulting to
+// MaxInFlight, is the max of the first Receive). It catches a default that
+// ignores the prefetch (New then refuses the config).
+func TestMaxInFlightDefaultCoversPrefetch(t *testing.T) {
+	noop := consumer.HandlerFunc(func(context.Context, *consumer.Message) error { return nil })
+	for _, tc := range []struct{ prefetch, want int }{{300, 300}, {100, 8 * consumer.ConcurrencyDefault}} {
+		src := deepPrefetching{memory.NewBroker().NewSource("src", "test"), tc.prefetch, make(chan int, 1)}
+		c, err := consumer.New(src, noop, consumer.Config{Name: "test", Duplicates: consumer.AllowDuplicates("test: no effects")})
+		if err != nil {
+			t.Fatalf("prefetch %d, default MaxInFlight: %v", tc.prefetch, err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := make(chan error, 1)
+		go func() { ran <- c.Run(ctx) }()
+		if got := <-src.asked; got != tc.want {
+			t.Errorf("prefetch %d: first Receive asked for %d, want %d", tc.prefetch, got, tc.want)
+		}
+		cancel()
+		if err := <-ran; err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+}

@@ -88,8 +88,8 @@ func New(src Source, h Handler, cfg Config, mws ...Middleware) (*Consumer, error
 		return nil, errors.New("oncely: nil Handler")
 	}
 	_, batch := h.(BatchHandler)
-	cfg = cfg.withDefaults(batch)
 	caps := src.Capabilities()
+	cfg = cfg.withDefaults(batch, caps.Prefetch)
 	if err := cfg.validate(src, caps, batch); err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ import (
 // clock starts once its durable consumer is set up, as in the Redis
 // benchmark: the baseline's created, oncely's Source (streams and
 // consumers) and Consumer made. The Source starts pulling in New, so it may
-// hold up to its Prefetch (128, 0.13 % of a round) when its clock starts.
+// hold up to its Prefetch (256, 0.26 % of a round) when its clock starts.
 // Run it with -bench Consume -benchtime 1x.
 func BenchmarkConsume(b *testing.B) {
 	n, rounds := benchtest.EnvInt("ONCELY_BENCH_MESSAGES", 100_000), benchtest.EnvInt("ONCELY_BENCH_ROUNDS", 1)

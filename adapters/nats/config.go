@@ -16,7 +16,7 @@ const (
 	// KeyHeaderDefault is the header carrying the ordering key.
 	KeyHeaderDefault = "message-key"
 	// PrefetchDefault is the default Config.Prefetch.
-	PrefetchDefault = 128
+	PrefetchDefault = 256
 	// AckWaitDefault is the default Config.AckWait.
 	AckWaitDefault = 30 * time.Second
 	// MaxDeliverDefault is the default Config.MaxDeliver.
@@ -58,9 +58,22 @@ type Config struct {
 	// its pull buffer (PullMaxMessages) plus a few handed over to wait
 	// for Receive. Throughput grows with it (JetStream serves a pull
 	// consumer in pulls of up to its buffer). The runtime's MaxInFlight
-	// must be at least Capabilities().Prefetch, which is this. At least
-	// 4. Default PrefetchDefault (128, the runtime's default
-	// MaxInFlight).
+	// must be at least Capabilities().Prefetch, which is this (an unset
+	// MaxInFlight defaults to it). At least 4.
+	//
+	// Default PrefetchDefault (256; nats.go's Consume buffers 500). What
+	// it costs: memory for up to Prefetch messages ahead of Receive (and
+	// as many in the runtime), and time in the pull buffer, where a
+	// message is not yet held and its lease is not renewed: one waits
+	// there about the source stream's pull buffer (196 at the default)
+	// divided by the handlers' rate, so handlers slower together than
+	// about 7 messages a second (196 per AckWait) see leases run out in
+	// the buffer; the server then delivers those messages again and the
+	// Source keeps one delivery each (see the package documentation),
+	// and a lower Prefetch avoids it. With the runtime's defaults a
+	// Source holds about 2 × Prefetch unacknowledged deliveries of the
+	// source stream (ahead of Receive and in the runtime), so two Sources
+	// fit the default MaxAckPending (1000); more share what is left.
 	Prefetch int
 
 	// AckWait is the consumer's lease on a delivery; the Source renews it

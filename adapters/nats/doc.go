@@ -47,8 +47,10 @@
 // the Source keeps one delivery per stream sequence (the later delivery of
 // a held message takes its place) and acks, without handing it out, a
 // later delivery of a message it has just settled. Two pull subscriptions
-// (jetstream Consume: source and retry stream) each buffer at most
-// Config.Prefetch messages ahead of Receive, refilled as they drain, and the
+// (jetstream Consume: source and retry stream) together hold at most
+// Config.Prefetch (default 256) messages ahead of Receive, refilled as
+// Receive takes them (see Config.Prefetch for what a message waiting in a
+// pull buffer, not yet held, costs), and the
 // server hands the source stream's durable consumer at most MaxAckPending
 // unacknowledged messages across all its Sources. The retry stream's
 // consumer has no MaxAckPending: a retried copy delivered before it is due

@@ -34,8 +34,8 @@ type puller struct {
 // its buffer: N1 drained 74,000 msgs/s with a buffer of 48, 82,000 with 64
 // and 114,000 with 128). Each stream's share is its pull buffer plus its
 // quota in the inbox, an eighth of the share (at least 1): at the default
-// 128, the source stream buffers 98 and queues 14, the retry stream 14
-// and 2.
+// 256, the source stream buffers 196 and queues 28, the retry stream 28
+// and 4.
 //
 // The inbox (internal/inbox) is the simple hand-off from Consume callbacks
 // that keeps this bound: what made N1 pay (0.95 of the raw loop, pooled

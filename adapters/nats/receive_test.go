@@ -139,3 +139,53 @@ func TestMessagePosition(t *testing.T) {
 		t.Errorf("dead letter's %s %q, want 2 (its stream sequence)", consumer.HeaderOriginalOffset, got)
 	}
 }
+
+// TestDefaultsRunTogether: a Source at its default Prefetch (256, above
+// the runtime's 8 × Concurrency) runs under a Consumer whose MaxInFlight
+// is left unset, which then defaults to the Prefetch, and handles every
+// message once. It catches a runtime default that ignores the Source's
+// prefetch (consumer.New then refuses the defaults).
+func TestDefaultsRunTogether(t *testing.T) {
+	c := connect(t)
+	source := adaptertest.SourceName("defaults")
+	cfg := Config{Source: source, Consumer: "defaults"}
+	ids := c.publishIDs(t, source, "d", 20)
+	src := c.newSource(t, cfg)
+	if got := src.Capabilities().Prefetch; got != PrefetchDefault {
+		t.Fatalf("Capabilities().Prefetch %d, want PrefetchDefault %d", got, PrefetchDefault)
+	}
+	seen := make(chan string, len(ids))
+	cons, err := consumer.New(src, consumer.HandlerFunc(func(_ context.Context, m *consumer.Message) error {
+		seen <- m.ID
+		return nil
+	}), consumer.Config{Name: cfg.Consumer, Duplicates: consumer.AllowDuplicates("test: counts deliveries")})
+	if err != nil {
+		closeSrc(t, src)
+		t.Fatalf("consumer.New with the defaults: %v", err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- cons.Run(context.Background()) }()
+	got := map[string]int{}
+	timeout := time.After(adaptertest.WaitTimeout)
+	for len(got) < len(ids) {
+		select {
+		case id := <-seen:
+			got[id]++
+		case <-timeout:
+			t.Fatalf("handled %d of %d messages", len(got), len(ids))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), adaptertest.WaitTimeout)
+	defer cancel()
+	if err := cons.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if got[id] != 1 {
+			t.Errorf("message %s handled %d times, want once", id, got[id])
+		}
+	}
+}
