@@ -49,7 +49,8 @@ import (
 //     through such a handle itself (a repository method writing through
 //     the pool it holds), known from the runsOutside fact that package's
 //     analysis exported, also through an interface field whose dynamic
-//     type the package shows (see dynamicFields) or a function field
+//     types the package shows (see dynamicFields: also a value an option
+//     function binds) or a function field
 //     holding one function (see funcFields); and a handler of
 //     another package with such a Handle method, wired behind the Postgres
 //     claim (see wiredHandlers);
@@ -205,8 +206,8 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type, true))
 					}
 					ms := fieldFuncs(pass, n, funcs)
-					if m := dynamicMethod(pass, n, dyn); m != nil {
-						ms = []*types.Func{m}
+					if dm := dynamicMethods(pass, n, dyn); len(dm) > 0 {
+						ms = dm
 					}
 					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
