@@ -38,7 +38,7 @@ var heldOutRounds = []struct {
 	{"heldout3/...", 15, 15, 0},
 	// 33 service packages by another hand, written after heldout2's rules;
 	// measured untuned: 13 of 16, no report on its 17 correct packages.
-	{"heldout4/...", 16, 14, 0},
+	{"heldout4/...", 16, 15, 0},
 }
 
 // TestHeldOut runs every analyzer over each held-out round (ANSWERS.md in
