@@ -43,12 +43,12 @@ func fileEffect(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr) string 
 	recv := fn.Type().(*types.Signature).Recv()
 	switch {
 	case recv == nil && fn.Pkg().Path() == "io/ioutil" && fn.Name() == "WriteFile":
-		return "ioutil.WriteFile writes a file"
+		return "the file-system write ioutil.WriteFile"
 	case recv == nil && fn.Pkg().Path() == "os" && fileWrites[fn.Name()]:
 		if fn.Name() == "OpenFile" && len(call.Args) == 3 && readOnlyFlag(pass, call.Args[1]) {
 			return ""
 		}
-		return "os." + fn.Name() + " writes to the file system"
+		return "the file-system write os." + fn.Name()
 	case recv != nil && isNamed(recv.Type(), "os", "File") && fileMethods[fn.Name()]:
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 		if !ok {
@@ -59,7 +59,7 @@ func fileEffect(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr) string 
 			return ""
 		}
 		if v, ok := pass.TypesInfo.Uses[field.Sel].(*types.Var); ok && v.IsField() {
-			return "(*os.File)." + fn.Name() + " writes to the file " + types.ExprString(sel.X)
+			return "the file write (*os.File)." + fn.Name() + " on " + types.ExprString(sel.X)
 		}
 	}
 	return ""

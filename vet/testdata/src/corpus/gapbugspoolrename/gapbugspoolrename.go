@@ -33,7 +33,7 @@ func (iv invoicer) publish(m *consumer.Message) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), filepath.Join(iv.pickup, m.Key+".xml")) // want `os.Rename writes to the file system`
+	return os.Rename(tmp.Name(), filepath.Join(iv.pickup, m.Key+".xml")) // want `the file-system write os.Rename is an effect outside the database`
 }
 
 func (iv invoicer) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {

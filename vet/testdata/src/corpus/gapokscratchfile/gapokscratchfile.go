@@ -1,8 +1,9 @@
 // Package gapokscratchfile is a correct corpus handler package (see
 // vet/corpus_test.go): the handler renders the statement into a
 // temporary directory it removes before returning, digests it, keeps the
-// digest on the claim's transaction, and logs through slog and a
-// bytes.Buffer; nothing outside the database stays.
+// digest on the claim's transaction, logs through slog and a
+// bytes.Buffer, and opens its footer read-only; nothing outside the
+// database stays.
 package gapokscratchfile
 
 import (
@@ -23,8 +24,9 @@ import (
 )
 
 type statements struct {
-	log   *slog.Logger
-	trace *os.File
+	log        *slog.Logger
+	trace      *os.File
+	footerPath string
 }
 
 func (s statements) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
@@ -44,6 +46,11 @@ func (s statements) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) 
 	if err != nil {
 		return err
 	}
+	footer, err := os.OpenFile(s.footerPath, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer footer.Close()
 	sum := sha256.Sum256(rendered)
 	s.log.InfoContext(ctx, "statement rendered", "account", m.Key, "bytes", len(rendered))
 	if _, err := s.trace.WriteString("rendered " + m.Key + "\n"); err != nil {
