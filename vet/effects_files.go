@@ -155,6 +155,10 @@ func scratchFiles(pass *analysis.Pass, exempt map[*ast.CallExpr]bool) {
 			if !ok {
 				return true
 			}
+			fn := callee(pass.TypesInfo, call)
+			if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "os" && fn.Pkg().Path() != "io/ioutil" {
+				return true // only file calls are exempted: a Redis write given a temporary name stays an effect
+			}
 			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
 				if inner, ok := ast.Unparen(sel.X).(*ast.SelectorExpr); ok {
 					if v, ok := pass.TypesInfo.Uses[inner.Sel].(*types.Var); ok && console[v] {
@@ -166,7 +170,7 @@ func scratchFiles(pass *analysis.Pass, exempt map[*ast.CallExpr]bool) {
 				}
 			}
 			args := call.Args
-			if fn := callee(pass.TypesInfo, call); fn != nil && len(args) > 0 && (fn.Name() == "Rename" || fn.Name() == "Link" || fn.Name() == "Symlink") {
+			if len(args) > 0 && (fn.Name() == "Rename" || fn.Name() == "Link" || fn.Name() == "Symlink") {
 				args = args[len(args)-1:] // where the file goes: a temporary file renamed into a spool is not scratch
 			}
 			for _, a := range args {

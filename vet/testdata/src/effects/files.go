@@ -7,13 +7,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
 	"github.com/oncely/oncely/store/postgres"
+	"github.com/redis/go-redis/v9"
 )
 
 // journaler appends to a journal file it holds, and traces to a field
-// set to os.Stderr.
+// set to os.Stderr; a Redis write naming a temporary file is still an
+// effect.
 type journaler struct {
 	journal *os.File
 	trace   *os.File
+	rdb     *redis.Client
 }
 
 func (j *journaler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
@@ -34,6 +37,7 @@ func (j *journaler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) 
 	if _, err := f.Write(m.Body); err != nil {
 		return err
 	}
+	j.rdb.Set(ctx, "last-scratch", f.Name(), 0)                      // want `the Redis command Set is an effect outside the database`
 	if err := os.Remove("/var/spool/outgoing/" + m.ID); err != nil { // want `the file-system write os.Remove is an effect outside the database`
 		return err
 	}
