@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 73
-	corpusCaught = 73
+	corpusBugs   = 76
+	corpusCaught = 76
 )
 
 type line struct {

@@ -66,19 +66,21 @@ var natsPublishes = map[string]bool{
 //     PublishBatch;
 //   - a gRPC call: (*grpc.ClientConn).Invoke, NewStream, and every method of
 //     generated client code (a method whose last parameter is
-//     ...grpc.CallOption).
+//     ...grpc.CallOption);
+//   - a write to the file system (os.WriteFile, Create, Rename, Remove, …;
+//     not a temporary file nor a deferred cleanup: see fileEffect).
 //
 // What it does not catch: other clients (other cloud SDKs, clients
 // of other HTTP libraries), and effects behind a function of another
 // package. A gRPC method that only reads is reported too: mark it
 // //oncely:allow txescape REASON.
-func outsideEffect(pass *analysis.Pass, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
-	return effectOf(pass, callee(pass.TypesInfo, call), call, locks)
+func outsideEffect(pass *analysis.Pass, call *ast.CallExpr, exempt map[*ast.CallExpr]bool) string {
+	return effectOf(pass, callee(pass.TypesInfo, call), call, exempt)
 }
 
 // effectOf is outsideEffect for a call that runs fn: its callee, or the
 // function a field or variable called holds (see funcFields).
-func effectOf(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
+func effectOf(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, exempt map[*ast.CallExpr]bool) string {
 	if fn == nil || fn.Pkg() == nil {
 		return ""
 	}
@@ -116,7 +118,7 @@ func effectOf(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, locks map
 			}
 		}
 	case pathRedis:
-		if redisWrites[fn.Name()] && recv != nil && !locks[call] {
+		if redisWrites[fn.Name()] && recv != nil && !exempt[call] {
 			return "the Redis command " + fn.Name()
 		}
 	case pathNATS:
@@ -154,6 +156,10 @@ func effectOf(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, locks map
 	case pathGRPC:
 		if (fn.Name() == "Invoke" || fn.Name() == "NewStream") && recv != nil {
 			return "the gRPC call " + fn.Name()
+		}
+	case "os", "io/ioutil":
+		if !exempt[call] {
+			return fileEffect(pass, fn, call)
 		}
 	}
 	return ""

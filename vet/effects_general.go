@@ -124,12 +124,12 @@ func (f *hasEffect) String() string { return "hasEffect(" + f.Via + ")" }
 // of the package that makes an effect outside the database, directly,
 // through a function of the package, or through a function of another
 // package with the fact.
-func exportEffects(pass *analysis.Pass, decls *funcDecls, locks map[*ast.CallExpr]bool) {
+func exportEffects(pass *analysis.Pass, decls *funcDecls, exempt map[*ast.CallExpr]bool) {
 	if !ownCode(pass) {
 		return // oncely's relays and adapters make effects by design; dependencies are judged by name
 	}
 	via := reachVia(pass, decls, func(call *ast.CallExpr) string {
-		if e := outsideEffect(pass, call, locks); e != "" {
+		if e := outsideEffect(pass, call, exempt); e != "" {
 			return e
 		}
 		return clientEffect(pass, call)

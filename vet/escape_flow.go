@@ -16,7 +16,7 @@ import (
 // known to hold a function that uses the transaction.
 type flowCheck struct {
 	eng     *flowEngine
-	dyn     map[*types.Var]types.Type
+	dyn     map[*types.Var][]types.Type
 	funcs   map[*types.Var][]*types.Func
 	txFuncs map[types.Object]bool
 	decls   *funcDecls
@@ -92,8 +92,8 @@ func (fc *flowCheck) literal(pass *analysis.Pass, arg ast.Expr) ast.Expr {
 // callees returns the functions call may run: its static callee, or the
 // methods and functions a field of the package is seen to hold.
 func (fc *flowCheck) callees(pass *analysis.Pass, call *ast.CallExpr) []*types.Func {
-	if m := dynamicMethod(pass, call, fc.dyn); m != nil {
-		return []*types.Func{m}
+	if ms := dynamicMethods(pass, call, fc.dyn); len(ms) > 0 {
+		return ms
 	}
 	if fs := fieldFuncs(pass, call, fc.funcs); len(fs) > 0 {
 		return fs

@@ -22,7 +22,8 @@ import (
 // is built by middleware.Idempotency or consumer.Deduplicating, directly or
 // through a function of the same package that uses them. A middleware slice
 // passed with ... is looked up in the enclosing function: its composite
-// literals and appends. The Config opts out when its literal sets
+// literals and appends, and in a helper of the package that returns it
+// (see helperChain; a Config too, see helperConfig). The Config opts out when its literal sets
 // Duplicates, or a local Config variable is assigned such a literal or has
 // its Duplicates field set. Values NoDedupe cannot see through (parameters,
 // struct fields, calls of function values, and functions of another module
@@ -65,7 +66,7 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 	if newFn == nil {
 		return nil, nil
 	}
-	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}, following: map[*types.Var]bool{}}
+	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}, helpers: map[*ast.FuncDecl]tri{}, following: map[*types.Var]bool{}}
 	d.marks = []types.Object{lookup(pass, pathMiddleware, "Idempotency"), lookup(pass, pathConsumer, "Deduplicating")}
 	if cfg, ok := lookup(pass, pathConsumer, "Config").(*types.TypeName); ok {
 		if st, ok := cfg.Type().Underlying().(*types.Struct); ok {
@@ -119,6 +120,9 @@ type dedupe struct {
 	decls *funcDecls
 	marks []types.Object // middleware.Idempotency, consumer.Deduplicating (nil when not imported)
 	memo  map[ast.Node]tri
+	// helpers holds the answers of the helpers returning a chain or a
+	// Config (see helperReturns).
+	helpers map[*ast.FuncDecl]tri
 	// following holds the local variables whose assignments sees is
 	// following.
 	following map[*types.Var]bool
@@ -242,6 +246,11 @@ func (d *dedupe) middleware(arg ast.Expr, spread bool) tri {
 			return unknown // a field
 		}
 	}
+	if call, ok := arg.(*ast.CallExpr); ok && spread {
+		if answer, ok := d.helperChain(call); ok {
+			return answer
+		}
+	}
 	v := d.localVar(arg)
 	if v == nil {
 		if c, ok := arg.(*ast.CompositeLit); ok && spread {
@@ -271,7 +280,9 @@ func (d *dedupe) middleware(arg ast.Expr, spread bool) tri {
 				}
 				continue
 			}
-			if spread {
+			if h, ok := d.helperChain(r); ok && spread {
+				answer = max(answer, h)
+			} else if spread {
 				answer = max(answer, d.sees(r))
 				if answer == no && d.opaqueCall(r) {
 					answer = unknown
@@ -299,48 +310,6 @@ func (d *dedupe) elements(c *ast.CompositeLit) tri {
 		answer = max(answer, d.middleware(e, false))
 	}
 	return answer
-}
-
-// optsOut answers whether cfg, the Config argument, sets Duplicates.
-func (d *dedupe) optsOut(cfg ast.Expr) tri {
-	cfg = ast.Unparen(cfg)
-	if c, ok := cfg.(*ast.CompositeLit); ok {
-		return d.litSetsDuplicates(c)
-	}
-	v := d.localVar(cfg)
-	if v == nil {
-		return unknown
-	}
-	answer := no
-	for _, rhs := range d.assigned(v) {
-		if c, ok := ast.Unparen(rhs).(*ast.CompositeLit); ok {
-			answer = max(answer, d.litSetsDuplicates(c))
-		} else {
-			return unknown
-		}
-	}
-	ast.Inspect(d.fn, func(n ast.Node) bool {
-		if as, ok := n.(*ast.AssignStmt); ok {
-			for _, l := range as.Lhs {
-				if sel, ok := l.(*ast.SelectorExpr); ok && d.isField(sel.Sel) && d.localVar(sel.X) == v {
-					answer = yes
-				}
-			}
-		}
-		return true
-	})
-	return answer
-}
-
-func (d *dedupe) litSetsDuplicates(c *ast.CompositeLit) tri {
-	for _, e := range c.Elts {
-		if kv, ok := e.(*ast.KeyValueExpr); ok {
-			if id, ok := kv.Key.(*ast.Ident); ok && d.isField(id) {
-				return yes
-			}
-		}
-	}
-	return no
 }
 
 // isField reports whether id refers to consumer.Config's Duplicates field.

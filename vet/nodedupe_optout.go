@@ -73,3 +73,50 @@ func (d *dedupe) litAllows(c *ast.CompositeLit) bool {
 	}
 	return false
 }
+
+// optsOut answers whether cfg, the Config argument, sets Duplicates.
+func (d *dedupe) optsOut(cfg ast.Expr) tri {
+	cfg = ast.Unparen(cfg)
+	if c, ok := cfg.(*ast.CompositeLit); ok {
+		return d.litSetsDuplicates(c)
+	}
+	if call, ok := cfg.(*ast.CallExpr); ok {
+		if answer, ok := d.helperConfig(call); ok {
+			return answer
+		}
+	}
+	v := d.localVar(cfg)
+	if v == nil {
+		return unknown
+	}
+	answer := no
+	for _, rhs := range d.assigned(v) {
+		if c, ok := ast.Unparen(rhs).(*ast.CompositeLit); ok {
+			answer = max(answer, d.litSetsDuplicates(c))
+		} else {
+			return unknown
+		}
+	}
+	ast.Inspect(d.fn, func(n ast.Node) bool {
+		if as, ok := n.(*ast.AssignStmt); ok {
+			for _, l := range as.Lhs {
+				if sel, ok := l.(*ast.SelectorExpr); ok && d.isField(sel.Sel) && d.localVar(sel.X) == v {
+					answer = yes
+				}
+			}
+		}
+		return true
+	})
+	return answer
+}
+
+func (d *dedupe) litSetsDuplicates(c *ast.CompositeLit) tri {
+	for _, e := range c.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			if id, ok := kv.Key.(*ast.Ident); ok && d.isField(id) {
+				return yes
+			}
+		}
+	}
+	return no
+}

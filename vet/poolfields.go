@@ -217,37 +217,48 @@ func eachVarAssignment(pass *analysis.Pass, note func(id *ast.Ident, value ast.E
 }
 
 // dynamicFields returns the interface-typed struct fields of the package
-// whose dynamic type is visible: every value the package assigns to the
-// field (in a composite literal or an assignment) has the same concrete
-// type (h := &handler{accounts: accounts.NewRepo(pool)}). A call through
-// such a field runs that type's method.
-func dynamicFields(pass *analysis.Pass) map[*types.Var]types.Type {
-	dyn := map[*types.Var]types.Type{}
-	mixed := map[*types.Var]bool{}
+// whose dynamic types are visible: every value the package assigns to the
+// field (in a composite literal or an assignment) has a concrete type
+// (h := &handler{accounts: accounts.NewRepo(pool)}), or is a parameter
+// every caller in the package gives a value of a concrete type (an option
+// function's c.notify = n, WithNotifier(&sqsNotifier{…}); see
+// paramBindings). A call through such a field runs the method of one of
+// those types. A field also assigned a value whose type is not known (a
+// parameter of an exported function, a function's interface result) is
+// not returned.
+func dynamicFields(pass *analysis.Pass) map[*types.Var][]types.Type {
+	dyn := map[*types.Var][]types.Type{}
+	unknown := map[*types.Var]bool{}
+	params := newParamBindings(pass)
 	note := func(field *types.Var, value ast.Expr) {
 		if !types.IsInterface(field.Type()) {
 			return
 		}
-		t := pass.TypesInfo.TypeOf(value)
-		if t == nil || types.IsInterface(t) {
-			mixed[field] = true
+		ts := params.concreteTypes(value)
+		if ts == nil {
+			unknown[field] = true
 			return
 		}
-		if prev, ok := dyn[field]; ok && !types.Identical(prev, t) {
-			mixed[field] = true
+	next:
+		for _, t := range ts {
+			for _, prev := range dyn[field] {
+				if types.Identical(prev, t) {
+					continue next
+				}
+			}
+			dyn[field] = append(dyn[field], t)
 		}
-		dyn[field] = t
 	}
 	eachFieldAssignment(pass, note)
-	for v := range mixed {
+	for v := range unknown {
 		delete(dyn, v)
 	}
 	return dyn
 }
 
-// dynamicMethod returns the method of the concrete type that a call
-// through a field of dyn (h.accounts.Touch(ctx, …)) runs, or nil.
-func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]types.Type) *types.Func {
+// dynamicMethods returns the methods of the concrete types that a call
+// through a field of dyn (h.accounts.Touch(ctx, …)) may run, or nil.
+func dynamicMethods(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var][]types.Type) []*types.Func {
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if !ok {
 		return nil
@@ -257,12 +268,17 @@ func dynamicMethod(pass *analysis.Pass, call *ast.CallExpr, dyn map[*types.Var]t
 		return nil
 	}
 	v, ok := pass.TypesInfo.Uses[inner.Sel].(*types.Var)
-	if !ok || dyn[v] == nil {
+	if !ok {
 		return nil
 	}
-	obj, _, _ := types.LookupFieldOrMethod(dyn[v], true, pass.Pkg, sel.Sel.Name)
-	m, _ := obj.(*types.Func)
-	return m
+	var out []*types.Func
+	for _, t := range dyn[v] {
+		obj, _, _ := types.LookupFieldOrMethod(t, true, pass.Pkg, sel.Sel.Name)
+		if m, ok := obj.(*types.Func); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // funcFields returns the struct fields and variables of function type to

@@ -89,20 +89,72 @@ func (b *paramBindings) boundTo(value ast.Expr) string {
 	if !ok {
 		return ""
 	}
-	p, ok := b.params[v]
-	if !ok || b.busy[v] || b.asVal[p.fn] || len(b.calls[p.fn]) == 0 {
+	args := b.callerArgs(v)
+	if args == nil {
 		return ""
 	}
 	b.busy[v] = true
 	defer delete(b.busy, v)
 	h := ""
-	for _, call := range b.calls[p.fn] {
-		if p.index >= len(call.Args) {
-			return ""
-		}
-		if h = b.boundTo(call.Args[p.index]); h == "" {
+	for _, arg := range args {
+		if h = b.boundTo(arg); h == "" {
 			return ""
 		}
 	}
 	return h
+}
+
+// callerArgs returns what every call of the package gives parameter v,
+// or nil when v is not such a parameter or its callers are not all known
+// (see paramBindings).
+func (b *paramBindings) callerArgs(v *types.Var) []ast.Expr {
+	p, ok := b.params[v]
+	if !ok || b.busy[v] || b.asVal[p.fn] || len(b.calls[p.fn]) == 0 {
+		return nil
+	}
+	var args []ast.Expr
+	for _, call := range b.calls[p.fn] {
+		if p.index >= len(call.Args) {
+			return nil
+		}
+		args = append(args, call.Args[p.index])
+	}
+	return args
+}
+
+// concreteTypes returns the concrete types value may have: its own type,
+// or, for a parameter of interface type, the concrete types of what every
+// caller gives it (WithNotifier(&sqsNotifier{…}) for the option's n), or
+// nil when one of them is not known.
+func (b *paramBindings) concreteTypes(value ast.Expr) []types.Type {
+	t := b.pass.TypesInfo.TypeOf(value)
+	if t == nil {
+		return nil
+	}
+	if !types.IsInterface(t) {
+		return []types.Type{t}
+	}
+	id, ok := ast.Unparen(value).(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	v, ok := b.pass.TypesInfo.Uses[id].(*types.Var)
+	if !ok {
+		return nil
+	}
+	args := b.callerArgs(v)
+	if args == nil {
+		return nil
+	}
+	b.busy[v] = true
+	defer delete(b.busy, v)
+	var out []types.Type
+	for _, arg := range args {
+		ts := b.concreteTypes(arg)
+		if ts == nil {
+			return nil
+		}
+		out = append(out, ts...)
+	}
+	return out
 }

@@ -49,7 +49,8 @@ import (
 //     through such a handle itself (a repository method writing through
 //     the pool it holds), known from the runsOutside fact that package's
 //     analysis exported, also through an interface field whose dynamic
-//     type the package shows (see dynamicFields) or a function field
+//     types the package shows (see dynamicFields: also a value an option
+//     function binds) or a function field
 //     holding one function (see funcFields); and a handler of
 //     another package with such a Handle method, wired behind the Postgres
 //     claim (see wiredHandlers);
@@ -162,8 +163,9 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	exportReadsOnly(pass, decls)
 	fields := poolFields(pass)
 	exportBoundFacts(pass, fields)
-	locks := redisLocks(pass)
-	exportEffects(pass, decls, locks)
+	exempt := redisLocks(pass) // the calls that are not effects: a lock, a scratch file
+	scratchFiles(pass, exempt)
+	exportEffects(pass, decls, exempt)
 	if !imports(pass, pathPostgres) && !imports(pass, pathPgx) {
 		return nil, nil // no handler: none is built here, none is given a pgx.Tx
 	}
@@ -200,13 +202,13 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					if readCall(pass, n, fields, decls) {
 						return true
 					}
-					checkTxCall(pass, n, via, at, reported, fields, locks)
+					checkTxCall(pass, n, via, at, reported, fields, exempt)
 					for _, lit := range lits.of(pass, n) {
 						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type, true))
 					}
 					ms := fieldFuncs(pass, n, funcs)
-					if m := dynamicMethod(pass, n, dyn); m != nil {
-						ms = []*types.Func{m}
+					if dm := dynamicMethods(pass, n, dyn); len(dm) > 0 {
+						ms = dm
 					}
 					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
@@ -215,7 +217,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 						} else if f := importedEffect(pass, m); f != nil && !reported[n] {
 							reported[n] = true
 							at.report(pass, n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
-						} else if e := heldEffect(pass, m, n, locks); e != "" && !reported[n] {
+						} else if e := heldEffect(pass, m, n, exempt); e != "" && !reported[n] {
 							reported[n] = true
 							at.report(pass, n.Pos(), "%s is an effect outside the database (%s holds it; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", e, types.ExprString(n.Fun), txWhere(via))
 						} else if next, ft, nb := decls.body(m); next != nil {
@@ -234,7 +236,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 // checkTxCall reports call when it sends a statement outside the handler's
 // transaction; via names the helpers it was reached through, at the call
 // of the handler they were reached from (nil in the handler itself).
-func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *callSite, reported map[ast.Node]bool, fields map[*types.Var]string, locks map[*ast.CallExpr]bool) {
+func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *callSite, reported map[ast.Node]bool, fields map[*types.Var]string, exempt map[*ast.CallExpr]bool) {
 	where := txWhere(via)
 	if name, h := poolFieldCall(pass, call, fields); name != "" && !reported[call] {
 		reported[call] = true
@@ -257,7 +259,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *call
 			return
 		}
 	}
-	effect := outsideEffect(pass, call, locks)
+	effect := outsideEffect(pass, call, exempt)
 	if effect == "" {
 		effect = clientEffect(pass, call)
 	}
@@ -327,11 +329,11 @@ func txConn(pass *analysis.Pass, x ast.Expr) bool {
 // parameter or set by another package (the field's value is not seen),
 // and a field also assigned a function literal that wraps the client in
 // another package.
-func heldEffect(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, locks map[*ast.CallExpr]bool) string {
+func heldEffect(pass *analysis.Pass, fn *types.Func, call *ast.CallExpr, exempt map[*ast.CallExpr]bool) string {
 	if fn.Pkg() == nil || fn.Pkg() == pass.Pkg {
 		return ""
 	}
-	if e := effectOf(pass, fn, call, locks); e != "" {
+	if e := effectOf(pass, fn, call, exempt); e != "" {
 		return e
 	}
 	return clientEffectOf(pass, fn, call)
