@@ -31,7 +31,7 @@ func (c *Converter) rate(ctx context.Context, currency string) (float64, error) 
 	if err != nil {
 		return 0, err
 	}
-	resp, err := c.HTTP.Get(req.URL.String())
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -39,7 +39,10 @@ func (c *Converter) rate(ctx context.Context, currency string) (float64, error) 
 	var body struct {
 		Rate float64 `json:"rate"`
 	}
-	return body.Rate, json.NewDecoder(resp.Body).Decode(&body)
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return 0, err
+	}
+	return body.Rate, nil
 }
 
 func (c *Converter) handle(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
