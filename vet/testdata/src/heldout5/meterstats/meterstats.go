@@ -4,6 +4,7 @@ package meterstats
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"sort"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 )
+
+var errEmptyDay = errors.New("meterstats: day without readings")
 
 type day struct {
 	MeterID string    `json:"meter_id"`
@@ -57,8 +60,11 @@ func compute(ctx context.Context, d day) stats {
 
 func handle(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 	var d day
-	if err := json.Unmarshal(msg.Body, &d); err != nil || len(d.Kwh) == 0 {
+	if err := json.Unmarshal(msg.Body, &d); err != nil {
 		return consumer.Permanent(err)
+	}
+	if len(d.Kwh) == 0 {
+		return consumer.Permanent(errEmptyDay)
 	}
 	s := compute(ctx, d)
 	_, err := tx.Exec(ctx, `INSERT INTO meter_daily (meter_id, day, mean, p95, stddev) VALUES ($1, $2, $3, $4, $5)`, d.MeterID, d.Date, s.mean, s.p95, s.stddev)
