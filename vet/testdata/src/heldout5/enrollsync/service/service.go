@@ -22,10 +22,18 @@ type Sync struct {
 	Store *store.Enrollments
 }
 
-// Apply writes the change and its history row in tx.
+// Apply writes the change in tx, and its history row when the enrollment
+// already existed.
 func (s *Sync) Apply(ctx context.Context, tx pgx.Tx, c Change) error {
+	existed, err := s.Store.Exists(ctx, c.StudentID, c.CourseID)
+	if err != nil {
+		return fmt.Errorf("exists: %w", err)
+	}
 	if err := s.Store.Upsert(ctx, tx, c.StudentID, c.CourseID, c.Status); err != nil {
 		return fmt.Errorf("upsert: %w", err)
+	}
+	if !existed {
+		return nil
 	}
 	return s.record(ctx, tx, c)
 }
