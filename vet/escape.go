@@ -99,7 +99,7 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				}
 				if obj != nil && !reported[n] {
 					reported[n] = true
-					report(pass, "escape", n.Pos(), "goroutine captures the handler's %s %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", what(obj), obj.Name())
+					reportRelated(pass, "escape", n.Pos(), useInside(pass, n, obj), "goroutine captures the handler's %s %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", what(obj), obj.Name())
 				}
 				return false
 			case *ast.AssignStmt:
@@ -128,7 +128,7 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				}
 				if obj := groupGo(pass, n, tracked); obj != nil && !reported[n] {
 					reported[n] = true
-					report(pass, "escape", n.Pos(), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
+					reportRelated(pass, "escape", n.Pos(), useInside(pass, n, obj), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
 				}
 				if obj, p := fc.flowCall(pass, n, body, tracked); obj != nil && !reported[n] {
 					reported[n] = true
@@ -324,6 +324,23 @@ func uses(pass *analysis.Pass, n ast.Node, tracked map[types.Object]bool) types.
 		return found == nil
 	})
 	return found
+}
+
+// useInside returns, as related information, where the goroutine started
+// by n first uses obj, when that is on a line after n's (a goroutine's
+// body): the reviewer sees both the goroutine and the use. None otherwise.
+func useInside(pass *analysis.Pass, n ast.Node, obj types.Object) []analysis.RelatedInformation {
+	var at token.Pos
+	ast.Inspect(n, func(m ast.Node) bool {
+		if id, ok := m.(*ast.Ident); ok && !at.IsValid() && pass.TypesInfo.Uses[id] == obj {
+			at = id.Pos()
+		}
+		return !at.IsValid()
+	})
+	if !at.IsValid() || pass.Fset.Position(at).Line == pass.Fset.Position(n.Pos()).Line {
+		return nil
+	}
+	return []analysis.RelatedInformation{{Pos: at, Message: "the goroutine's use of " + obj.Name()}}
 }
 
 // derive adds to tracked the context.Context and pgx.Tx variables of body

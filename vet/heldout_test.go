@@ -41,6 +41,13 @@ var heldOutRounds = []struct {
 	// packages, then tuned (an option function's interface field, a file
 	// written in the handler, a chain and Config from helpers).
 	{"heldout4/...", 16, 16, 0},
+	// 30 service packages by another hand, written while heldout4's rules
+	// were being added; measured untuned on them: 13 of 15 with 1 report
+	// off its line (an errgroup goroutine reported on g.Go, the bug marked
+	// on the tx use inside it). Tuned since for that report only: it now
+	// names the use as related information. Missed: a route table whose
+	// entries carry their own middleware, one without idempotency.
+	{"heldout5/...", 15, 14, 0},
 }
 
 // TestHeldOut runs every analyzer over each held-out round (ANSWERS.md in
