@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 
 	"heldout6/airline/sqlc"
@@ -40,7 +41,11 @@ func (s *SeatMap) change(ctx context.Context, tx pgx.Tx, msg *consumer.Message) 
 // Run starts the seat-change consumer.
 func Run(ctx context.Context, src consumer.Source, pool *pgxpool.Pool) error {
 	s := &SeatMap{q: sqlc.New(pool)}
-	c, err := consumer.New(src, postgres.HandlerFunc(s.change), consumer.Config{Name: "airline-seats"})
+	st, err := postgres.New(pool)
+	if err != nil {
+		return err
+	}
+	c, err := consumer.New(src, postgres.HandlerFunc(s.change), consumer.Config{Name: "airline-seats"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -61,8 +62,8 @@ func closeLot(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 }
 
 // Run starts the lot closer.
-func Run(ctx context.Context, src consumer.Source) error {
-	c, err := consumer.New(src, postgres.HandlerFunc(closeLot), consumer.Config{Name: "auction-close"})
+func Run(ctx context.Context, src consumer.Source, st *postgres.Store) error {
+	c, err := consumer.New(src, postgres.HandlerFunc(closeLot), consumer.Config{Name: "auction-close"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/store"
 )
 
 type gravityReading struct {
@@ -22,8 +24,8 @@ func recordGravity(ctx context.Context, tx pgx.Tx, r gravityReading) error {
 }
 
 // Run starts the gravity consumer.
-func Run(ctx context.Context, src consumer.Source) error {
-	c, err := consumer.New(src, Typed(recordGravity), consumer.Config{Name: "brewery-gravity"})
+func Run(ctx context.Context, src consumer.Source, st store.Store) error {
+	c, err := consumer.New(src, Typed(recordGravity), consumer.Config{Name: "brewery-gravity"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

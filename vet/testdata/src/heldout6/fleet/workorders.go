@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/store"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -68,8 +70,8 @@ func (o Options) reserveBay(ctx context.Context, orderID int64, vehicle string) 
 }
 
 // Run starts the work-order consumer.
-func Run(ctx context.Context, src consumer.Source, garage string) error {
-	c, err := consumer.New(src, NewHandler(WithGarage(garage)), consumer.Config{Name: "fleet-workorders"})
+func Run(ctx context.Context, src consumer.Source, st store.Store, garage string) error {
+	c, err := consumer.New(src, NewHandler(WithGarage(garage)), consumer.Config{Name: "fleet-workorders"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

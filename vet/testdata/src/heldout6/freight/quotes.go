@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -59,8 +60,8 @@ func (p *Pricer) price(ctx context.Context, tx pgx.Tx, msg *consumer.Message) er
 }
 
 // Run starts the pricing consumer.
-func Run(ctx context.Context, src consumer.Source, p *Pricer) error {
-	c, err := consumer.New(src, postgres.HandlerFunc(p.price), consumer.Config{Name: "freight-pricing"})
+func Run(ctx context.Context, src consumer.Source, p *Pricer, st *postgres.Store) error {
+	c, err := consumer.New(src, postgres.HandlerFunc(p.price), consumer.Config{Name: "freight-pricing"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

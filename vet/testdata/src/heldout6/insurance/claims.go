@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -47,9 +48,9 @@ func (in *Intake) assignAdjuster(ctx context.Context, tx pgx.Tx, n lossNotice) {
 }
 
 // Run starts the intake consumer.
-func Run(ctx context.Context, src consumer.Source, log *slog.Logger) error {
+func Run(ctx context.Context, src consumer.Source, st *postgres.Store, log *slog.Logger) error {
 	in := &Intake{Log: log}
-	c, err := consumer.New(src, postgres.HandlerFunc(in.open), consumer.Config{Name: "fnol-intake"})
+	c, err := consumer.New(src, postgres.HandlerFunc(in.open), consumer.Config{Name: "fnol-intake"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/store"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -43,8 +45,8 @@ func (a *Accruer) handleBatch(ctx context.Context, tx pgx.Tx, msgs []*consumer.M
 }
 
 // Run starts the accrual consumer.
-func Run(ctx context.Context, src consumer.Source, a *Accruer) error {
-	c, err := consumer.New(src, postgres.BatchHandlerFunc(a.handleBatch), consumer.Config{Name: "loyalty-accrual"})
+func Run(ctx context.Context, src consumer.Source, a *Accruer, st store.Store) error {
+	c, err := consumer.New(src, postgres.BatchHandlerFunc(a.handleBatch), consumer.Config{Name: "loyalty-accrual"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -41,7 +42,11 @@ func (h *Harbourmaster) arrive(ctx context.Context, tx pgx.Tx, msg *consumer.Mes
 // Run starts the arrivals consumer.
 func Run(ctx context.Context, src consumer.Source, pool *pgxpool.Pool) error {
 	h := &Harbourmaster{TideReader: TideReader{Pool: pool}}
-	c, err := consumer.New(src, postgres.HandlerFunc(h.arrive), consumer.Config{Name: "marina-arrivals"})
+	st, err := postgres.New(pool)
+	if err != nil {
+		return err
+	}
+	c, err := consumer.New(src, postgres.HandlerFunc(h.arrive), consumer.Config{Name: "marina-arrivals"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 
 	"heldout6/payroll/taxtable"
@@ -48,7 +49,11 @@ func (p *Payslips) issue(ctx context.Context, tx pgx.Tx, msg *consumer.Message) 
 // Run starts the payslip consumer.
 func Run(ctx context.Context, src consumer.Source, pool *pgxpool.Pool) error {
 	p := &Payslips{Tax: &taxtable.Reader{Pool: pool}, Pool: pool}
-	c, err := consumer.New(src, postgres.HandlerFunc(p.issue), consumer.Config{Name: "payroll-payslips"})
+	st, err := postgres.New(pool)
+	if err != nil {
+		return err
+	}
+	c, err := consumer.New(src, postgres.HandlerFunc(p.issue), consumer.Config{Name: "payroll-payslips"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/outbox"
 	"github.com/oncely/oncely/store/postgres"
 )
@@ -44,10 +45,10 @@ func (s *Service) collect(ctx context.Context, tx pgx.Tx, msgs []*consumer.Messa
 }
 
 // Run starts the batch consumer.
-func Run(ctx context.Context, src consumer.Source) error {
+func Run(ctx context.Context, src consumer.Source, st *postgres.Store) error {
 	s := &Service{BillingTopic: "council.billing"}
 	handle := s.collect
-	c, err := consumer.New(src, postgres.BatchHandlerFunc(handle), consumer.Config{Name: "recycling-collections"})
+	c, err := consumer.New(src, postgres.BatchHandlerFunc(handle), consumer.Config{Name: "recycling-collections"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

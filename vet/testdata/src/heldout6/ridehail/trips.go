@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -41,7 +42,11 @@ func (s *settler) settle(ctx context.Context, tx pgx.Tx, msgs []*consumer.Messag
 // Run starts the batch settler.
 func Run(ctx context.Context, src consumer.Source, pool *pgxpool.Pool) error {
 	s := &settler{pool: pool}
-	c, err := consumer.New(src, postgres.BatchHandlerFunc(s.settle), consumer.Config{Name: "ridehail-settle"})
+	st, err := postgres.New(pool)
+	if err != nil {
+		return err
+	}
+	c, err := consumer.New(src, postgres.BatchHandlerFunc(s.settle), consumer.Config{Name: "ridehail-settle"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

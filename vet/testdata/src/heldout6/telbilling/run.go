@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncely/oncely/adapters"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 
 	"heldout6/telbilling/usage"
@@ -18,7 +19,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, broker adapters.Broker) error 
 		return err
 	}
 	r := &Rater{Usage: &usage.Repo{Pool: pool}}
-	c, err := consumer.New(src, postgres.HandlerFunc(r.rate), consumer.Config{Name: "telbilling"})
+	st, err := postgres.New(pool)
+	if err != nil {
+		return err
+	}
+	c, err := consumer.New(src, postgres.HandlerFunc(r.rate), consumer.Config{Name: "telbilling"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/store"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -37,8 +39,8 @@ func book(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 }
 
 // Run starts the booking consumer.
-func Run(ctx context.Context, src consumer.Source) error {
-	c, err := consumer.New(src, postgres.HandlerFunc(book), consumer.Config{Name: "telehealth-booking"})
+func Run(ctx context.Context, src consumer.Source, st store.Store) error {
+	c, err := consumer.New(src, postgres.HandlerFunc(book), consumer.Config{Name: "telehealth-booking"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
 	"github.com/oncely/oncely/store/postgres"
 )
 
@@ -37,7 +38,11 @@ func (r *recorder) record(ctx context.Context, tx pgx.Tx, msg *consumer.Message)
 // Run starts the vaccination consumer.
 func Run(ctx context.Context, src consumer.Source, pool *pgxpool.Pool) error {
 	r := &recorder{cache: &speciesCache{pool: pool, days: map[string]int{}}}
-	c, err := consumer.New(src, postgres.HandlerFunc(r.record), consumer.Config{Name: "vet-vaccinations"})
+	st, err := postgres.New(pool)
+	if err != nil {
+		return err
+	}
+	c, err := consumer.New(src, postgres.HandlerFunc(r.record), consumer.Config{Name: "vet-vaccinations"}, middleware.Idempotency(st))
 	if err != nil {
 		return err
 	}
