@@ -124,7 +124,7 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				}
 				if obj := later(pass, n, tracked); obj != nil && !reported[n] {
 					reported[n] = true
-					report(pass, "escape", n.Pos(), "the function given to %s uses the handler's %s %s: it runs later, in a goroutine of its own, after the handler returned and the claim's transaction ended; finish the work before returning", types.ExprString(n.Fun), what(obj), obj.Name())
+					reportRelated(pass, "escape", n.Pos(), useInside(pass, n, obj), "the function given to %s uses the handler's %s %s: it runs later, in a goroutine of its own, after the handler returned and the claim's transaction ended; finish the work before returning", types.ExprString(n.Fun), what(obj), obj.Name())
 				}
 				if obj := groupGo(pass, n, tracked); obj != nil && !reported[n] {
 					reported[n] = true
@@ -327,8 +327,9 @@ func uses(pass *analysis.Pass, n ast.Node, tracked map[types.Object]bool) types.
 }
 
 // useInside returns, as related information, where the goroutine started
-// by n first uses obj, when that is on a line after n's (a goroutine's
-// body): the reviewer sees both the goroutine and the use. None otherwise.
+// (or the function scheduled) by n first uses obj, when that is on a line
+// after n's (its body): the reviewer sees both the start and the use. None
+// otherwise.
 func useInside(pass *analysis.Pass, n ast.Node, obj types.Object) []analysis.RelatedInformation {
 	var at token.Pos
 	ast.Inspect(n, func(m ast.Node) bool {
