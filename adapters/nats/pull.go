@@ -20,7 +20,7 @@ type puller struct {
 	maxAckPending int               // its durable consumer's MaxAckPending; -1: none
 	start         startpos.Position // where its durable consumer starts if New creates it; earliest on a later reopen
 	slots         chan struct{}     // a token for each message in the inbox or about to be
-	failed        chan struct{}     // one pending signal: the subscription failed
+	failed        chan error        // one pending signal: the subscription failed, and why
 	settled       *settledRing      // guarded by Source.mu
 
 	mu     sync.Mutex
@@ -49,7 +49,7 @@ func sourceShare(prefetch int) int { return prefetch - retryShare(prefetch) }
 func newPuller(subject string, share, maxAckPending, prefetch int) *puller {
 	q := max(1, share/8)
 	return &puller{subject: subject, depth: max(1, share-q), maxAckPending: maxAckPending,
-		slots: make(chan struct{}, q), failed: make(chan struct{}, 1), settled: newSettledRing(prefetch)}
+		slots: make(chan struct{}, q), failed: make(chan error, 1), settled: newSettledRing(prefetch)}
 }
 
 // retryMaxAckPending is the retry stream's consumer's MaxAckPending: none.
@@ -112,10 +112,8 @@ func (src *Source) deliver(p *puller, m jetstream.Msg) {
 	}
 }
 
-// fail records that subscription cc reported err: supervise opens it
-// again (its consumer may be gone: servers before 2.10 report only missed
-// heartbeats). A subscription already replaced, or a Source closing, is
-// left alone.
+// fail records that subscription cc reported err for supervise. A
+// subscription already replaced, or a Source closing, is left alone.
 func (p *puller) fail(src *Source, cc jetstream.ConsumeContext, err error) {
 	select {
 	case <-src.closing:
@@ -125,9 +123,8 @@ func (p *puller) fail(src *Source, cc jetstream.ConsumeContext, err error) {
 	if cc != p.current() {
 		return
 	}
-	src.log.Warn("pulling messages failed; opening the pull subscription again", "stream", StreamName(p.subject), "error", err)
 	select {
-	case p.failed <- struct{}{}:
+	case p.failed <- err:
 	default:
 	}
 }
@@ -166,13 +163,26 @@ func (p *puller) current() jetstream.ConsumeContext {
 // supervise opens p's pull subscription again, with backoff, each time it
 // failed (its consumer or stream was deleted, heartbeats stopped),
 // creating what is missing, until Close: intake never stops by itself.
+//
+// Missed heartbeats alone (a starved process, a slow server) do not end a
+// subscription: nats.go pulls again by itself. Servers before 2.10 report
+// a deleted consumer only that way, so the consumer is looked up first and
+// the subscription replaced only when that fails. Replacing it needlessly
+// would strand what it buffered until AckWait, and count those deliveries
+// against Config.MaxDeliver.
 func (src *Source) supervise(p *puller) {
 	for {
+		var err error
 		select {
-		case <-p.failed:
+		case err = <-p.failed:
 		case <-src.closing:
 			return
 		}
+		if errors.Is(err, jetstream.ErrNoHeartbeat) && src.consumerExists(p) {
+			src.log.Info("missed heartbeats on the pull subscription; its consumer is there, pulling on", "stream", StreamName(p.subject))
+			continue
+		}
+		src.log.Warn("pulling messages failed; opening the pull subscription again", "stream", StreamName(p.subject), "error", err)
 		// What the failed subscription buffered comes back after AckWait.
 		p.current().Stop()
 		for try := 1; ; try++ {
@@ -194,4 +204,13 @@ func (src *Source) supervise(p *puller) {
 			src.log.Warn("reopening the pull subscription failed; trying again", "stream", StreamName(p.subject), "error", err)
 		}
 	}
+}
+
+// consumerExists reports whether p's durable consumer answers a lookup
+// within Config.RPCTimeout.
+func (src *Source) consumerExists(p *puller) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), src.cfg.RPCTimeout)
+	defer cancel()
+	_, err := src.js.Consumer(ctx, StreamName(p.subject), src.cfg.Consumer)
+	return err == nil
 }

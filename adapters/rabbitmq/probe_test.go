@@ -40,8 +40,8 @@ func TestProbe(t *testing.T) {
 }
 
 // TestCapabilitiesPrefetch: the prefetch is reported, the runtime refuses a
-// MaxInFlight below it and accepts its default MaxInFlight (128) with the
-// default prefetch, and refuses a Config.Name other than the Source's
+// MaxInFlight set below it and accepts an unset MaxInFlight (which then
+// covers it) with the default prefetch and with a wider one, and refuses a Config.Name other than the Source's
 // consumer name; consumer names split the queue (FanOut false), and
 // Attempt does not come from the broker's count (DeliveryCount false).
 func TestCapabilitiesPrefetch(t *testing.T) {
@@ -59,8 +59,11 @@ func TestCapabilitiesPrefetch(t *testing.T) {
 		t.Error("a runtime named billing accepted a Source opened for ledger")
 	}
 	wide := newSource(t, Config{Queue: queue, Consumer: "ledger", Prefetch: 300})
-	_, err := consumer.New(wide, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "ledger", Logger: testLogger()})
+	_, err := consumer.New(wide, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "ledger", MaxInFlight: 128, Logger: testLogger()})
 	if err == nil || !strings.Contains(err.Error(), "prefetch (300)") {
 		t.Errorf("MaxInFlight 128 with prefetch 300: %v, want refused", err)
+	}
+	if _, err := consumer.New(wide, h, consumer.Config{Duplicates: consumer.AllowDuplicates("test: counts deliveries, not effects"), Name: "ledger", Logger: testLogger()}); err != nil {
+		t.Errorf("MaxInFlight unset with prefetch 300 (it defaults to the prefetch): %v", err)
 	}
 }

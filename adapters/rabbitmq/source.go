@@ -337,9 +337,20 @@ func (src *Source) shutdown(ctx context.Context, sess *session) error {
 		_, _, err := sess.acks.flush(true)
 		return err
 	})
-	step("closing the consume channel", sess.ch.Close)
-	step("closing the publish channel", sess.pub.Load().ch.Close)
-	step("closing the connection", sess.conn.Close)
+	// A channel or connection already closed (the broker or the library
+	// closed it after the acks above went out) is where these steps lead:
+	// not an error of Close's.
+	closeStep := func(what string, close func() error) {
+		step(what, func() error {
+			if err := close(); !errors.Is(err, amqp.ErrClosed) {
+				return err
+			}
+			return nil
+		})
+	}
+	closeStep("closing the consume channel", sess.ch.Close)
+	closeStep("closing the publish channel", sess.pub.Load().ch.Close)
+	closeStep("closing the connection", sess.conn.Close)
 	return errors.Join(errs...)
 }
 
