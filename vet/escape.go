@@ -73,6 +73,9 @@ var Escape = &analysis.Analyzer{
 }
 
 func runEscape(pass *analysis.Pass) (any, error) {
+	if pass.TypesInfo == nil || len(pass.Files) == 0 {
+		return nil, nil // a dependency loaded from export data: no source, no facts
+	}
 	eng := newFlowEngine(pass)
 	eng.exportFacts()
 	if !imports(pass, pathPostgres) {

@@ -61,6 +61,9 @@ const (
 )
 
 func runNoDedupe(pass *analysis.Pass) (any, error) {
+	if pass.TypesInfo == nil || len(pass.Files) == 0 {
+		return nil, nil // a dependency loaded from export data: no source, no facts
+	}
 	markWithoutClaim(pass)
 	newFn := lookup(pass, pathConsumer, "New")
 	if newFn == nil {

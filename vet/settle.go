@@ -48,6 +48,9 @@ var Settle = &analysis.Analyzer{
 }
 
 func runSettle(pass *analysis.Pass) (any, error) {
+	if pass.TypesInfo == nil || len(pass.Files) == 0 {
+		return nil, nil // a dependency loaded from export data: no source, no facts
+	}
 	if frameworkPackage(pass.Pkg.Path()) || !buildsConsumer(pass) {
 		return nil, nil
 	}
