@@ -207,9 +207,9 @@ func (src *Source) supervise(p *puller) {
 }
 
 // consumerExists reports whether p's durable consumer answers a lookup
-// within Config.RPCTimeout.
+// within Config.RPCTimeout; a lookup under way when Close begins ends then.
 func (src *Source) consumerExists(p *puller) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), src.cfg.RPCTimeout)
+	ctx, cancel := context.WithTimeout(src.life, src.cfg.RPCTimeout)
 	defer cancel()
 	_, err := src.js.Consumer(ctx, StreamName(p.subject), src.cfg.Consumer)
 	return err == nil
