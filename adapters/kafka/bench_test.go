@@ -41,6 +41,9 @@ import (
 // alternating (a) the baseline and (b) consumer.Consumer over this Source
 // (Concurrency 16, MaxInFlight 4096, ReceiveBatch 1000; the library's
 // defaults with ONCELY_KAFKA_BENCH_DEFAULTS=1), both with a no-op handler.
+// With ONCELY_BENCH_HANDLER=json both handle 1 KB JSON orders with the
+// realistic handler of BenchmarkObservability (benchtest.Work): the loop
+// one record after another, as it is taught, oncely with its concurrency.
 //
 // The baseline is the loop franz-go's examples teach for a group consumer
 // that commits itself: DisableAutoCommit, then PollFetches, handle every
@@ -415,6 +418,7 @@ func consumeFranz(t *testing.T, addrs []string, topic, group string) benchResult
 	n := 0
 	var first, lastPoll, longest time.Duration
 	var at int
+	work, jsonWork := &benchtest.Work{}, benchtest.JSONWork()
 	for n < benchRecords {
 		fs := cl.PollFetches(ctx)
 		fs.EachError(func(topic string, partition int32, err error) {
@@ -422,9 +426,15 @@ func consumeFranz(t *testing.T, addrs []string, topic, group string) benchResult
 		})
 		fs.EachRecord(func(r *kgo.Record) {
 			m := &consumer.Message{ID: string(r.Headers[0].Value), Key: string(r.Key), Body: r.Value}
-			if noop(m) {
-				n++
+			if !noop(m) {
+				return
 			}
+			if jsonWork {
+				if err := work.Handle(m.Body); err != nil {
+					t.Error(err)
+				}
+			}
+			n++
 		})
 		if now := time.Since(start); n > 0 {
 			if first == 0 {
@@ -452,6 +462,7 @@ func consumeSource(t *testing.T, addrs []string, topic, group string) benchResul
 	}
 	n := 0
 	var first time.Duration
+	work, jsonWork := &benchtest.Work{}, benchtest.JSONWork()
 	for n < benchRecords {
 		ds, err := src.Receive(ctx, MaxPollRecordsDefault)
 		if err != nil {
@@ -461,9 +472,15 @@ func consumeSource(t *testing.T, addrs []string, topic, group string) benchResul
 			first = time.Since(start)
 		}
 		for _, d := range ds {
-			if noop(d.Message()) {
-				n++
+			if !noop(d.Message()) {
+				continue
 			}
+			if jsonWork {
+				if err := work.Handle(d.Message().Body); err != nil {
+					t.Error(err)
+				}
+			}
+			n++
 			if err := d.Ack(ctx); err != nil {
 				t.Fatal(err)
 			}
