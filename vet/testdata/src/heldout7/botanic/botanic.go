@@ -18,8 +18,8 @@ import (
 	"example.com/platform"
 )
 
-// careSheet is how much water a species needs.
-type careSheet struct {
+// CareSheet is how much water a species needs.
+type CareSheet struct {
 	Species   string  `json:"species"`
 	MlPerPot  float64 `json:"ml_per_pot"`
 	MaxPerDay int     `json:"max_per_day"`
@@ -27,7 +27,7 @@ type careSheet struct {
 
 // warmCache loads every care sheet into Redis before the consumer starts,
 // so the handler reads sheets without a database round trip.
-func warmCache(ctx context.Context, rdb *redis.Client, sheets []careSheet) error {
+func warmCache(ctx context.Context, rdb *redis.Client, sheets []CareSheet) error {
 	for _, s := range sheets {
 		b, err := json.Marshal(s)
 		if err != nil {
@@ -41,7 +41,7 @@ func warmCache(ctx context.Context, rdb *redis.Client, sheets []careSheet) error
 }
 
 // Run warms the cache and consumes watering runs until ctx ends.
-func Run(ctx context.Context, pool *pgxpool.Pool, rdb *redis.Client, broker adapters.Broker, sheets []careSheet, log *slog.Logger) error {
+func Run(ctx context.Context, pool *pgxpool.Pool, rdb *redis.Client, broker adapters.Broker, sheets []CareSheet, log *slog.Logger) error {
 	if err := warmCache(ctx, rdb, sheets); err != nil {
 		return fmt.Errorf("botanic: %w", err)
 	}

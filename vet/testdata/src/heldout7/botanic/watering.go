@@ -25,12 +25,12 @@ type waterer struct {
 
 var errNoSheet = errors.New("botanic: no care sheet")
 
-func (w *waterer) sheet(ctx context.Context, species string) (careSheet, error) {
+func (w *waterer) sheet(ctx context.Context, species string) (CareSheet, error) {
 	raw, err := w.rdb.Get(ctx, "care:"+species).Result()
 	if err != nil {
-		return careSheet{}, fmt.Errorf("%w for %s: %w", errNoSheet, species, err)
+		return CareSheet{}, fmt.Errorf("%w for %s: %w", errNoSheet, species, err)
 	}
-	var s careSheet
+	var s CareSheet
 	err = json.Unmarshal([]byte(raw), &s)
 	return s, err
 }
