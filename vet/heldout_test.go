@@ -58,6 +58,11 @@ var heldOutRounds = []struct {
 	// correct package, 2 reports); a chain from a dependency container
 	// (gym, missed).
 	{"heldout6/...", 15, 13, 3},
+	// 30 service packages by another hand, written blind after heldout6's
+	// measure; measured untuned: 14 of 15, no report on its 15 correct
+	// packages. Missed: the tx kept in a map on the receiver, for a
+	// ticker loop (carnival).
+	{"heldout7/...", 15, 14, 0},
 }
 
 // TestHeldOut runs every analyzer over each held-out round (ANSWERS.md in
