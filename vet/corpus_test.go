@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/tools/go/analysis/analysistest"
@@ -35,14 +36,13 @@ type line struct {
 // bug each, marked // want. It measures recall (bugs reported) and
 // precision (reports that are bugs), and holds them to the floors above.
 func TestCorpus(t *testing.T) {
-	pkgs := loadTestdata(t, "corpus/...")
-	graph, err := checker.Analyze(vet.Analyzers(), pkgs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkgs, graph := analyzedTestdata(t)
 	want := map[line]string{} // the bug lines, by package
 	got := map[line][]string{}
 	for _, pkg := range pkgs {
+		if !strings.HasPrefix(pkg.PkgPath, "corpus/") {
+			continue
+		}
 		for _, f := range pkg.Syntax {
 			for _, cg := range f.Comments {
 				for _, c := range cg.List {
@@ -55,6 +55,9 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 	for _, act := range graph.Roots {
+		if !strings.HasPrefix(act.Package.PkgPath, "corpus/") {
+			continue
+		}
 		if act.Err != nil {
 			t.Fatalf("%s on %s: %v", act.Analyzer.Name, act.Package.PkgPath, act.Err)
 		}
@@ -101,21 +104,48 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-// loadTestdata loads the packages of testdata/src matching pattern, with
+var testdataOnce struct {
+	sync.Once
+	pkgs  []*packages.Package
+	graph *checker.Graph
+	err   error
+}
+
+// analyzedTestdata loads the corpus and every held-out round once, and runs
+// every analyzer over them once: they share the stubs and the standard
+// library, whose loading and analysis dominate each. TestCorpus and
+// TestHeldOut each measure their own packages of the result.
+func analyzedTestdata(t *testing.T) ([]*packages.Package, *checker.Graph) {
+	t.Helper()
+	testdataOnce.Do(func() {
+		patterns := []string{"corpus/..."}
+		for _, r := range heldOutRounds {
+			patterns = append(patterns, r.pattern)
+		}
+		testdataOnce.pkgs = loadTestdata(t, patterns...)
+		testdataOnce.graph, testdataOnce.err = checker.Analyze(vet.Analyzers(), testdataOnce.pkgs, nil)
+	})
+	if testdataOnce.pkgs == nil || testdataOnce.err != nil {
+		t.Fatalf("analysing testdata: %v", testdataOnce.err)
+	}
+	return testdataOnce.pkgs, testdataOnce.graph
+}
+
+// loadTestdata loads the packages of testdata/src matching patterns, with
 // syntax and types, failing the test on any error.
-func loadTestdata(t *testing.T, pattern string) []*packages.Package {
+func loadTestdata(t *testing.T, patterns ...string) []*packages.Package {
 	t.Helper()
 	dir := analysistest.TestData()
 	pkgs, err := packages.Load(&packages.Config{
 		Mode: packages.LoadAllSyntax,
 		Dir:  filepath.Join(dir, "src"),
 		Env:  append(os.Environ(), "GOPATH="+dir, "GO111MODULE=off", "GOPROXY=off", "GOFLAGS="),
-	}, pattern)
+	}, patterns...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := packages.PrintErrors(pkgs); n > 0 {
-		t.Fatalf("%d errors loading %s", n, pattern)
+		t.Fatalf("%d errors loading %s", n, strings.Join(patterns, " "))
 	}
 	return pkgs
 }
