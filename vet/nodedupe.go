@@ -41,6 +41,10 @@ import (
 // TestVetAndNewAgree runs NoDedupe and consumer.New over the same chains
 // and checks that they agree.
 //
+// It also reports the entry of a table of routes, each given its own
+// consumer.New in a range loop, whose own chain has no idempotency
+// middleware (see tableEntries).
+//
 // It also reports consumer.Deduplicating used in a package that never
 // reports a claim (see markWithoutClaim): a mark without a claim.
 //
@@ -72,7 +76,7 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 	if newFn == nil {
 		return nil, nil
 	}
-	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}, helpers: map[*ast.FuncDecl]tri{}, following: map[*types.Var]bool{}}
+	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}, helpers: map[*ast.FuncDecl]tri{}, following: map[*types.Var]bool{}, reported: map[ast.Expr]bool{}}
 	d.marks = []types.Object{lookup(pass, pathMiddleware, "Idempotency"), lookup(pass, pathConsumer, "Deduplicating")}
 	if cfg, ok := lookup(pass, pathConsumer, "Config").(*types.TypeName); ok {
 		if st, ok := cfg.Type().Underlying().(*types.Struct); ok {
@@ -112,6 +116,8 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 				}
 				if chain == no {
 					report(pass, "nodedupe", n.Pos(), "consumer.New without an idempotency middleware: redelivered messages apply their effects again; add middleware.Idempotency(store), or opt out explicitly with Config.Duplicates = consumer.AllowDuplicates(\"why duplicates are harmless\")")
+				} else {
+					d.tableEntries(n)
 				}
 			}
 			return true
@@ -137,6 +143,7 @@ type dedupe struct {
 	// fieldVals holds the values the package gives struct fields (see
 	// fieldChain), collected on the first question.
 	fieldVals map[*types.Var][]fieldValue
+	reported  map[ast.Expr]bool // the table entries reported (see tableEntries)
 }
 
 // sees answers whether n deduplicates: yes when it uses a mark, directly or

@@ -22,11 +22,13 @@ import (
 // //oncely:allow nodedupe REASON, or build the container in this package.
 
 // fieldValue is a value the package gives a struct field, with the body of
-// the function that gives it (nil at package level); a nil value is one
-// that cannot be seen.
+// the function that gives it (nil at package level) and the composite
+// literal it is in (nil in an assignment); a nil value is one that cannot
+// be seen.
 type fieldValue struct {
 	value ast.Expr
 	body  *ast.BlockStmt
+	lit   *ast.CompositeLit
 }
 
 // fieldChain answers whether the field sel selects (a Middleware, or with
@@ -43,10 +45,7 @@ func (d *dedupe) fieldChain(sel *ast.SelectorExpr, spread bool) tri {
 	if d.following[field] {
 		return no // the field's own value, appended to: its other values answer
 	}
-	if d.fieldVals == nil {
-		d.fieldVals = fieldValues(d.pass.TypesInfo, d.pass.Files)
-	}
-	values := d.fieldVals[field]
+	values := d.valuesOf(field)
 	if len(values) == 0 {
 		return unknown
 	}
@@ -66,6 +65,15 @@ func (d *dedupe) fieldChain(sel *ast.SelectorExpr, spread bool) tri {
 		}))
 	}
 	return answer
+}
+
+// valuesOf returns the values the package gives field (see fieldValues),
+// collected on the first question.
+func (d *dedupe) valuesOf(field *types.Var) []fieldValue {
+	if d.fieldVals == nil {
+		d.fieldVals = fieldValues(d.pass.TypesInfo, d.pass.Files)
+	}
+	return d.fieldVals[field]
 }
 
 // fieldValues returns, for every struct field the files give a value, the
@@ -91,7 +99,8 @@ func fieldValues(info *types.Info, files []*ast.File) map[*types.Var][]fieldValu
 			if v == nil {
 				return
 			}
-			out[v] = append(out[v], fieldValue{value, funcBody(enclosing(stack, at))})
+			lit, _ := at.(*ast.CompositeLit)
+			out[v] = append(out[v], fieldValue{value, funcBody(enclosing(stack, at)), lit})
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
