@@ -21,8 +21,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 76
-	corpusCaught = 76
+	corpusBugs   = 80
+	corpusCaught = 80
 )
 
 type line struct {

@@ -43,7 +43,9 @@ import (
 //   - a call through a struct field bound to a handle wherever the package
 //     sets it (see poolFields): an interface field holding the pool, a
 //     stored method value (pool.Exec), generated query code built from the
-//     pool (orderdb.New(pool));
+//     pool (orderdb.New(pool)); also through a local assigned such a
+//     field or handle (q := h.q), where a binding assignment reaches the
+//     call (not after q = q.WithTx(tx); see localBinds);
 //
 //   - a call of a function of another package that runs statements
 //     through such a handle itself (a repository method writing through
@@ -92,6 +94,10 @@ import (
 // the handler's call into a component (a method of another type, the
 // method of an interface field's dynamic type, a function held by a field,
 // a helper the handler gives the pool), naming the statement's line. A
+// function of another package (a repository writing through its pool, a
+// client making an effect) is a component too: the report names the
+// statement in that package from the fact's site, and points at it as
+// related information where the file set has its file (see factSite). A
 // helper given the pgx.Tx is a handler in its own right and its
 // statements are reported where they are.
 //
@@ -161,7 +167,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
 	exportReadsOnly(pass, decls)
-	fields := poolFields(pass)
+	fields, locals := poolFields(pass)
 	exportBoundFacts(pass, fields)
 	exempt := redisLocks(pass) // the calls that are not effects: a lock, a scratch file
 	scratchFiles(pass, exempt)
@@ -202,7 +208,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					if readCall(pass, n, fields, decls) {
 						return true
 					}
-					checkTxCall(pass, n, via, at, reported, fields, exempt)
+					checkTxCall(pass, n, via, at, reported, fields, locals, exempt)
 					for _, lit := range lits.of(pass, n) {
 						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type, true))
 					}
@@ -213,10 +219,10 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
 							reported[n] = true
-							at.report(pass, n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+							at.reportAt(pass, n.Pos(), f.At, "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
 						} else if f := importedEffect(pass, m); f != nil && !reported[n] {
 							reported[n] = true
-							at.report(pass, n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+							at.reportAt(pass, n.Pos(), f.At, "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
 						} else if e := heldEffect(pass, m, n, exempt); e != "" && !reported[n] {
 							reported[n] = true
 							at.report(pass, n.Pos(), "%s is an effect outside the database (%s holds it; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", e, types.ExprString(n.Fun), txWhere(via))
@@ -236,9 +242,9 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 // checkTxCall reports call when it sends a statement outside the handler's
 // transaction; via names the helpers it was reached through, at the call
 // of the handler they were reached from (nil in the handler itself).
-func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *callSite, reported map[ast.Node]bool, fields map[*types.Var]string, exempt map[*ast.CallExpr]bool) {
+func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *callSite, reported map[ast.Node]bool, fields map[*types.Var]string, locals *localBinds, exempt map[*ast.CallExpr]bool) {
 	where := txWhere(via)
-	if name, h := poolFieldCall(pass, call, fields); name != "" && !reported[call] {
+	if name, h := poolFieldCall(pass, call, fields, locals); name != "" && !reported[call] {
 		reported[call] = true
 		at.report(pass, call.Pos(), "%s runs outside the claim's transaction (it is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
 		return
@@ -255,7 +261,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *call
 	if fn := callee(pass.TypesInfo, call); fn != nil && !reported[call] {
 		if f := importedRunsOutside(pass, fn); f != nil {
 			reported[call] = true
-			at.report(pass, call.Pos(), "%s.%s runs statements outside the claim's transaction (%s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", fn.Pkg().Name(), fn.Name(), f.Via, where)
+			at.reportAt(pass, call.Pos(), f.At, "%s.%s runs statements outside the claim's transaction (%s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", fn.Pkg().Name(), fn.Name(), f.Via, where)
 			return
 		}
 	}
@@ -263,14 +269,16 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *call
 	if effect == "" {
 		effect = clientEffect(pass, call)
 	}
+	var site factSite // the effect's call in another package
 	if fn := callee(pass.TypesInfo, call); effect == "" && fn != nil {
 		if f := importedEffect(pass, fn); f != nil {
 			effect = fn.Pkg().Name() + "." + fn.Name() + " (" + f.Via + ")"
+			site = f.At
 		}
 	}
 	if effect != "" && !reported[call] {
 		reported[call] = true
-		at.report(pass, call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
+		at.reportAt(pass, call.Pos(), site, "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
 		return
 	}
 	if tv := pass.TypesInfo.Types[call.Fun]; tv.IsType() || tv.IsBuiltin() {
