@@ -52,12 +52,8 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := json.Unmarshal(msg.Body, &pc); err != nil {
 			return consumer.Permanent(err)
 		}
-		tag, err := tx.Exec(ctx, `UPDATE products SET price_cents = $2 WHERE sku = $1 AND price_cents <> $2`, pc.SKU, pc.Cents)
-		if err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE products SET price_cents = $2 WHERE sku = $1`, pc.SKU, pc.Cents); err != nil {
 			return err
-		}
-		if tag == (pgx.CommandTag{}) {
-			return nil
 		}
 		return invalidate(ctx, pc.SKU)
 	})
