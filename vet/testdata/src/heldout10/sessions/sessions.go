@@ -36,6 +36,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
+	touchDevice := func(ctx context.Context, tx pgx.Tx, device string) error {
+		_, err := tx.Exec(ctx, `UPDATE devices SET last_logout = now() WHERE id = $1`, device)
+		return err
+	}
+
 	h := postgres.HandlerFunc(func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 		var ev struct {
 			Session string `json:"session"`
@@ -45,11 +50,11 @@ func Run(ctx context.Context, cfg Config) error {
 			return consumer.Permanent(err)
 		}
 		g, gctx := errgroup.WithContext(ctx)
-		g.Go(func() error {
-			_, err := tx.Exec(gctx, `UPDATE sessions SET ended_at = now() WHERE id = $1 AND ended_at IS NULL`, ev.Session)
+		g.Go(func() error { return touchDevice(gctx, tx, ev.Device) }) // want "."
+		if _, err := tx.Exec(ctx, `UPDATE sessions SET ended_at = now() WHERE id = $1 AND ended_at IS NULL`, ev.Session); err != nil {
+			_ = g.Wait()
 			return err
-		})
-		g.Go(func() error { _, err := tx.Exec(gctx, `UPDATE devices SET last_logout = now() WHERE id = $1`, ev.Device); return err }) // want "."
+		}
 		return g.Wait()
 	})
 
