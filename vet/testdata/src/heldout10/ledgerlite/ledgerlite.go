@@ -1,6 +1,6 @@
 // Package ledgerlite posts journal entries from RabbitMQ. Each entry's
 // balance recomputation is handed to a small pool of workers so the handler
-// returns quickly.
+// returns without waiting for it.
 package ledgerlite
 
 import (
@@ -29,7 +29,6 @@ type recompute struct {
 	ctx     context.Context
 	tx      pgx.Tx
 	account string
-	done    chan error
 }
 
 // Run consumes journal entries until ctx ends.
@@ -49,8 +48,9 @@ func Run(ctx context.Context, cfg Config) error {
 				case <-ctx.Done():
 					return
 				case j := <-jobs:
-					_, err := j.tx.Exec(j.ctx, `UPDATE accounts SET balance = (SELECT coalesce(sum(amount), 0) FROM entries WHERE account_id = $1) WHERE id = $1`, j.account)
-					j.done <- err
+					if _, err := j.tx.Exec(j.ctx, `UPDATE accounts SET balance = (SELECT coalesce(sum(amount), 0) FROM entries WHERE account_id = $1) WHERE id = $1`, j.account); err != nil {
+						cfg.Log.Warn("balance recompute", "account", j.account, "err", err)
+					}
 				}
 			}
 		}()
@@ -81,13 +81,12 @@ func Run(ctx context.Context, cfg Config) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO entries (account_id, amount, message_id) VALUES ($1, $2, $3)`, e.Account, e.Amount, msg.ID); err != nil {
 			return err
 		}
-		done := make(chan error, 1)
 		select {
-		case jobs <- recompute{ctx: ctx, tx: tx, account: e.Account, done: done}: // want "."
+		case jobs <- recompute{ctx: ctx, tx: tx, account: e.Account}: // want "."
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		return <-done
+		return nil
 	})
 
 	c, err := consumer.New(src, h, consumer.Config{Name: "ledgerlite"}, middleware.Idempotency(st))
