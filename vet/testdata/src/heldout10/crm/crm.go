@@ -21,6 +21,8 @@ import (
 type Config struct {
 	Kafka string
 	Pool  *pgxpool.Pool
+	// OnPing is told each time the upstream's ping arrives; nil ignores it.
+	OnPing func(at time.Time)
 }
 
 // Run runs every consumer until ctx ends or one fails.
@@ -33,8 +35,6 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-
-	var lastPing time.Time
 
 	routes := []struct {
 		topic, name string
@@ -65,9 +65,11 @@ func Run(ctx context.Context, cfg Config) error {
 			return err
 		}), ""},
 		{"crm.ping", "crm-ping", consumer.HandlerFunc(func(ctx context.Context, msg *consumer.Message) error {
-			lastPing = time.Now()
+			if cfg.OnPing != nil {
+				cfg.OnPing(time.Now())
+			}
 			return nil
-		}), "only sets an in-memory liveness timestamp"},
+		}), "only reports upstream liveness to a gauge"},
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -89,6 +91,5 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		g.Go(func() error { return c.Run(gctx) })
 	}
-	_ = lastPing
 	return g.Wait()
 }

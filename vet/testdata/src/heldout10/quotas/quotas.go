@@ -51,7 +51,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 
 	h := postgres.HandlerFunc(func(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
-		once.Do(func() { loadLimits(ctx) })
+		once.Do(func() { loadLimits(context.WithoutCancel(ctx)) })
 		if loadErr != nil {
 			return loadErr
 		}

@@ -33,7 +33,7 @@ type event struct {
 
 // Run consumes ticket events until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
-	reports, err := sql.Open("pgx", cfg.ReportDSN)
+	reports, err := sql.Open("pgx", cfg.ReportDSN) // driver registered by main
 	if err != nil {
 		return err
 	}
