@@ -33,4 +33,6 @@ func Start(ctx context.Context, pool *pgxpool.Pool, broker adapters.Broker, carr
 	return nil
 }
 
-func carrierNew(url string) *carrierClient { return newCarrier(url, &http.Client{Timeout: 10 * time.Second}) }
+func carrierNew(url string) *carrierClient {
+	return newCarrier(url, &http.Client{Timeout: 10 * time.Second})
+}
