@@ -44,8 +44,9 @@ func (r *Recorder) fault(ctx context.Context, tx pgx.Tx, msg *consumer.Message) 
 
 func (r *Recorder) position(ctx context.Context, tx pgx.Tx, msg *consumer.Message) error {
 	var p struct {
-		Vehicle  string  `json:"vehicle"`
-		Lat, Lon float64 `json:"lat"`
+		Vehicle string  `json:"vehicle"`
+		Lat     float64 `json:"lat"`
+		Lon     float64 `json:"lon"`
 	}
 	if err := json.Unmarshal(msg.Body, &p); err != nil {
 		return consumer.Permanent(err)
