@@ -1,0 +1,5 @@
+package requests
+
+import "errors"
+
+var errTooWide = errors.New("report has too many columns")
