@@ -23,7 +23,9 @@ import (
 //     consumer.HandlerFunc there, and the handler a local variable of
 //     interface type is assigned (see claimedHandlers);
 //   - the functions a handler runs through a function value given its
-//     transaction: the routes of a router's table (see routedHandlers).
+//     transaction: the routes of a router's table (see routedHandlers);
+//   - every function of the shape postgres.HandlerFunc or BatchHandlerFunc
+//     takes, wherever it is wired (see shapedHandlers).
 //
 // A call given to postgres.HandlerFunc or BatchHandlerFunc (a generic
 // wrapper that decodes the payload) is looked into: the functions it is
@@ -174,6 +176,9 @@ func txHandlers(pass *analysis.Pass, decls *funcDecls) []*txHandler {
 			}
 			return true
 		})
+	}
+	for _, n := range shapedHandlers(pass) {
+		add(n, funcType(n), funcBody(n))
 	}
 	for {
 		routed := routedHandlers(pass, decls, out)
