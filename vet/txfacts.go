@@ -45,7 +45,7 @@ func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
 				}
 			}
 		}
-		return ""
+		return handleArgument(pass, call)
 	}, func(fn *types.Func) route {
 		if f := importedRunsOutside(pass, fn); f != nil {
 			return route(*f)
