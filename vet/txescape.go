@@ -20,7 +20,7 @@ import (
 // constant SELECT through Query, QueryRow or their …Context forms whose
 // text shows no side effect — no schema function, no lock, see
 // selectWrites — a
-// method that only reads: see selectCall, readsOnly) commits and repeats
+// method that only reads: see selectCall, readsOnly, dynamicReads, stmtRead) commits and repeats
 // nothing and is not reported, though it does not see the transaction's
 // uncommitted writes.
 //
@@ -199,7 +199,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					case *ast.SelectorExpr:
 						callOf[f.Sel] = n
 					}
-					if readCall(pass, n, fields, decls) {
+					if readCall(pass, n, fields, decls) || dynamicReads(pass, n, dyn, decls) {
 						return true
 					}
 					checkTxCall(pass, n, via, at, reported, fields, exempt)
