@@ -111,7 +111,7 @@ var TxEscape = &analysis.Analyzer{
 	Run:  runTxEscape,
 	// FactTypes: runsOutside, so that calls into other packages of the
 	// module (a repository holding the pool) are followed.
-	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect), new(readsOnly)},
+	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect), new(readsOnly), new(decorates)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -161,6 +161,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
 	exportReadsOnly(pass, decls)
+	exportDecorators(pass, decls)
 	fields := poolFields(pass)
 	exportBoundFacts(pass, fields)
 	exempt := redisLocks(pass) // the calls that are not effects: a lock, a scratch file
