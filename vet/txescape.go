@@ -211,6 +211,9 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					if dm := dynamicMethods(pass, n, dyn); len(dm) > 0 {
 						ms = dm
 					}
+					if rm := returnedMethods(pass, n, decls); len(rm) > 0 {
+						ms = rm
+					}
 					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
 							reported[n] = true
