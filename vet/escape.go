@@ -39,7 +39,8 @@ import (
 // or the context stored where it outlives the handler (see parksTx and
 // storesTx): in a field or element of the receiver, a parameter or a
 // captured variable, in a package-level variable, or in a sync.Map or an
-// atomic reached from one — a background flusher or the next message then
+// atomic reached from one, or in a field of a local pointer into such
+// state (v := p.sessions.get(id); v.tx = tx; see outerAlias) — a background flusher or the next message then
 // uses a transaction that has ended.
 //
 // A function given to time.AfterFunc that uses either is reported as well.
@@ -113,7 +114,11 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				if node != top {
 					break
 				}
-				if lhs, obj := parksTx(pass, n, node, body, tracked); obj != nil && !reported[n] {
+				lhs, obj := parksTx(pass, n, node, body, tracked)
+				if obj == nil {
+					lhs, obj = parksInAlias(pass, decls, n, node, body, tracked)
+				}
+				if obj != nil && !reported[n] {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "the handler's %s %s is stored in %s, which outlives the handler: whoever reads it later (a flusher, the next message) uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", what(obj), obj.Name(), types.ExprString(lhs))
 				}
