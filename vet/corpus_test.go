@@ -21,8 +21,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 82
-	corpusCaught = 82
+	corpusBugs   = 88
+	corpusCaught = 88
 )
 
 type line struct {

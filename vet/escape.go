@@ -39,7 +39,8 @@ import (
 // or the context stored where it outlives the handler (see parksTx and
 // storesTx): in a field or element of the receiver, a parameter or a
 // captured variable, in a package-level variable, or in a sync.Map or an
-// atomic reached from one — a background flusher or the next message then
+// atomic reached from one, or in a field of a local pointer into such
+// state (v := p.sessions.get(id); v.tx = tx; see outerAlias) — a background flusher or the next message then
 // uses a transaction that has ended.
 //
 // A function given to time.AfterFunc that uses either is reported as well.
@@ -54,7 +55,10 @@ import (
 // errgroup. The context is reported there only when it is stored (a
 // goroutine using only the context may be joined in the callee). A store
 // into the callee's receiver is fine when the receiver is a local of the
-// handler (a per-message batch).
+// handler (a per-message batch). What a component does with what the
+// handler gave it (a worker pool's Submit sending it on a channel) is
+// reported on the handler's call into the component (see
+// escapeReporter).
 //
 // What it does not catch: the transaction reaching another goroutine
 // through an interface method or a function value whose target is not
@@ -82,12 +86,14 @@ func runEscape(pass *analysis.Pass) (any, error) {
 		return nil, nil
 	}
 	decls := newFuncDecls(pass)
-	fc := &flowCheck{eng: eng, dyn: dynamicFields(pass), funcs: funcFields(pass), txFuncs: map[types.Object]bool{}, decls: decls}
+	fc := &flowCheck{eng: eng, dyn: dynamicFields(pass), funcs: funcFields(pass), txFuncs: map[types.Object]bool{}, holdsTx: map[types.Object]bool{}, decls: decls}
 	reported := map[ast.Node]bool{}
+	rep := &escapeReporter{pass: pass, reported: reported}
 	visited := map[ast.Node]bool{}
-	var top ast.Node // the handler being walked
-	var walk func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool)
-	walk = func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool) {
+	var top ast.Node         // the handler being walked
+	var recv *types.TypeName // its receiver's type
+	var walk func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool, at ast.Node)
+	walk = func(node ast.Node, body *ast.BlockStmt, tracked map[types.Object]bool, at ast.Node) {
 		if body == nil || visited[node] {
 			return
 		}
@@ -100,23 +106,25 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				if obj == nil && !joined(pass, n, body) {
 					obj = uses(pass, n.Call, tracked)
 				}
-				if obj != nil && !reported[n] {
-					reported[n] = true
-					reportRelated(pass, "escape", n.Pos(), useInside(pass, n, obj), "goroutine captures the handler's %s %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", what(obj), obj.Name())
+				if obj != nil {
+					rep.report(n, at, useInside(pass, n, obj), "goroutine captures %s: it can outlive the handler and the claim's transaction (committed or rolled back when the handler returns), or race with the handler on it; finish the work before returning", fc.subject(obj))
 				}
 				return false
 			case *ast.AssignStmt:
 				if node != top {
 					break
 				}
-				if lhs, obj := parksTx(pass, n, node, body, tracked); obj != nil && !reported[n] {
+				lhs, obj := parksTx(pass, n, node, body, tracked)
+				if obj == nil {
+					lhs, obj = parksInAlias(pass, decls, n, node, body, tracked)
+				}
+				if obj != nil && !reported[n] {
 					reported[n] = true
 					report(pass, "escape", n.Pos(), "the handler's %s %s is stored in %s, which outlives the handler: whoever reads it later (a flusher, the next message) uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", what(obj), obj.Name(), types.ExprString(lhs))
 				}
 			case *ast.SendStmt:
-				if obj := uses(pass, n.Value, tracked); obj != nil && !reported[n] {
-					reported[n] = true
-					report(pass, "escape", n.Pos(), "the handler's %s %s is sent on a channel: whoever receives it can use it after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", what(obj), obj.Name())
+				if obj := uses(pass, n.Value, tracked); obj != nil {
+					rep.report(n, at, nil, "%s is sent on a channel: whoever receives it can use it after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", fc.subject(obj))
 				}
 			case *ast.CallExpr:
 				if node == top {
@@ -125,17 +133,14 @@ func runEscape(pass *analysis.Pass) (any, error) {
 						report(pass, "escape", n.Pos(), "the handler's %s %s is stored in %s, which outlives the handler: whoever loads it later uses a transaction that has ended, or races with the handler on it; keep it in the handler's locals", what(obj), obj.Name(), types.ExprString(n.Fun))
 					}
 				}
-				if obj := later(pass, n, tracked); obj != nil && !reported[n] {
-					reported[n] = true
-					reportRelated(pass, "escape", n.Pos(), useInside(pass, n, obj), "the function given to %s uses the handler's %s %s: it runs later, in a goroutine of its own, after the handler returned and the claim's transaction ended; finish the work before returning", types.ExprString(n.Fun), what(obj), obj.Name())
+				if obj := later(pass, n, tracked); obj != nil {
+					rep.report(n, at, useInside(pass, n, obj), "the function given to %s uses the handler's %s %s: it runs later, in a goroutine of its own, after the handler returned and the claim's transaction ended; finish the work before returning", types.ExprString(n.Fun), what(obj), obj.Name())
 				}
-				if obj := groupGo(pass, n, tracked); obj != nil && !reported[n] {
-					reported[n] = true
-					reportRelated(pass, "escape", n.Pos(), useInside(pass, n, obj), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
+				if obj := groupGo(pass, n, tracked); obj != nil {
+					rep.report(n, at, useInside(pass, n, obj), "a goroutine of %s uses the handler's transaction %s: a pgx.Tx is not safe for concurrent use, so goroutines sharing it race with each other and with the handler; run the statements in the handler's goroutine, or batch them (pgx.Batch)", types.ExprString(n.Fun), obj.Name())
 				}
-				if obj, p := fc.flowCall(pass, n, body, tracked); obj != nil && !reported[n] {
-					reported[n] = true
-					report(pass, "escape", n.Pos(), "the handler's %s %s, given to %s, %s: it is used after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", what(obj), obj.Name(), types.ExprString(n.Fun), flowMessage(p))
+				if obj, p := fc.flowCall(pass, n, body, tracked); obj != nil {
+					rep.report(n, at, nil, "the handler's %s %s, given to %s, %s: it is used after the handler returned and the claim's transaction ended, or concurrently with the handler; finish the work before returning", what(obj), obj.Name(), types.ExprString(n.Fun), flowMessage(p))
 				}
 				next, ft, nb := decls.body(calleeObj(pass, n))
 				if next == nil || ft.Params == nil {
@@ -146,13 +151,16 @@ func runEscape(pass *analysis.Pass) (any, error) {
 				for i, arg := range n.Args {
 					if i < len(params) && params[i] != nil && uses(pass, arg, tracked) != nil {
 						inner[params[i]] = true
-						if _, isFunc := params[i].Type().Underlying().(*types.Signature); isFunc && uses(pass, arg, fc.txs(tracked)) != nil {
-							fc.txFuncs[params[i]] = true
+						if uses(pass, arg, fc.txs(tracked)) != nil {
+							fc.holdsTx[params[i]] = true
+							if _, isFunc := params[i].Type().Underlying().(*types.Signature); isFunc {
+								fc.txFuncs[params[i]] = true
+							}
 						}
 					}
 				}
 				if len(inner) > 0 {
-					walk(next, nb, inner)
+					walk(next, nb, inner, siteInto(n, at, calleeObj(pass, n), recv))
 				}
 			}
 			return true
@@ -166,8 +174,8 @@ func runEscape(pass *analysis.Pass) (any, error) {
 		for o := range h.tx {
 			tracked[o] = true
 		}
-		top = h.node
-		walk(h.node, h.body, tracked)
+		top, recv = h.node, handlerRecv(pass, h.node)
+		walk(h.node, h.body, tracked, nil)
 	}
 	return nil, nil
 }

@@ -19,6 +19,7 @@ type flowCheck struct {
 	dyn     map[*types.Var][]types.Type
 	funcs   map[*types.Var][]*types.Func
 	txFuncs map[types.Object]bool
+	holdsTx map[types.Object]bool // parameters given a value using the transaction
 	decls   *funcDecls
 }
 

@@ -60,15 +60,20 @@ var heldOutRounds = []struct {
 	{"heldout6/...", 15, 15, 0},
 	// 30 service packages by another hand, written blind after heldout6's
 	// measure; measured untuned: 14 of 15, no report on its 15 correct
-	// packages. Missed: the tx kept in a map on the receiver, for a
-	// ticker loop (carnival).
-	{"heldout7/...", 15, 14, 0},
+	// packages. Tuned since for its miss: the tx stored in a value kept
+	// in a map on the receiver, for a ticker loop (carnival).
+	{"heldout7/...", 15, 15, 0},
 	// 30 service packages by another hand (ports and adapters, decorators,
 	// handler maps), written blind at the same time as heldout7; measured
 	// untuned: 9 of 15 with 4 reports off the marks (a read through a
 	// prepared *sql.Stmt and a pool-bound read taken as writes; the ctx
 	// and a closure sent to a worker reported inside the worker's package).
-	{"heldout8/...", 15, 9, 4},
+	// Tuned since: a Stmt's read and a port's read method are reads; a
+	// component's send is reported on the handler's call; decorators (of
+	// another package, or returned by a helper) are followed. Left: a
+	// handler map, a backfill and two dedupe misses (ferry, kiosk,
+	// stationery).
+	{"heldout8/...", 15, 12, 0},
 	// 30 layered services by another hand (sub-packages per layer,
 	// generic repositories, embedded stores, unit-of-work helpers), written
 	// blind after heldout6's rules; measured untuned: 6 of 15 with 2

@@ -25,6 +25,21 @@ type paramBindings struct {
 	calls  map[*types.Func][]*ast.CallExpr
 	asVal  map[*types.Func]bool
 	busy   map[*types.Var]bool
+	locals map[*types.Var][]ast.Expr // every value assigned to a variable; see localValues
+}
+
+// localValues returns every value the package assigns to each variable
+// (v := …, v = …, var v = …), computed once.
+func (b *paramBindings) localValues() map[*types.Var][]ast.Expr {
+	if b.locals == nil {
+		b.locals = map[*types.Var][]ast.Expr{}
+		eachVarAssignment(b.pass, func(id *ast.Ident, value ast.Expr) {
+			if v, ok := b.pass.TypesInfo.ObjectOf(id).(*types.Var); ok {
+				b.locals[v] = append(b.locals[v], value)
+			}
+		})
+	}
+	return b.locals
 }
 
 // paramOf is a parameter's function and position.
@@ -81,6 +96,11 @@ func (b *paramBindings) boundTo(value ast.Expr) string {
 	if h := boundTo(b.pass, value); h != "" {
 		return h
 	}
+	for _, arg := range wrappedArgs(b.pass, value, b.localValues()) {
+		if h := b.boundTo(arg); h != "" {
+			return h // a decorator of a value bound to the handle
+		}
+	}
 	id, ok := ast.Unparen(value).(*ast.Ident)
 	if !ok {
 		return ""
@@ -133,6 +153,17 @@ func (b *paramBindings) concreteTypes(value ast.Expr) []types.Type {
 	}
 	if !types.IsInterface(t) {
 		return []types.Type{t}
+	}
+	if inner := wrappedArgs(b.pass, value, b.localValues()); inner != nil {
+		var out []types.Type
+		for _, arg := range inner { // a decorator: what it wraps runs
+			ts := b.concreteTypes(arg)
+			if ts == nil {
+				return nil
+			}
+			out = append(out, ts...)
+		}
+		return out
 	}
 	id, ok := ast.Unparen(value).(*ast.Ident)
 	if !ok {

@@ -20,7 +20,7 @@ import (
 // constant SELECT through Query, QueryRow or their …Context forms whose
 // text shows no side effect — no schema function, no lock, see
 // selectWrites — a
-// method that only reads: see selectCall, readsOnly) commits and repeats
+// method that only reads: see selectCall, readsOnly, dynamicReads, stmtRead) commits and repeats
 // nothing and is not reported, though it does not see the transaction's
 // uncommitted writes.
 //
@@ -117,7 +117,7 @@ var TxEscape = &analysis.Analyzer{
 	Run:  runTxEscape,
 	// FactTypes: runsOutside, so that calls into other packages of the
 	// module (a repository holding the pool) are followed.
-	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect), new(readsOnly)},
+	FactTypes: []analysis.Fact{new(runsOutside), new(handlerRunsOutside), new(boundToHandle), new(hasEffect), new(readsOnly), new(decorates)},
 }
 
 // dbMethods are the statement-running methods of the database handles.
@@ -167,6 +167,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
 	exportReadsOnly(pass, decls)
+	exportDecorators(pass, decls)
 	fields, locals := poolFields(pass)
 	exportBoundFacts(pass, fields)
 	exempt := redisLocks(pass) // the calls that are not effects: a lock, a scratch file
@@ -205,7 +206,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					case *ast.SelectorExpr:
 						callOf[f.Sel] = n
 					}
-					if readCall(pass, n, fields, decls) {
+					if readCall(pass, n, fields, decls) || dynamicReads(pass, n, dyn, decls) {
 						return true
 					}
 					checkTxCall(pass, n, via, at, reported, fields, locals, exempt)
@@ -215,6 +216,9 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					ms := fieldFuncs(pass, n, funcs)
 					if dm := dynamicMethods(pass, n, dyn); len(dm) > 0 {
 						ms = dm
+					}
+					if rm := returnedMethods(pass, n, decls); len(rm) > 0 {
+						ms = rm
 					}
 					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {

@@ -2,7 +2,6 @@ package vet
 
 import (
 	"go/ast"
-	"go/constant"
 	"go/types"
 	"strings"
 
@@ -22,22 +21,21 @@ var dbReads = map[string]bool{
 // whose text shows no side effect (see selectWrites). Other SQL (INSERT …
 // RETURNING, a CTE) or SQL built at run time may write, and a SELECT run
 // through Exec, its rows discarded, runs for its side effects (pg_notify,
-// setval).
+// setval). A prepared *sql.Stmt is judged by the SQL it was prepared
+// with (see stmtRead).
 func selectCall(pass *analysis.Pass, call *ast.CallExpr, method string) bool {
 	if !dbReads[method] {
 		return false
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && isNamed(pass.TypesInfo.TypeOf(sel.X), pathSQL, "Stmt") {
+		return stmtRead(pass, call, method) // its SQL is where it was prepared
 	}
 	for _, a := range call.Args {
 		tv := pass.TypesInfo.Types[a]
 		if b, ok := tv.Type.Underlying().(*types.Basic); !ok || b.Info()&types.IsString == 0 {
 			continue
 		}
-		if tv.Value == nil || tv.Value.Kind() != constant.String {
-			return false
-		}
-		sql := stripSQLComments(constant.StringVal(tv.Value))
-		words := strings.Fields(sql)
-		return len(words) > 0 && strings.EqualFold(words[0], "SELECT") && !selectWrites(sql)
+		return readSQL(tv)
 	}
 	return false
 }
@@ -79,6 +77,9 @@ func (*readsOnly) String() string { return "readsOnly" }
 // exportReadsOnly exports readsOnly for the package's exported functions
 // and methods that only read.
 func exportReadsOnly(pass *analysis.Pass, decls *funcDecls) {
+	if path := pass.Pkg.Path(); path == pathSQL || strings.HasPrefix(path, "github.com/jackc/pgx/") {
+		return // the drivers' own methods are judged by their receiver (see dbHandle)
+	}
 	for fn, decl := range decls.decls {
 		if fn.Exported() && onlyReads(pass, decls, decl.Body) {
 			pass.ExportObjectFact(fn, &readsOnly{})

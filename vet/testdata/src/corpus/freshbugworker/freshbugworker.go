@@ -24,12 +24,12 @@ func (w *workers) run() {
 	}
 }
 
-func (w *workers) submit(t task) { w.tasks <- t } // want `handler's transaction`
+func (w *workers) submit(t task) { w.tasks <- t }
 
 type handler struct{ w *workers }
 
 func (h *handler) handle(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
-	h.w.submit(task{ctx: ctx, tx: tx, id: m.ID})
+	h.w.submit(task{ctx: ctx, tx: tx, id: m.ID}) // want `t, a value holding the handler.s transaction, is sent on a channel`
 	return nil
 }
 
