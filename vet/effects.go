@@ -3,6 +3,7 @@ package vet
 import (
 	"go/ast"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 )
@@ -183,8 +184,10 @@ func grpcCallOptions(sig *types.Signature) bool {
 // and the SetNX calls. A lock taken and released
 // around the handler's work changes nothing a redelivery could repeat; a
 // SetNX without a release (a "seen" key used as a dedupe) stays reported.
-// It does not match keys: a function that takes one key and releases
-// another is taken as a lock.
+// The SetNX may be in a function of another package (a cache's Lock
+// method, known by its hasEffect fact) when the function calling it
+// releases the key itself. It does not match keys: a function that takes
+// one key and releases another is taken as a lock.
 func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
 	locks := map[*ast.CallExpr]bool{}
 	isRedis := func(call *ast.CallExpr, name string) bool {
@@ -243,7 +246,7 @@ func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
 						dels(r)
 					}
 				case *ast.CallExpr:
-					if isRedis(m, "SetNX") {
+					if isRedis(m, "SetNX") || takesLock(pass, m) {
 						take = append(take, m)
 					}
 				}
@@ -266,4 +269,16 @@ func redisLocks(pass *analysis.Pass) map[*ast.CallExpr]bool {
 		})
 	}
 	return locks
+}
+
+// takesLock reports whether call is to a function of another package whose
+// only effect is the Redis command SetNX (its hasEffect fact): a lock's
+// take when the caller releases the key (see redisLocks).
+func takesLock(pass *analysis.Pass, call *ast.CallExpr) bool {
+	fn := callee(pass.TypesInfo, call)
+	if fn == nil {
+		return false
+	}
+	f := importedEffect(pass, fn)
+	return f != nil && (f.Via == "the Redis command SetNX" || strings.HasSuffix(f.Via, "→ the Redis command SetNX"))
 }

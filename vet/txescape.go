@@ -274,7 +274,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *call
 		effect = clientEffect(pass, call)
 	}
 	var site factSite // the effect's call in another package
-	if fn := callee(pass.TypesInfo, call); effect == "" && fn != nil {
+	if fn := callee(pass.TypesInfo, call); effect == "" && fn != nil && !exempt[call] {
 		if f := importedEffect(pass, fn); f != nil {
 			effect = fn.Pkg().Name() + "." + fn.Name() + " (" + f.Via + ")"
 			site = f.At

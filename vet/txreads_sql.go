@@ -39,7 +39,8 @@ var (
 // selectWrites reports whether the text of sql, a SELECT, shows that
 // running it through the pool is not a plain read:
 //
-//   - it calls a function not known to only read (see selectReadFuncs):
+//   - it calls a function not known to only read (see selectReadFuncs;
+//     PostGIS's spatial functions, named st_…, only compute):
 //     a function of the schema (SELECT award_points($1, $2)), which may
 //     write, or a built-in with a side effect (nextval, setval,
 //     pg_notify, pg_advisory_lock, whose session lock then stays on a
@@ -63,7 +64,7 @@ func selectWrites(sql string) bool {
 		if i := strings.LastIndexByte(name, '.'); i >= 0 {
 			name = name[i+1:]
 		}
-		if !selectReadFuncs[name] {
+		if !selectReadFuncs[name] && !strings.HasPrefix(name, "st_") {
 			return true
 		}
 	}

@@ -3,7 +3,8 @@ package vet
 import "testing"
 
 // TestSelectWrites pins which SELECTs are taken as reads through the pool:
-// built-in aggregates and scalar functions are; a schema function,
+// built-in aggregates and scalar functions are, and PostGIS's ST_
+// functions; a schema function,
 // nextval, an advisory lock, a locking read and SELECT … INTO are not.
 func TestSelectWrites(t *testing.T) {
 	for sql, writes := range map[string]bool{
@@ -11,6 +12,7 @@ func TestSelectWrites(t *testing.T) {
 		"SELECT coalesce(sum(cents), 0) FROM lines WHERE id = $1":          false,
 		"SELECT id FROM t WHERE id IN($1, $2) AND note = 'refund(full)'":   false,
 		"SELECT pg_catalog.current_setting('search_path')":                 false,
+		"SELECT id FROM zones WHERE ST_Contains(area, ST_Point($2, $1))":   false,
 		"SELECT nextval('invoice_numbers')":                                true,
 		"SELECT pg_advisory_lock(hashtext($1))":                            true,
 		"SELECT award_points($1, $2)":                                      true,
