@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 76
-	corpusCaught = 76
+	corpusBugs   = 77
+	corpusCaught = 77
 )
 
 type line struct {

@@ -28,9 +28,11 @@ import (
 // its Duplicates field set. Values NoDedupe cannot see through (parameters,
 // struct fields, calls of function values, and functions of another module
 // that build a handler or middleware, such as a platform team's shared
-// middleware package) are given the benefit of the doubt: it reports only
-// chains it can prove lack idempotency, and the runtime's per-message claim
-// witness catches the rest (see consumer.MarkClaimed).
+// middleware package, unless the package itself chains that function
+// beside a visible claim, see clearBeside) are given the benefit of the
+// doubt: it reports only chains it can prove lack idempotency, and the
+// runtime's per-message claim witness catches the rest (see
+// consumer.MarkClaimed).
 //
 // It also reports an unconditional opt-out (Duplicates set to a
 // consumer.AllowDuplicates call) beside a chain it sees deduplicate, which
@@ -80,6 +82,7 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	d.clearBeside(newFn, lookup(pass, pathConsumer, "Chain"))
 	for _, f := range pass.Files {
 		var stack []ast.Node
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -131,6 +134,9 @@ type dedupe struct {
 	following map[*types.Var]bool
 	fn        *ast.BlockStmt // the body enclosing the call
 	field     *types.Var     // consumer.Config's Duplicates field
+	// beside holds the functions of other packages the package chains
+	// beside a visible claim (see clearBeside).
+	beside map[*types.Func]bool
 }
 
 // sees answers whether n deduplicates: yes when it uses a mark, directly or
@@ -183,10 +189,11 @@ func (d *dedupe) sees(n ast.Node) tri {
 // builds a handler or a middleware (see buildsHandler): one declared outside
 // the package under analysis and oncely's module — another module, or
 // another package of the same module (a module path need not contain a
-// dot, and the standard library builds no consumer handler).
+// dot, and the standard library builds no consumer handler) — and that the
+// package does not chain beside a visible claim (see clearBeside).
 func (d *dedupe) foreign(obj types.Object) bool {
 	fn, ok := obj.(*types.Func)
-	if !ok || fn.Pkg() == nil || fn.Pkg() == d.pass.Pkg || !buildsHandler(fn.Type(), 2) {
+	if !ok || fn.Pkg() == nil || fn.Pkg() == d.pass.Pkg || !buildsHandler(fn.Type(), 2) || d.beside[fn.Origin()] {
 		return false
 	}
 	path := fn.Pkg().Path()

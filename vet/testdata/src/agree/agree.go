@@ -88,3 +88,13 @@ func markWithoutClaim(src consumer.Source, h consumer.Handler) {
 	mark := func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) } // want `consumer.Deduplicating marks a handler`
 	consumer.New(src, h, consumer.Config{Name: "test"}, mark)
 }
+
+func platformBesideClaim(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, consumer.Chain(h, platform.Metrics(), middleware.Idempotency(st)), consumer.Config{Name: "test"})
+}
+
+// platformMetricsOnly holds platform.Metrics, which platformBesideClaim
+// chains beside a claim, and no claim.
+func platformMetricsOnly(src consumer.Source, h consumer.Handler) {
+	consumer.New(src, consumer.Chain(h, middleware.Logging(), platform.Metrics()), consumer.Config{Name: "test"}) // want `consumer.New without an idempotency middleware`
+}
