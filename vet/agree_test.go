@@ -86,6 +86,12 @@ var agreeChains = map[string]chain{
 	"platformMetricsOnly": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
 		return consumer.Chain(h, logging, logging), none, nil
 	},
+	"forwardedLogging": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
+		return h, none, []consumer.Middleware{logging}
+	},
+	"forwardedClaim": func(h consumer.Handler, idem consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
+		return h, none, []consumer.Middleware{logging, idem}
+	},
 	"markWithoutClaim": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
 		return h, none, []consumer.Middleware{func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) }}
 	},

@@ -98,3 +98,14 @@ func platformBesideClaim(src consumer.Source, h consumer.Handler, st store.Store
 func platformMetricsOnly(src consumer.Source, h consumer.Handler) {
 	consumer.New(src, consumer.Chain(h, middleware.Logging(), platform.Metrics()), consumer.Config{Name: "test"}) // want `consumer.New without an idempotency middleware`
 }
+
+// listed hands back the middleware it is given.
+func listed(mws ...consumer.Middleware) []consumer.Middleware { return mws }
+
+func forwardedLogging(src consumer.Source, h consumer.Handler) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, listed(middleware.Logging())...) // want `consumer.New without an idempotency middleware`
+}
+
+func forwardedClaim(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, listed(middleware.Logging(), middleware.Idempotency(st))...)
+}
