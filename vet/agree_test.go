@@ -92,6 +92,9 @@ var agreeChains = map[string]chain{
 	"forwardedClaim": func(h consumer.Handler, idem consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
 		return h, none, []consumer.Middleware{logging, idem}
 	},
+	"tupleInHandler": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
+		return h, none, nil
+	},
 	"markWithoutClaim": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
 		return h, none, []consumer.Middleware{func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) }}
 	},

@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 78
-	corpusCaught = 78
+	corpusBugs   = 79
+	corpusCaught = 79
 )
 
 type line struct {

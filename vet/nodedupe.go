@@ -26,6 +26,7 @@ import (
 // (see helperChain; a Config too, see helperConfig). The Config opts out when its literal sets
 // Duplicates, or a local Config variable is assigned such a literal or has
 // its Duplicates field set. Values NoDedupe cannot see through (parameters,
+// locals assigned out of sight whose type can carry a handler, see unseen,
 // struct fields, calls of function values, and functions of another module
 // that build a handler or middleware, such as a platform team's shared
 // middleware package, unless the package itself chains that function
@@ -164,7 +165,7 @@ func (d *dedupe) sees(n ast.Node) tri {
 			d.following[v] = true // cycles: a variable is followed once per path
 			for _, rhs := range d.assigned(v) {
 				if rhs == nil {
-					answer = max(answer, unknown)
+					answer = max(answer, d.unseen(v))
 				} else {
 					answer = max(answer, d.sees(rhs))
 				}

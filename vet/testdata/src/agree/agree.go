@@ -6,6 +6,7 @@ package agree
 
 import (
 	"context"
+	"strconv"
 
 	"example.com/platform"
 	"github.com/oncely/oncely/consumer"
@@ -108,4 +109,15 @@ func forwardedLogging(src consumer.Source, h consumer.Handler) {
 
 func forwardedClaim(src consumer.Source, h consumer.Handler, st store.Store) {
 	consumer.New(src, h, consumer.Config{Name: "test"}, listed(middleware.Logging(), middleware.Idempotency(st))...)
+}
+
+// tupleInHandler's handler assigns a local from a call with two results;
+// the local's type holds no handler.
+func tupleInHandler(src consumer.Source) {
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		n, err := strconv.Atoi(m.ID)
+		_ = n
+		return err
+	})
+	consumer.New(src, h, consumer.Config{Name: "test"}) // want `consumer.New without an idempotency middleware`
 }
