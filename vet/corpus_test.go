@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 79
-	corpusCaught = 79
+	corpusBugs   = 82
+	corpusCaught = 82
 )
 
 type line struct {

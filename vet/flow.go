@@ -71,7 +71,14 @@ func newFlowEngine(pass *analysis.Pass) *flowEngine {
 		strings.HasPrefix(path, "github.com/jackc/pgx/") {
 		return nil
 	}
-	prog := ssa.NewProgram(pass.Fset, ssa.InstantiateGenerics)
+	pkg := buildSSA(pass, 0)
+	return &flowEngine{pass: pass, pkg: pkg, memo: map[*ssa.Function]map[int]paramFlow{}, busy: map[*ssa.Function]bool{}}
+}
+
+// buildSSA builds the SSA form of the package under analysis, its imports
+// created from their types only (their functions have no bodies).
+func buildSSA(pass *analysis.Pass, mode ssa.BuilderMode) *ssa.Package {
+	prog := ssa.NewProgram(pass.Fset, ssa.InstantiateGenerics|mode)
 	created := map[*types.Package]bool{}
 	var createAll func(pkgs []*types.Package)
 	createAll = func(pkgs []*types.Package) {
@@ -86,7 +93,7 @@ func newFlowEngine(pass *analysis.Pass) *flowEngine {
 	createAll(pass.Pkg.Imports())
 	pkg := prog.CreatePackage(pass.Pkg, pass.Files, pass.TypesInfo, false)
 	pkg.Build()
-	return &flowEngine{pass: pass, pkg: pkg, memo: map[*ssa.Function]map[int]paramFlow{}, busy: map[*ssa.Function]bool{}}
+	return pkg
 }
 
 // standardLibrary reports whether the package under analysis is in GOROOT.

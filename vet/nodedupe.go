@@ -23,11 +23,14 @@ import (
 // through a function of the same package that uses them. A middleware slice
 // passed with ... is looked up in the enclosing function: its composite
 // literals and appends, and in a helper of the package that returns it
-// (see helperChain; a Config too, see helperConfig). The Config opts out when its literal sets
+// (see helperChain; a Config too, see helperConfig), or in the values the
+// package gives the struct field it is read from (see fieldChain). The
+// Config opts out when its literal sets
 // Duplicates, or a local Config variable is assigned such a literal or has
 // its Duplicates field set. Values NoDedupe cannot see through (parameters,
 // locals assigned out of sight whose type can carry a handler, see unseen,
-// struct fields, calls of function values, and functions of another module
+// fields of another package's types or given no value in sight, calls of
+// function values, and functions of another module
 // that build a handler or middleware, such as a platform team's shared
 // middleware package, unless the package itself chains that function
 // beside a visible claim, see clearBeside) are given the benefit of the
@@ -40,6 +43,10 @@ import (
 // consumer.New refuses with consumer.ErrOptOutWithIdempotency.
 // TestVetAndNewAgree runs NoDedupe and consumer.New over the same chains
 // and checks that they agree.
+//
+// It also reports the entry of a table of routes, each given its own
+// consumer.New in a range loop, whose own chain has no idempotency
+// middleware (see tableEntries).
 //
 // It also reports consumer.Deduplicating used in a package that never
 // reports a claim (see markWithoutClaim): a mark without a claim.
@@ -72,7 +79,7 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 	if newFn == nil {
 		return nil, nil
 	}
-	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}, helpers: map[*ast.FuncDecl]tri{}, following: map[*types.Var]bool{}}
+	d := &dedupe{pass: pass, decls: newFuncDecls(pass), memo: map[ast.Node]tri{}, helpers: map[*ast.FuncDecl]tri{}, following: map[*types.Var]bool{}, reported: map[ast.Expr]bool{}}
 	d.marks = []types.Object{lookup(pass, pathMiddleware, "Idempotency"), lookup(pass, pathConsumer, "Deduplicating")}
 	if cfg, ok := lookup(pass, pathConsumer, "Config").(*types.TypeName); ok {
 		if st, ok := cfg.Type().Underlying().(*types.Struct); ok {
@@ -113,6 +120,8 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 				}
 				if chain == no {
 					report(pass, "nodedupe", n.Pos(), "consumer.New without an idempotency middleware: redelivered messages apply their effects again; add middleware.Idempotency(store), or opt out explicitly with Config.Duplicates = consumer.AllowDuplicates(\"why duplicates are harmless\")")
+				} else {
+					d.tableEntries(n)
 				}
 			}
 			return true
@@ -135,6 +144,10 @@ type dedupe struct {
 	following map[*types.Var]bool
 	fn        *ast.BlockStmt // the body enclosing the call
 	field     *types.Var     // consumer.Config's Duplicates field
+	// fieldVals holds the values the package gives struct fields (see
+	// fieldChain), collected on the first question.
+	fieldVals map[*types.Var][]fieldValue
+	reported  map[ast.Expr]bool // the table entries reported (see tableEntries)
 	// beside holds the functions of other packages the package chains
 	// beside a visible claim (see clearBeside).
 	beside map[*types.Func]bool
@@ -254,8 +267,11 @@ func (d *dedupe) middleware(arg ast.Expr, spread bool) tri {
 			if _, ok := d.pass.TypesInfo.Uses[a.Sel].(*types.Func); ok {
 				return d.sees(a)
 			}
-			return unknown // a field
+			return d.fieldChain(a, false)
 		}
+	}
+	if sel, ok := arg.(*ast.SelectorExpr); ok && spread {
+		return d.fieldChain(sel, true)
 	}
 	if call, ok := arg.(*ast.CallExpr); ok && spread {
 		if answer, ok := d.helperChain(call); ok {
@@ -276,36 +292,45 @@ func (d *dedupe) middleware(arg ast.Expr, spread bool) tri {
 	}
 	answer := no
 	for _, rhs := range d.assigned(v) {
-		switch r := ast.Unparen(rhs).(type) {
-		case nil:
+		if rhs == nil {
 			return unknown
-		case *ast.CompositeLit:
-			answer = max(answer, d.elements(r))
-		case *ast.CallExpr:
-			if id, ok := ast.Unparen(r.Fun).(*ast.Ident); ok && id.Name == "append" && d.pass.TypesInfo.Types[r.Fun].IsBuiltin() {
-				for i, a := range r.Args[1:] {
-					if a := ast.Unparen(a); d.localVar(a) == v {
-						continue
-					}
-					answer = max(answer, d.middleware(a, r.Ellipsis != 0 && i == len(r.Args)-2))
-				}
-				continue
-			}
-			if h, ok := d.helperChain(r); ok && spread {
-				answer = max(answer, h)
-			} else if spread {
-				answer = max(answer, d.sees(r))
-				if answer == no && d.opaqueCall(r) {
-					answer = unknown
-				}
-			} else {
-				answer = max(answer, d.middleware(r, false))
-			}
-		default:
-			answer = max(answer, d.middleware(r, spread))
 		}
+		answer = max(answer, d.value(rhs, spread, func(a ast.Expr) bool { return d.localVar(a) == v }))
 	}
 	return answer
+}
+
+// value answers whether r, a value given to a variable or a field holding
+// a Middleware (or with spread a slice of them), deduplicates; self tells
+// the variable's own value, appended to, which answers nothing.
+func (d *dedupe) value(r ast.Expr, spread bool, self func(ast.Expr) bool) tri {
+	switch r := ast.Unparen(r).(type) {
+	case *ast.CompositeLit:
+		return d.elements(r)
+	case *ast.CallExpr:
+		if id, ok := ast.Unparen(r.Fun).(*ast.Ident); ok && id.Name == "append" && d.pass.TypesInfo.Types[r.Fun].IsBuiltin() {
+			answer := no
+			for i, a := range r.Args[1:] {
+				if a := ast.Unparen(a); self(a) {
+					continue
+				}
+				answer = max(answer, d.middleware(a, r.Ellipsis != 0 && i == len(r.Args)-2))
+			}
+			return answer
+		}
+		if h, ok := d.helperChain(r); ok && spread {
+			return h
+		}
+		if !spread {
+			return d.middleware(r, false)
+		}
+		if answer := d.sees(r); answer != no || !d.opaqueCall(r) {
+			return answer
+		}
+		return unknown
+	default:
+		return d.middleware(r, spread)
+	}
 }
 
 // opaqueCall reports whether call's result cannot be seen through: a call

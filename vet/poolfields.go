@@ -22,8 +22,8 @@ import (
 //
 // A field also assigned anything else (a transaction, a parameter) is not
 // returned: which value a handler sees is not known. The local variables
-// that poolLocals finds are returned too.
-func poolFields(pass *analysis.Pass) map[*types.Var]string {
+// that poolLocals finds are returned too, with where they are bound.
+func poolFields(pass *analysis.Pass) (map[*types.Var]string, *localBinds) {
 	bound := map[*types.Var]string{}
 	other := map[*types.Var]bool{}
 	params := newParamBindings(pass)
@@ -53,13 +53,13 @@ func poolFields(pass *analysis.Pass) map[*types.Var]string {
 			bound[v] = fact.Handle // bound in its own package
 		}
 	}
-	poolLocals(pass, bound)
+	locals := poolLocals(pass, bound)
 	for v := range bound {
 		if dbHandle(v.Type()) != "" {
 			delete(bound, v) // its method calls are reported as such
 		}
 	}
-	return bound
+	return bound, locals
 }
 
 // boundToHandle is TxEscape's fact about a struct field or a
@@ -122,10 +122,11 @@ func boundTo(pass *analysis.Pass, value ast.Expr) string {
 // returned — its function value called (h.exec(ctx, …), exec(ctx, …)), or
 // a method taking a context called on it (h.q.InsertOrder(ctx, …),
 // h.db.Exec(ctx, …), q.InsertOrder(ctx, …)) — its name and what it is
-// bound to.
-func poolFieldCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Var]string) (string, string) {
+// bound to. A local is taken as bound at the call only when one of its
+// binding assignments may reach it (see localBinds).
+func poolFieldCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Var]string, locals *localBinds) (string, string) {
 	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
-		if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && fields[v] != "" {
+		if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok && fields[v] != "" && locals.reaches(v, id) {
 			return v.Name(), fields[v] // a local holding a method value
 		}
 	}
@@ -142,6 +143,9 @@ func poolFieldCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Va
 		v, _ = pass.TypesInfo.Uses[x.Sel].(*types.Var)
 	case *ast.Ident:
 		v, _ = pass.TypesInfo.Uses[x].(*types.Var)
+		if v != nil && !locals.reaches(v, x) {
+			return "", ""
+		}
 	}
 	if v == nil || fields[v] == "" {
 		return "", ""
@@ -151,42 +155,6 @@ func poolFieldCall(pass *analysis.Pass, call *ast.CallExpr, fields map[*types.Va
 		return "", ""
 	}
 	return v.Name() + "." + sel.Sel.Name, fields[v]
-}
-
-// poolLocals adds to bound the local variables of the package that may
-// hold a handle where a call through them does not show it: a variable of
-// interface type assigned the handle (var db execer = tx; if direct { db =
-// h.pool }), assigned a handle's method value, or assigned a field bound
-// to the pool (q := h.queries). One such assignment is enough, whatever
-// else the variable is assigned: a handler that may run a statement
-// through the pool has the bug on that path. A local assigned a value
-// built from the pool by a call (q := orderdb.New(h.pool)) is not added:
-// TxEscape reports that call where it is made.
-func poolLocals(pass *analysis.Pass, bound map[*types.Var]string) {
-	fields := map[*types.Var]string{}
-	for v, h := range bound {
-		fields[v] = h
-	}
-	note := func(id *ast.Ident, value ast.Expr) {
-		v, ok := pass.TypesInfo.ObjectOf(id).(*types.Var)
-		if !ok || v.IsField() || v.Parent() == nil || v.Parent() == pass.Pkg.Scope() || dbHandle(v.Type()) != "" {
-			return
-		}
-		value = ast.Unparen(value)
-		if _, isCall := value.(*ast.CallExpr); isCall {
-			return
-		}
-		if h := boundTo(pass, value); h != "" && (dbHandle(pass.TypesInfo.TypeOf(value)) == "" || queryingInterface(v.Type())) {
-			bound[v] = h
-			return
-		}
-		if sel, ok := value.(*ast.SelectorExpr); ok {
-			if f, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Var); ok && fields[f] != "" {
-				bound[v] = fields[f]
-			}
-		}
-	}
-	eachVarAssignment(pass, note)
 }
 
 // eachVarAssignment calls note for every value the package gives a named

@@ -43,7 +43,9 @@ import (
 //   - a call through a struct field bound to a handle wherever the package
 //     sets it (see poolFields): an interface field holding the pool, a
 //     stored method value (pool.Exec), generated query code built from the
-//     pool (orderdb.New(pool));
+//     pool (orderdb.New(pool)); also through a local assigned such a
+//     field or handle (q := h.q), where a binding assignment reaches the
+//     call (not after q = q.WithTx(tx); see localBinds);
 //
 //   - a call of a function of another package that runs statements
 //     through such a handle itself (a repository method writing through
@@ -161,7 +163,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 	decls := newFuncDecls(pass)
 	exportRunsOutside(pass, decls)
 	exportReadsOnly(pass, decls)
-	fields := poolFields(pass)
+	fields, locals := poolFields(pass)
 	exportBoundFacts(pass, fields)
 	exempt := redisLocks(pass) // the calls that are not effects: a lock, a scratch file
 	scratchFiles(pass, exempt)
@@ -202,7 +204,7 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					if readCall(pass, n, fields, decls) {
 						return true
 					}
-					checkTxCall(pass, n, via, at, reported, fields, exempt)
+					checkTxCall(pass, n, via, at, reported, fields, locals, exempt)
 					for _, lit := range lits.of(pass, n) {
 						walk(lit, lit.Body, append(via[:len(via):len(via)], types.ExprString(n.Fun)), at.into(pass, n, lit.Type, true))
 					}
@@ -236,9 +238,9 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 // checkTxCall reports call when it sends a statement outside the handler's
 // transaction; via names the helpers it was reached through, at the call
 // of the handler they were reached from (nil in the handler itself).
-func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *callSite, reported map[ast.Node]bool, fields map[*types.Var]string, exempt map[*ast.CallExpr]bool) {
+func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *callSite, reported map[ast.Node]bool, fields map[*types.Var]string, locals *localBinds, exempt map[*ast.CallExpr]bool) {
 	where := txWhere(via)
-	if name, h := poolFieldCall(pass, call, fields); name != "" && !reported[call] {
+	if name, h := poolFieldCall(pass, call, fields, locals); name != "" && !reported[call] {
 		reported[call] = true
 		at.report(pass, call.Pos(), "%s runs outside the claim's transaction (it is bound to %s; %s): it commits on its own and repeats on every redelivery; build it from the handler's pgx.Tx", name, h, where)
 		return

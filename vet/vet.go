@@ -20,8 +20,9 @@
 //     with a context, a function of the module that makes one, a
 //     function field or variable holding a client's function).
 //   - NoDedupe: consumer.New with no idempotency middleware and no explicit
-//     Config.Duplicates opt-out; consumer.Deduplicating in a package that
-//     never claims.
+//     Config.Duplicates opt-out (also a chain kept in a struct field of the
+//     package, and a route table's entry given its own consumer in a loop);
+//     consumer.Deduplicating in a package that never claims.
 //   - Escape: the handler's transaction or context captured by a goroutine
 //     started in the handler (unless only the context, joined), sent on a
 //     channel, stored where it outlives the handler, or the transaction
