@@ -20,8 +20,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 82
-	corpusCaught = 82
+	corpusBugs   = 83
+	corpusCaught = 83
 )
 
 type line struct {

@@ -112,8 +112,12 @@ func ownCode(pass *analysis.Pass) bool {
 // effect outside the database (see outsideEffect and clientEffect),
 // itself or through functions it calls (Via says how). A transactional
 // handler calling it makes that effect: a notification client wrapped by
-// a package of the team's own.
-type hasEffect struct{ Via string }
+// a package of the team's own. At is the call that makes it (see
+// factSite).
+type hasEffect struct {
+	Via string
+	At  factSite
+}
 
 // AFact marks hasEffect as an analysis fact.
 func (*hasEffect) AFact() {}
@@ -133,16 +137,16 @@ func exportEffects(pass *analysis.Pass, decls *funcDecls, exempt map[*ast.CallEx
 			return e
 		}
 		return clientEffect(pass, call)
-	}, func(fn *types.Func) string {
+	}, func(fn *types.Func) route {
 		if f := importedEffect(pass, fn); f != nil {
-			return f.Via
+			return route(*f)
 		}
-		return ""
+		return route{}
 	})
 	for fn := range decls.decls {
 		if fn.Exported() {
-			if v := via(fn); v != "" {
-				pass.ExportObjectFact(fn, &hasEffect{Via: v})
+			if r := via(fn); r.Via != "" {
+				pass.ExportObjectFact(fn, &hasEffect{Via: r.Via, At: r.At})
 			}
 		}
 	}

@@ -94,6 +94,10 @@ import (
 // the handler's call into a component (a method of another type, the
 // method of an interface field's dynamic type, a function held by a field,
 // a helper the handler gives the pool), naming the statement's line. A
+// function of another package (a repository writing through its pool, a
+// client making an effect) is a component too: the report names the
+// statement in that package from the fact's site, and points at it as
+// related information where the file set has its file (see factSite). A
 // helper given the pgx.Tx is a handler in its own right and its
 // statements are reported where they are.
 //
@@ -215,10 +219,10 @@ func runTxEscape(pass *analysis.Pass) (any, error) {
 					for _, m := range ms {
 						if f := importedRunsOutside(pass, m); f != nil && !reported[n] {
 							reported[n] = true
-							at.report(pass, n.Pos(), "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+							at.reportAt(pass, n.Pos(), f.At, "%s runs statements outside the claim's transaction (the field holds %s.%s; %s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
 						} else if f := importedEffect(pass, m); f != nil && !reported[n] {
 							reported[n] = true
-							at.report(pass, n.Pos(), "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
+							at.reportAt(pass, n.Pos(), f.At, "%s is an effect outside the database (the field holds %s.%s; %s; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", types.ExprString(n.Fun), m.Pkg().Name(), m.Name(), f.Via, txWhere(via))
 						} else if e := heldEffect(pass, m, n, exempt); e != "" && !reported[n] {
 							reported[n] = true
 							at.report(pass, n.Pos(), "%s is an effect outside the database (%s holds it; %s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox, or mark a reviewed, idempotent call with //oncely:allow txescape REASON", e, types.ExprString(n.Fun), txWhere(via))
@@ -257,7 +261,7 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *call
 	if fn := callee(pass.TypesInfo, call); fn != nil && !reported[call] {
 		if f := importedRunsOutside(pass, fn); f != nil {
 			reported[call] = true
-			at.report(pass, call.Pos(), "%s.%s runs statements outside the claim's transaction (%s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", fn.Pkg().Name(), fn.Name(), f.Via, where)
+			at.reportAt(pass, call.Pos(), f.At, "%s.%s runs statements outside the claim's transaction (%s; %s): they commit on their own and repeat on every redelivery; give it the handler's pgx.Tx", fn.Pkg().Name(), fn.Name(), f.Via, where)
 			return
 		}
 	}
@@ -265,14 +269,16 @@ func checkTxCall(pass *analysis.Pass, call *ast.CallExpr, via []string, at *call
 	if effect == "" {
 		effect = clientEffect(pass, call)
 	}
+	var site factSite // the effect's call in another package
 	if fn := callee(pass.TypesInfo, call); effect == "" && fn != nil {
 		if f := importedEffect(pass, fn); f != nil {
 			effect = fn.Pkg().Name() + "." + fn.Name() + " (" + f.Via + ")"
+			site = f.At
 		}
 	}
 	if effect != "" && !reported[call] {
 		reported[call] = true
-		at.report(pass, call.Pos(), "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
+		at.reportAt(pass, call.Pos(), site, "%s is an effect outside the database (%s): the claim's rollback cannot undo it, and it repeats on every redelivery; use the outbox (write the message in the handler's transaction), or mark a reviewed, idempotent call with //oncely:allow txescape REASON", effect, where)
 		return
 	}
 	if tv := pass.TypesInfo.Types[call.Fun]; tv.IsType() || tv.IsBuiltin() {

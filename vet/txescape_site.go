@@ -62,18 +62,32 @@ func (s *callSite) into(pass *analysis.Pass, n ast.Node, ft *ast.FuncType, compo
 // transaction, where the call site says (see callSite). An
 // //oncely:allow txescape comment at pos silences it.
 func (s *callSite) report(pass *analysis.Pass, pos token.Pos, format string, args ...any) {
+	s.reportAt(pass, pos, factSite{}, format, args...)
+}
+
+// reportAt is report for a call at pos into a function of another package
+// that runs the statement at site (none when site has no file): the
+// message names the site, and the report points at it as related
+// information where the file set has it (see factSite).
+func (s *callSite) reportAt(pass *analysis.Pass, pos token.Pos, site factSite, format string, args ...any) {
+	var remote []analysis.RelatedInformation
+	if site.File != "" {
+		format += " [the statement at %s]"
+		args = append(args, site.String())
+		remote = site.related(pass, "the statement the call runs, in its own package")
+	}
 	if s == nil {
-		report(pass, "txescape", pos, format, args...)
+		reportRelated(pass, "txescape", pos, remote, format, args...)
 		return
 	}
 	if s.own {
 		p := pass.Fset.Position(s.pos)
-		reportRelated(pass, "txescape", pos, []analysis.RelatedInformation{{Pos: s.pos, Message: "the transactional handler's call"}},
+		reportRelated(pass, "txescape", pos, append([]analysis.RelatedInformation{{Pos: s.pos, Message: "the transactional handler's call"}}, remote...),
 			format+" [from the handler's call at %s:%d]", append(args, filepath.Base(p.Filename), p.Line)...)
 		return
 	}
 	if found, _ := allowComment(pass, "txescape", pos); found {
-		report(pass, "txescape", pos, format, args...)
+		reportRelated(pass, "txescape", pos, remote, format, args...)
 		return
 	}
 	if s.done {
@@ -81,7 +95,7 @@ func (s *callSite) report(pass *analysis.Pass, pos token.Pos, format string, arg
 	}
 	s.done = true
 	p := pass.Fset.Position(pos)
-	reportRelated(pass, "txescape", s.pos, []analysis.RelatedInformation{{Pos: pos, Message: "the statement outside the claim's transaction"}},
+	reportRelated(pass, "txescape", s.pos, append([]analysis.RelatedInformation{{Pos: pos, Message: "the statement outside the claim's transaction"}}, remote...),
 		format+" [at %s:%d]", append(args, filepath.Base(p.Filename), p.Line)...)
 }
 

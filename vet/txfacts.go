@@ -14,7 +14,11 @@ import (
 // package or of packages it imports. A transactional handler that calls it
 // from another package sends those statements outside the claim's
 // transaction: a repository method writing through the pool it holds.
-type runsOutside struct{ Via string }
+// At is the statement (see factSite).
+type runsOutside struct {
+	Via string
+	At  factSite
+}
 
 // AFact marks runsOutside as an analysis fact.
 func (*runsOutside) AFact() {}
@@ -42,59 +46,64 @@ func exportRunsOutside(pass *analysis.Pass, decls *funcDecls) {
 			}
 		}
 		return ""
-	}, func(fn *types.Func) string {
+	}, func(fn *types.Func) route {
 		if f := importedRunsOutside(pass, fn); f != nil {
-			return f.Via
+			return route(*f)
 		}
-		return ""
+		return route{}
 	})
 	for fn := range decls.decls {
 		if !fn.Exported() {
 			continue // other packages cannot call it
 		}
-		if v := via(fn); v != "" {
-			pass.ExportObjectFact(fn, &runsOutside{Via: v})
+		if r := via(fn); r.Via != "" {
+			pass.ExportObjectFact(fn, &runsOutside{Via: r.Via, At: r.At})
 		}
 	}
-	exportHandlerFacts(pass, decls, via)
+	exportHandlerFacts(pass, decls, func(fn *types.Func) string { return via(fn).Via })
 }
 
 // reachVia returns a function telling how a function of decls reaches what
-// direct finds in a call: "" when it does not; direct's answer for a call
-// in its body; or "name → how" through the first call of a function of the
-// package that does, or of another package's function whose fact imported
-// reports (its Via). Answers are memoised; a cycle counts as not reaching.
-func reachVia(pass *analysis.Pass, decls *funcDecls, direct func(*ast.CallExpr) string, imported func(*types.Func) string) func(*types.Func) string {
-	memo := map[*types.Func]string{}
-	var via func(fn *types.Func) string
-	via = func(fn *types.Func) string {
-		if v, ok := memo[fn]; ok {
-			return v
+// direct finds in a call: no route (Via "") when it does not; direct's
+// answer for a call in its body, at that call; or "name → how" through the
+// first call of a function of the package that does, or of another
+// package's function whose fact imported reports (its route), at the
+// statement that route ends on. Answers are memoised; a cycle counts as
+// not reaching.
+func reachVia(pass *analysis.Pass, decls *funcDecls, direct func(*ast.CallExpr) string, imported func(*types.Func) route) func(*types.Func) route {
+	memo := map[*types.Func]route{}
+	var via func(fn *types.Func) route
+	via = func(fn *types.Func) route {
+		if r, ok := memo[fn]; ok {
+			return r
 		}
-		memo[fn] = "" // cycles: assume not
+		memo[fn] = route{} // cycles: assume not
 		decl := decls.decls[fn]
 		if decl == nil {
-			return ""
+			return route{}
 		}
-		found := ""
+		var found route
 		ast.Inspect(decl.Body, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
-			if !ok || found != "" {
-				return found == ""
+			if !ok || found.Via != "" {
+				return found.Via == ""
 			}
-			if found = direct(call); found != "" {
+			if v := direct(call); v != "" {
+				found = route{Via: v, At: siteOf(pass, call.Pos())}
 				return false
 			}
 			if next := callee(pass.TypesInfo, call); next != nil {
+				var r route
 				if next.Pkg() == pass.Pkg {
-					if v := via(next.Origin()); v != "" {
-						found = next.Name() + " → " + v
-					}
-				} else if v := imported(next); v != "" {
-					found = next.Name() + " → " + v
+					r = via(next.Origin())
+				} else {
+					r = imported(next)
+				}
+				if r.Via != "" {
+					found = route{Via: next.Name() + " → " + r.Via, At: r.At}
 				}
 			}
-			return found == ""
+			return found.Via == ""
 		})
 		memo[fn] = found
 		return found
