@@ -80,6 +80,21 @@ var agreeChains = map[string]chain{
 	"flagBypass": func(h consumer.Handler, idem consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
 		return h, none, []consumer.Middleware{wrapping(idem, true)}
 	},
+	"platformBesideClaim": func(h consumer.Handler, idem consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
+		return consumer.Chain(h, logging, idem), none, nil
+	},
+	"platformMetricsOnly": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
+		return consumer.Chain(h, logging, logging), none, nil
+	},
+	"forwardedLogging": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
+		return h, none, []consumer.Middleware{logging}
+	},
+	"forwardedClaim": func(h consumer.Handler, idem consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
+		return h, none, []consumer.Middleware{logging, idem}
+	},
+	"tupleInHandler": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
+		return h, none, nil
+	},
 	"markWithoutClaim": func(h consumer.Handler, _ consumer.Middleware) (consumer.Handler, consumer.Duplicates, []consumer.Middleware) {
 		return h, none, []consumer.Middleware{func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) }}
 	},

@@ -21,8 +21,8 @@ import (
 // one that catches more raises the floor. No report on a line without a
 // // want comment is tolerated: precision stays 100 %.
 const (
-	corpusBugs   = 89
-	corpusCaught = 89
+	corpusBugs   = 92
+	corpusCaught = 92
 )
 
 type line struct {

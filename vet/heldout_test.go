@@ -72,8 +72,11 @@ var heldOutRounds = []struct {
 	// component's send is reported on the handler's call; decorators (of
 	// another package, or returned by a helper) are followed. Left: a
 	// handler map, a backfill and two dedupe misses (ferry, kiosk,
-	// stationery).
-	{"heldout8/...", 15, 12, 0},
+	// stationery), since caught by nodedupe: a platform middleware the
+	// package chains beside a claim elsewhere (ferry), a chain listed
+	// through a helper handing back its parameters (kiosk), a handler
+	// beginning its own transaction behind logging only (stationery).
+	{"heldout8/...", 15, 15, 0},
 	// 30 layered services by another hand (sub-packages per layer,
 	// generic repositories, embedded stores, unit-of-work helpers), written
 	// blind after heldout6's rules; measured untuned: 6 of 15 with 2
@@ -91,8 +94,10 @@ var heldOutRounds = []struct {
 	// function-typed variables, type switches, five brokers), written
 	// blind after heldout6's rules; measured untuned: 13 of 15, no report
 	// on its 15 correct packages. Missed: two consumers whose chains hold
-	// only logging or a local timing middleware (geo, rewards).
-	{"heldout10/...", 15, 13, 0},
+	// only logging or a local timing middleware (geo, rewards). 14 of 15
+	// with heldout8's nodedupe rules, written without sight of it
+	// (rewards caught).
+	{"heldout10/...", 15, 14, 0},
 }
 
 // TestHeldOut runs every analyzer over each held-out round (ANSWERS.md in

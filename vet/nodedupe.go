@@ -28,12 +28,15 @@ import (
 // Config opts out when its literal sets
 // Duplicates, or a local Config variable is assigned such a literal or has
 // its Duplicates field set. Values NoDedupe cannot see through (parameters,
+// locals assigned out of sight whose type can carry a handler, see unseen,
 // fields of another package's types or given no value in sight, calls of
 // function values, and functions of another module
 // that build a handler or middleware, such as a platform team's shared
-// middleware package) are given the benefit of the doubt: it reports only
-// chains it can prove lack idempotency, and the runtime's per-message claim
-// witness catches the rest (see consumer.MarkClaimed).
+// middleware package, unless the package itself chains that function
+// beside a visible claim, see clearBeside) are given the benefit of the
+// doubt: it reports only chains it can prove lack idempotency, and the
+// runtime's per-message claim witness catches the rest (see
+// consumer.MarkClaimed).
 //
 // It also reports an unconditional opt-out (Duplicates set to a
 // consumer.AllowDuplicates call) beside a chain it sees deduplicate, which
@@ -87,6 +90,7 @@ func runNoDedupe(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	d.clearBeside(newFn, lookup(pass, pathConsumer, "Chain"))
 	for _, f := range pass.Files {
 		var stack []ast.Node
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -144,6 +148,9 @@ type dedupe struct {
 	// fieldChain), collected on the first question.
 	fieldVals map[*types.Var][]fieldValue
 	reported  map[ast.Expr]bool // the table entries reported (see tableEntries)
+	// beside holds the functions of other packages the package chains
+	// beside a visible claim (see clearBeside).
+	beside map[*types.Func]bool
 }
 
 // sees answers whether n deduplicates: yes when it uses a mark, directly or
@@ -171,7 +178,7 @@ func (d *dedupe) sees(n ast.Node) tri {
 			d.following[v] = true // cycles: a variable is followed once per path
 			for _, rhs := range d.assigned(v) {
 				if rhs == nil {
-					answer = max(answer, unknown)
+					answer = max(answer, d.unseen(v))
 				} else {
 					answer = max(answer, d.sees(rhs))
 				}
@@ -196,10 +203,11 @@ func (d *dedupe) sees(n ast.Node) tri {
 // builds a handler or a middleware (see buildsHandler): one declared outside
 // the package under analysis and oncely's module — another module, or
 // another package of the same module (a module path need not contain a
-// dot, and the standard library builds no consumer handler).
+// dot, and the standard library builds no consumer handler) — and that the
+// package does not chain beside a visible claim (see clearBeside).
 func (d *dedupe) foreign(obj types.Object) bool {
 	fn, ok := obj.(*types.Func)
-	if !ok || fn.Pkg() == nil || fn.Pkg() == d.pass.Pkg || !buildsHandler(fn.Type(), 2) {
+	if !ok || fn.Pkg() == nil || fn.Pkg() == d.pass.Pkg || !buildsHandler(fn.Type(), 2) || d.beside[fn.Origin()] {
 		return false
 	}
 	path := fn.Pkg().Path()

@@ -10,7 +10,9 @@ import (
 // standardChain(log)...)): the helper's answer is what every value it
 // returns answers, read in the helper's own body (a slice literal, a
 // local variable and its appends, a Config literal and the fields set on
-// it). A helper that returns a parameter, a field, a named result or the
+// it). A chain helper that only hands back its parameters answers what its
+// caller's arguments answer (see forwarded); a helper that returns a
+// parameter among other values, a field, a named result or the
 // result of a call it cannot see into answers unknown, and so does a
 // helper of another package (a platform team's chain may add the
 // idempotency middleware): the benefit of the doubt stays with what is
@@ -75,6 +77,9 @@ func (d *dedupe) helperChain(call *ast.CallExpr) (tri, bool) {
 	decl := d.helperDecl(call)
 	if decl == nil {
 		return unknown, false
+	}
+	if answer, ok := d.forwarded(decl, call); ok {
+		return answer, true
 	}
 	return d.helperReturns(decl, func(r ast.Expr) tri { return d.middleware(r, true) }), true
 }

@@ -6,6 +6,7 @@ package agree
 
 import (
 	"context"
+	"strconv"
 
 	"example.com/platform"
 	"github.com/oncely/oncely/consumer"
@@ -87,4 +88,36 @@ func flagBypass(src consumer.Source, h consumer.Handler, st store.Store) {
 func markWithoutClaim(src consumer.Source, h consumer.Handler) {
 	mark := func(next consumer.Handler) consumer.Handler { return consumer.Deduplicating(next) } // want `consumer.Deduplicating marks a handler`
 	consumer.New(src, h, consumer.Config{Name: "test"}, mark)
+}
+
+func platformBesideClaim(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, consumer.Chain(h, platform.Metrics(), middleware.Idempotency(st)), consumer.Config{Name: "test"})
+}
+
+// platformMetricsOnly holds platform.Metrics, which platformBesideClaim
+// chains beside a claim, and no claim.
+func platformMetricsOnly(src consumer.Source, h consumer.Handler) {
+	consumer.New(src, consumer.Chain(h, middleware.Logging(), platform.Metrics()), consumer.Config{Name: "test"}) // want `consumer.New without an idempotency middleware`
+}
+
+// listed hands back the middleware it is given.
+func listed(mws ...consumer.Middleware) []consumer.Middleware { return mws }
+
+func forwardedLogging(src consumer.Source, h consumer.Handler) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, listed(middleware.Logging())...) // want `consumer.New without an idempotency middleware`
+}
+
+func forwardedClaim(src consumer.Source, h consumer.Handler, st store.Store) {
+	consumer.New(src, h, consumer.Config{Name: "test"}, listed(middleware.Logging(), middleware.Idempotency(st))...)
+}
+
+// tupleInHandler's handler assigns a local from a call with two results;
+// the local's type holds no handler.
+func tupleInHandler(src consumer.Source) {
+	h := consumer.HandlerFunc(func(ctx context.Context, m *consumer.Message) error {
+		n, err := strconv.Atoi(m.ID)
+		_ = n
+		return err
+	})
+	consumer.New(src, h, consumer.Config{Name: "test"}) // want `consumer.New without an idempotency middleware`
 }

@@ -1,0 +1,36 @@
+// Package gapbugbeside is a corpus handler package with a bug (see
+// vet/corpus_test.go): of two consumers, the orders one is given a chain
+// pre-built with the platform's metrics middleware beside
+// middleware.Idempotency; the refunds one is given a chain with the same
+// metrics middleware and logging only, and a Config without Duplicates.
+package gapbugbeside
+
+import (
+	"context"
+
+	"corpus/internal/platform"
+	"github.com/jackc/pgx/v5"
+	"github.com/oncely/oncely/consumer"
+	"github.com/oncely/oncely/middleware"
+	"github.com/oncely/oncely/store/postgres"
+)
+
+func order(ctx context.Context, tx pgx.Tx, m *consumer.Message) error {
+	_, err := tx.Exec(ctx, "INSERT INTO orders (id) VALUES ($1)", m.ID)
+	return err
+}
+
+type refunds struct{}
+
+func (refunds) Handle(ctx context.Context, m *consumer.Message) error { return nil }
+
+// Wire starts both consumers.
+func Wire(orders, refundSrc consumer.Source, st *postgres.Store) error {
+	claimed := consumer.Chain(postgres.HandlerFunc(order), platform.Metrics(), middleware.Idempotency(st))
+	if _, err := consumer.New(orders, claimed, consumer.Config{Name: "orders"}); err != nil {
+		return err
+	}
+	logged := consumer.Chain(refunds{}, middleware.Logging(), platform.Metrics())
+	_, err := consumer.New(refundSrc, logged, consumer.Config{Name: "refunds"}) // want `consumer.New without an idempotency middleware`
+	return err
+}
