@@ -149,11 +149,7 @@ func parksInAlias(pass *analysis.Pass, decls *funcDecls, as *ast.AssignStmt, fn 
 		if outside || !ok || !outerAlias(pass, decls, v, fn, body) {
 			continue
 		}
-		r := as.Rhs[0]
-		if len(as.Rhs) == len(as.Lhs) {
-			r = as.Rhs[i]
-		}
-		if obj := carriesTx(pass, r, tracked); obj != nil {
+		if obj := carriesTx(pass, assignedTo(as, i), tracked); obj != nil {
 			return l, obj
 		}
 	}

@@ -21,11 +21,7 @@ func parksTx(pass *analysis.Pass, as *ast.AssignStmt, fn ast.Node, body *ast.Blo
 		if !ok || root == nil {
 			continue
 		}
-		r := as.Rhs[0]
-		if len(as.Rhs) == len(as.Lhs) {
-			r = as.Rhs[i]
-		}
-		if obj := carriesTx(pass, r, tracked); obj != nil {
+		if obj := carriesTx(pass, assignedTo(as, i), tracked); obj != nil {
 			return l, obj
 		}
 	}
@@ -171,4 +167,13 @@ func outerRoot(pass *analysis.Pass, l ast.Expr, fn ast.Node, body *ast.BlockStmt
 			return nil, false
 		}
 	}
+}
+
+// assignedTo returns the value as assigns to its i-th left-hand side: the
+// i-th right-hand side, or the one call of a multi-value assignment.
+func assignedTo(as *ast.AssignStmt, i int) ast.Expr {
+	if len(as.Rhs) == len(as.Lhs) {
+		return as.Rhs[i]
+	}
+	return as.Rhs[0]
 }
