@@ -18,8 +18,10 @@ import (
 // TestFaultNATSClusterStreamLeaderKilled: on three nats-servers
 // (scripts/cluster.sh start nats) with the source, retry and dead-letter
 // streams replicated on all three, the server leading the source stream is
-// killed mid-run and restarted. Every message's effect commits once, per
-// key in publish order.
+// killed mid-run and restarted. Every message's effect commits once. Key
+// order is not asserted: deliveries the dying server had sent and the Source
+// never received come back after AckWait, behind later messages of their
+// keys (docs/brokers.md); the run logs how many effects that reordered.
 func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
 	natsClusterFault(t, false).requireNothingLost(t)
 }
@@ -28,7 +30,9 @@ func TestFaultNATSClusterStreamLeaderKilled(t *testing.T) {
 // the retry stream is killed as a handler fails, while its retry (or
 // dead-letter) copy is being published.
 func TestFaultNATSClusterCopyLeaderKilled(t *testing.T) {
-	natsClusterFault(t, true).requireNothingLost(t)
+	res := natsClusterFault(t, true)
+	res.requireNothingLost(t)
+	res.requireKeyOrder(t)
 }
 
 // natsClusterFault runs one node-failure run on the NATS cluster, killing

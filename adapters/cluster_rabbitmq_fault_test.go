@@ -139,6 +139,7 @@ func TestFaultRabbitMQClusterQueueLeaderKilled(t *testing.T) {
 		},
 	})
 	res.requireNothingLost(t)
+	res.requireKeyOrder(t)
 }
 
 // TestFaultRabbitMQClusterCopyNodeKilled: while a consumer sends failing

@@ -24,14 +24,18 @@ import (
 // (see docs/brokers.md, "Running on a cluster"). The test reports that
 // number and fails on any loss.
 func TestFaultRedisSentinelPrimaryKilled(t *testing.T) {
-	redisSentinelFault(t, false).requireNothingLost(t) // asynchronous replication: see docs/brokers.md
+	res := redisSentinelFault(t, false)
+	res.requireNothingLost(t) // asynchronous replication: see docs/brokers.md
+	res.requireKeyOrder(t)
 }
 
 // TestFaultRedisSentinelCopyPrimaryKilled: as above, but the primary is
 // killed as a handler fails, while its retry (or dead-letter) copy is being
 // written.
 func TestFaultRedisSentinelCopyPrimaryKilled(t *testing.T) {
-	redisSentinelFault(t, true).requireNothingLost(t)
+	res := redisSentinelFault(t, true)
+	res.requireNothingLost(t)
+	res.requireKeyOrder(t)
 }
 
 // redisSentinelFault runs one node-failure run on the Sentinel setup,
